@@ -1,0 +1,86 @@
+"""Chapter 2's backward pass, written once: the iterative sort and the reverse walk.
+
+Both take an optional list that, when given, records every step for the trace; without
+it they run the plain fast loop that Value.backward() uses. The flags that switch off the
+visited check or the += exist only to show learners the walks the course warns against.
+"""
+
+DESCEND, SKIP, EMIT = "descend", "skip", "emit"
+
+
+def topological_order(root, steps=None, check_visited=True):
+    """Children before parents, by an explicit (node, inputIndex) stack: no recursion.
+
+    The stack is two parallel lists rather than a list of tuples: a tuple per step made
+    the garbage collector the main cost on deep graphs."""
+    order = []
+    visited = set()
+    stack_nodes = [root]
+    stack_indices = [0]
+    while stack_nodes:
+        node = stack_nodes.pop()
+        index = stack_indices.pop()
+        children = node._children
+        if index < len(children):
+            stack_nodes.append(node)
+            stack_indices.append(index + 1)
+            child = children[index]
+            if check_visited and child in visited:
+                if steps is not None:
+                    steps.append((node, index, SKIP, child))
+            else:
+                visited.add(child)
+                stack_nodes.append(child)
+                stack_indices.append(0)
+                if steps is not None:
+                    steps.append((node, index, DESCEND, child))
+        else:
+            order.append(node)
+            if steps is not None:
+                steps.append((node, index, EMIT, None))
+    return order
+
+
+def propagate(order, steps=None, accumulate=True):
+    """Seed the last node (the output) with 1, then child.grad += local * grad in reverse.
+
+    A node whose grad is 0 has nothing to pass on and is skipped, as in the course; this
+    also keeps 0 * Infinity from turning a dead branch into NaN.
+    Each recorded step is (node, grad, [(child, local_grad, delta, child_grad_after)])."""
+    order[-1].grad = 1.0
+    for node in reversed(order):
+        grad = node.grad
+        if steps is None and accumulate:
+            if grad != 0:
+                for child, local in zip(node._children, node._local_grads):
+                    child.grad += local * grad
+            continue
+        updates = []
+        if grad != 0:
+            for child, local in zip(node._children, node._local_grads):
+                delta = local * grad
+                child.grad = child.grad + delta if accumulate else delta
+                updates.append((child, local, delta, child.grad))
+        if steps is not None:
+            steps.append((node, grad, updates))
+
+
+def recursive_propagate(root, steps):
+    """The walk the course warns against, for the 'no-topological-order' variant: each node
+    adds local * its current grad into a child and at once recurses into that child, so a
+    node reached by two paths passes its gradient on before it has all of it.
+    Run with an explicit stack; each recorded visit is (node, grad, updates) as above."""
+    root.grad = 1.0
+    stack = [(root, 0, None)]
+    while stack:
+        node, index, updates = stack.pop()
+        if index == 0:
+            updates = []
+            steps.append((node, node.grad, updates))
+        if index < len(node._children):
+            child = node._children[index]
+            delta = node._local_grads[index] * node.grad
+            child.grad += delta
+            updates.append((child, node._local_grads[index], delta, child.grad))
+            stack.append((node, index + 1, updates))
+            stack.append((child, 0, None))

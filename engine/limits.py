@@ -1,0 +1,17 @@
+"""Every bound on what one program may cost, in one place."""
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_source_length: int = 100_000  # characters of program text
+    max_depth: int = 200  # open parentheses, calls and unary signs at once
+    max_nodes: int = 50_000  # Value nodes in the graph the output reaches
+    max_check_evaluations: int = 1_000_000  # node re-evaluations the nudge test may do
+    max_variant_steps: int = 200_000  # steps a deliberately broken walk may take
+
+    def __post_init__(self):
+        for name, value in self.__dict__.items():
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(f"limit {name} must be a positive integer, not {value!r}")

@@ -1,0 +1,159 @@
+"""Graph to trace: every step of the backward pass, as the animation and the API show it.
+
+Node ids are positions in creation order among the nodes the output reaches. The trace is
+O(nodes + edges) for the correct walk; the deliberately broken variants can grow
+exponentially on reused nodes, so their size is computed first and bounded.
+"""
+
+import math
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from .autograd import EMIT, propagate, recursive_propagate, topological_order
+from .errors import ProgramError
+from .limits import Limits
+from .syntax import Span
+
+VARIANTS = ("correct", "no-visited-check", "assign", "no-topological-order")
+
+
+class SortStep(NamedTuple):
+    node: int
+    index: int
+    action: str  # "descend", "skip" or "emit"
+    child: int | None
+
+
+class Update(NamedTuple):
+    child: int
+    local_grad: float
+    delta: float  # local_grad * the node's grad
+    grad: float  # the child's grad after the +=
+
+
+class PropagateStep(NamedTuple):
+    node: int
+    grad: float
+    updates: list
+
+
+class Warning(NamedTuple):
+    node: int
+    message: str
+
+
+@dataclass
+class Trace:
+    nodes: list  # the Values; a node's id is its index here
+    output: int
+    order: list  # ids, children before parents (repeats only in the no-visited-check variant)
+    sort: list  # SortStep per pop of the stack
+    propagate: list  # PropagateStep per node walked
+    warnings: list  # Warning where a non-finite number first appears
+    variant: str = "correct"
+
+
+WHOLE_PROGRAM = Span(0, 1, 1, 0)
+
+
+def trace(output, limits: Limits = Limits(), variant: str = "correct") -> Trace:
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown variant {variant!r}; expected one of {', '.join(VARIANTS)}")
+    reached = topological_order(output)
+    if len(reached) > limits.max_nodes:
+        raise ProgramError(f"the graph has {len(reached):,} nodes; the limit is {limits.max_nodes:,}", WHOLE_PROGRAM)
+    nodes = sorted(reached, key=lambda node: node._serial)
+    ids = {node: i for i, node in enumerate(nodes)}
+    if variant in ("no-visited-check", "no-topological-order"):
+        _check_unfolded_size(reached, limits)
+    for node in nodes:
+        node.grad = 0.0
+
+    sort_steps, propagate_steps = [], []
+    if variant == "no-topological-order":
+        recursive_propagate(output, propagate_steps)
+        order = []
+    else:
+        order = topological_order(output, sort_steps, check_visited=variant != "no-visited-check")
+        propagate(order, propagate_steps, accumulate=variant != "assign")
+
+    sort = [SortStep(ids[n], index, action, None if child is None else ids[child]) for n, index, action, child in sort_steps]
+    steps = [
+        PropagateStep(ids[n], grad, [Update(ids[c], local, delta, after) for c, local, delta, after in updates])
+        for n, grad, updates in propagate_steps
+    ]
+    return Trace(nodes, ids[output], [ids[n] for n in order], sort, steps, _warnings(nodes, steps), variant)
+
+
+def _check_unfolded_size(reached, limits):
+    """Without the visited check (or any sort), the walk unfolds the graph into a tree."""
+    steps = {}
+    for node in reached:  # children first
+        steps[node] = 1 + sum(1 + steps[child] for child in node._children)
+        if steps[node] > limits.max_variant_steps:
+            raise ProgramError(
+                f"this broken walk would take more than {limits.max_variant_steps:,} steps on this graph; "
+                "try it on a smaller program",
+                WHOLE_PROGRAM,
+            )
+
+
+def _warnings(nodes, steps):
+    """Where each kind of non-finite number (NaN, an infinity) first appears, and why."""
+    warnings = []
+    for i, node in enumerate(nodes):
+        children = [child.data for child in node._children]
+        kind = _non_finite_kind(node.data)
+        if kind and kind not in map(_non_finite_kind, children):
+            warnings.append(Warning(i, f"{_describe(node, children)} is {format_number(node.data)}{_reason(node, children)}"))
+        elif kind is None and any(not math.isfinite(g) for g in node._local_grads):
+            grads = ", ".join(format_number(g) for g in node._local_grads)
+            warnings.append(Warning(i, f"the local gradient of {_describe(node, children)} is {grads}"))
+    for step in steps:
+        for update in step.updates:
+            if not math.isfinite(update.delta) and math.isfinite(update.local_grad) and math.isfinite(step.grad):
+                warnings.append(
+                    Warning(update.child, f"the gradient overflows: {format_number(update.local_grad)} × {format_number(step.grad)} is {format_number(update.delta)}")
+                )
+    return warnings
+
+
+def _non_finite_kind(x):
+    return "NaN" if x != x else "Infinity" if math.isinf(x) else None
+
+
+def _describe(node, children):
+    args = [format_number(x) for x in children]
+    if node.op is None:
+        return node.label or "a constant"
+    if node.op in ("+", "*"):
+        return f"{args[0]} {node.op} {args[1]}"
+    if node.op == "**":
+        base = f"({args[0]})" if children[0] < 0 else args[0]
+        return f"{base} ** {format_number(node.exponent)}"
+    return f"{node.op}({args[0]})"
+
+
+def _reason(node, children):
+    if node.op is None and node.label is None:
+        return ": arithmetic on plain numbers (such as 1/0 or 1e308 * 10) made it"
+    if node.op == "log" and children[0] < 0:
+        return ": the logarithm of a negative number"
+    if node.op == "**" and children[0] < 0 and node.exponent != int(node.exponent):
+        return ": a negative number to a fractional power"
+    if node.op == "**" and children[0] == 0 and node.exponent < 0:
+        return ": division by zero"
+    if math.isinf(node.data) and node.op in ("+", "*", "**", "exp"):
+        return ": too large for a float (overflow)"
+    return ""
+
+
+def format_number(x: float) -> str:
+    """Numbers as a learner reads them: 2 not 2.0, and NaN/Infinity spelled as in JSON."""
+    if x != x:
+        return "NaN"
+    if math.isinf(x):
+        return "Infinity" if x > 0 else "-Infinity"
+    if x == int(x) and abs(x) < 1e16:
+        return str(int(x))
+    return repr(x)
