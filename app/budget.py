@@ -1,0 +1,67 @@
+"""Run CPU-bound work off the event loop, within a wall-clock budget, and really stop it.
+
+The work runs in a worker thread so the event loop (and /healthz) keeps answering. When the
+budget runs out the request answers 503 at once, and the thread is stopped too: a Python
+thread cannot be killed, but CPython can raise an exception in it at its next bytecode
+(PyThreadState_SetAsyncExc). The engine is pure Python, so that is within microseconds;
+without it an abandoned request would keep a core busy until it finished on its own.
+"""
+
+import ctypes
+import threading
+
+import anyio
+import anyio.to_thread
+
+
+class TimeBudgetExceeded(Exception):
+    def __init__(self, seconds: float):
+        super().__init__(f"the request took longer than its time budget of {seconds:g} s and was stopped; try a smaller program")
+        self.seconds = seconds
+
+
+class _Stopped(BaseException):
+    """Raised inside the worker thread; a BaseException so no `except Exception` swallows it."""
+
+
+class _StoppableCall:
+    def __init__(self, function, args):
+        self._function = function
+        self._args = args
+        self._lock = threading.Lock()  # orders stop() against the call starting and ending
+        self._thread_id = None
+        self._finished = False
+
+    def run(self):
+        try:
+            with self._lock:
+                if self._finished:  # stopped while waiting for a thread
+                    return None
+                self._thread_id = threading.get_ident()
+            try:
+                return self._function(*self._args)
+            finally:
+                with self._lock:
+                    self._finished = True
+        except _Stopped:
+            return None
+
+    def stop(self):
+        with self._lock:
+            if self._finished:
+                return
+            self._finished = True
+            if self._thread_id is not None:
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._thread_id), ctypes.py_object(_Stopped))
+
+
+async def run_within_budget(function, *args, seconds: float, limiter: anyio.CapacityLimiter):
+    """function(*args) in a worker thread; TimeBudgetExceeded after `seconds`, waiting included."""
+    call = _StoppableCall(function, args)
+    try:
+        with anyio.fail_after(seconds):
+            return await anyio.to_thread.run_sync(call.run, abandon_on_cancel=True, limiter=limiter)
+    except TimeoutError:
+        raise TimeBudgetExceeded(seconds) from None
+    finally:
+        call.stop()  # no-op when it finished; stops it on timeout or client disconnect

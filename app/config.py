@@ -1,0 +1,73 @@
+"""Settings: every bound the server enforces, in one object read once from the environment.
+
+| variable                           | default   | what it bounds                                             |
+|------------------------------------|-----------|------------------------------------------------------------|
+| VALUEGRAPH_MAX_BODY_BYTES          | 1000000   | bytes of one request body (larger: 413)                    |
+| VALUEGRAPH_MAX_SOURCE_LENGTH       | 100000    | characters of program text                                 |
+| VALUEGRAPH_MAX_DEPTH               | 200       | parentheses, calls and unary signs open at once            |
+| VALUEGRAPH_MAX_NODES               | 50000     | nodes in the graph the output reaches                      |
+| VALUEGRAPH_MAX_CHECK_EVALUATIONS   | 1000000   | node re-evaluations the nudge test (check=true) may do     |
+| VALUEGRAPH_MAX_VARIANT_STEPS       | 200000    | steps a deliberately broken walk (variant) may take        |
+| VALUEGRAPH_TIME_BUDGET             | 2.0       | seconds of wall-clock time per request (longer: 503)       |
+| VALUEGRAPH_WORKER_THREADS          | 4         | requests computed at once per process; the rest queue      |
+
+Program-level limits (source length to variant steps) answer 400 with the place in the program.
+"""
+
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from functools import cached_property
+
+from engine import Limits
+
+PREFIX = "VALUEGRAPH_"
+
+
+@dataclass(frozen=True)
+class Settings:
+    max_body_bytes: int = 1_000_000
+    max_source_length: int = Limits.max_source_length
+    max_depth: int = Limits.max_depth
+    max_nodes: int = Limits.max_nodes
+    max_check_evaluations: int = Limits.max_check_evaluations
+    max_variant_steps: int = Limits.max_variant_steps
+    time_budget: float = 2.0
+    worker_threads: int = 4
+
+    def __post_init__(self):
+        for field in fields(self):
+            value = getattr(self, field.name)
+            allowed = int if field.type is int else (int, float)
+            if isinstance(value, bool) or not isinstance(value, allowed) or not (value > 0 and math.isfinite(value)):
+                raise ValueError(f"setting {field.name} must be {_kind(field.type)}, not {value!r}")
+
+    @classmethod
+    def from_environ(cls, environ: Mapping[str, str] = os.environ) -> "Settings":
+        values = {}
+        for field in fields(cls):
+            variable = PREFIX + field.name.upper()
+            raw = environ.get(variable)
+            if raw is None or raw.strip() == "":
+                continue
+            try:
+                values[field.name] = field.type(raw.replace("_", ""))
+            except ValueError:
+                raise ValueError(f"{variable} must be {_kind(field.type)}, not {raw!r}") from None
+        return cls(**values)
+
+    @cached_property
+    def limits(self) -> Limits:
+        """The engine's share of the settings."""
+        return Limits(
+            max_source_length=self.max_source_length,
+            max_depth=self.max_depth,
+            max_nodes=self.max_nodes,
+            max_check_evaluations=self.max_check_evaluations,
+            max_variant_steps=self.max_variant_steps,
+        )
+
+
+def _kind(type_):
+    return "a positive whole number" if type_ is int else "a positive number of seconds"

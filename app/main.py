@@ -1,0 +1,57 @@
+"""The ASGI application: `uvicorn app.main:app`, or create_app(settings) in tests."""
+
+import gc
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import anyio
+from fastapi import FastAPI
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.middleware.gzip import GZipMiddleware
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+
+from .config import Settings
+from .errors import register_error_handlers
+from .middleware import BodySizeLimit
+from .routes import api, pages
+
+REPO = Path(__file__).resolve().parent.parent
+STATIC_DIR = REPO / "static"
+TEMPLATES_DIR = REPO / "templates"
+
+
+@asynccontextmanager
+async def lifespan(app: FastAPI):
+    # Long-lived start-up objects need no more collecting; freezing them keeps the collector's
+    # passes over a large request's graph short.
+    gc.freeze()
+    yield
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or Settings.from_environ()
+    app = FastAPI(
+        title="valuegraph",
+        summary="See reverse-mode autodiff work one scalar at a time.",
+        description="Run a small program of scalar operations and get its graph, its gradients and every step of the backward pass.",
+        version="0.1.0",
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    app.state.templates = Jinja2Templates(directory=TEMPLATES_DIR)
+    app.state.work_limiter = anyio.CapacityLimiter(settings.worker_threads)
+    register_error_handlers(app)
+
+    # Added innermost first: CORS headers go on every answer, 413 included.
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(GZipMiddleware, minimum_size=1000)
+    app.add_middleware(CORSMiddleware, allow_origins=["*"], allow_methods=["GET", "POST"], allow_headers=["*"])
+
+    app.include_router(api.router)
+    app.include_router(pages.router)
+    app.mount("/static", StaticFiles(directory=STATIC_DIR, check_dir=False), name="static")
+    return app
+
+
+app = create_app()

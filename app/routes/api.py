@@ -1,0 +1,78 @@
+"""The JSON API: POST and GET /backward, and /healthz."""
+
+from typing import Annotated
+
+import anyio
+from fastapi import APIRouter, Body, Depends, Query
+from fastapi.responses import Response
+
+from engine import Limits, evaluate, measure_leaf_gradients, parse, trace
+
+from .. import schemas
+from ..budget import run_within_budget
+from ..config import Settings
+from ..dependencies import get_settings, get_work_limiter
+from ..serialize import backward_response, to_json
+
+router = APIRouter(tags=["api"])
+
+
+def compute_backward(request: schemas.BackwardRequest, limits: Limits) -> schemas.BackwardResponse:
+    """The pipeline: parse -> evaluate -> trace -> (nudge test) -> (layout) -> response."""
+    program = parse(request.expression, limits)
+    output = evaluate(program, request.variables)
+    steps = trace(output, limits, request.variant)
+    measured = measure_leaf_gradients(output, request.nudge, limits) if request.check else None
+    layout = _layout(steps) if request.layout else None
+    return backward_response(steps, measured, layout, include_trace=request.trace)
+
+
+def _layout(steps):
+    from ..layout import compute_layout  # only requests that ask for a layout pay for the import
+
+    return compute_layout(steps)
+
+
+def _backward_json(request: schemas.BackwardRequest, limits: Limits) -> bytes:
+    return to_json(compute_backward(request, limits))
+
+
+async def _answer(request: schemas.BackwardRequest, settings: Settings, limiter: anyio.CapacityLimiter) -> Response:
+    body = await run_within_budget(_backward_json, request, settings.limits, seconds=settings.time_budget, limiter=limiter)
+    return Response(body, media_type="application/json")
+
+
+CHAPTER_2_EXAMPLE = compute_backward(schemas.BackwardRequest(expression=schemas.CHAPTER_2_PROGRAM), Limits())
+BACKWARD_RESPONSES = {
+    200: {"description": "The graph with its gradients", "content": {"application/json": {"example": CHAPTER_2_EXAMPLE}}},
+    400: {"model": schemas.ProgramErrorResponse, "description": "The program has an error, or exceeds a limit"},
+    413: {"model": schemas.MessageResponse, "description": "The request body is too large"},
+    503: {"model": schemas.MessageResponse, "description": "The request ran past its time budget"},
+}
+SettingsDep = Annotated[Settings, Depends(get_settings)]
+LimiterDep = Annotated[anyio.CapacityLimiter, Depends(get_work_limiter)]
+
+
+@router.post("/backward", response_model=schemas.BackwardResponse, responses=BACKWARD_RESPONSES)
+async def post_backward(
+    request: Annotated[
+        schemas.BackwardRequest,
+        Body(openapi_examples={"chapter 2": {"summary": "Chapter 2's graph", "value": {"expression": schemas.CHAPTER_2_PROGRAM}}}),
+    ],
+    settings: SettingsDep,
+    limiter: LimiterDep,
+) -> Response:
+    """Run a program and its backward pass; return the graph, its gradients and every step."""
+    return await _answer(request, settings, limiter)
+
+
+@router.get("/backward", response_model=schemas.BackwardResponse, responses=BACKWARD_RESPONSES)
+async def get_backward(query: Annotated[schemas.BackwardQuery, Query()], settings: SettingsDep, limiter: LimiterDep) -> Response:
+    """The same as POST, for links and curl; variables are written in the program."""
+    request = schemas.BackwardRequest.model_construct(**dict(query), variables={})
+    return await _answer(request, settings, limiter)
+
+
+@router.get("/healthz")
+async def healthz() -> dict[str, str]:
+    return {"status": "ok"}

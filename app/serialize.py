@@ -1,0 +1,55 @@
+"""Engine results to the wire: plain records shaped by app.schemas, dumped to JSON in one call.
+
+The records are built with dict displays in comprehensions (the cheapest way to make a dict
+in Python), then the schema's serializer writes them in one call.
+"""
+
+from . import schemas
+
+
+def backward_response(steps, measured=None, layout=None, include_trace=True) -> schemas.BackwardResponse:
+    """steps: the engine's Trace; measured: {leaf Value: numeric gradient} from the nudge
+    test, or None; layout: the layout record, or None."""
+    nodes = steps.nodes
+    ids = {node: i for i, node in enumerate(nodes)}
+    records = [
+        {
+            "id": i,
+            "label": node.label,
+            "op": node.op,
+            "data": node.data,
+            "grad": node.grad,
+            "children": [ids[child] for child in node._children],
+            "local_grads": list(node._local_grads),
+        }
+        for i, node in enumerate(nodes)
+    ]
+    for record, node in zip(records, nodes):
+        if node.op == "**":
+            record["exponent"] = node.exponent
+    if measured is not None:
+        for leaf, gradient in measured.items():
+            records[ids[leaf]]["numeric_grad"] = gradient
+
+    response = {"output": steps.output, "nodes": records, "order": steps.order}
+    if include_trace:
+        response["trace"] = {
+            "sort": [{"node": n, "index": i, "action": a, "child": c} for n, i, a, c in steps.sort],
+            "propagate": [
+                {
+                    "node": node,
+                    "grad": grad,
+                    "updates": [{"child": c, "local_grad": lg, "delta": d, "grad": g} for c, lg, d, g in updates],
+                }
+                for node, grad, updates in steps.propagate
+            ],
+        }
+    response["warnings"] = [{"node": node, "message": message} for node, message in steps.warnings]
+    response["variant"] = steps.variant
+    if layout is not None:
+        response["layout"] = layout
+    return response
+
+
+def to_json(response: schemas.BackwardResponse) -> bytes:
+    return schemas.WireResponse.__pydantic_serializer__.to_json(schemas.WireResponse.model_construct(response))
