@@ -1,0 +1,68 @@
+"""The `valuegraph` command. `valuegraph` alone is `valuegraph serve`.
+
+Each subcommand is a function registered in SUBCOMMANDS with the arguments it adds, so a new
+one (such as `export`) is one function and one entry.
+"""
+
+import argparse
+import sys
+
+import uvicorn
+
+APP = "app.main:app"
+
+
+def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s)")
+    parser.add_argument("--port", type=int, default=8000, help="port to listen on (default: %(default)s)")
+    parser.add_argument("--workers", type=int, default=1, help="worker processes (default: %(default)s)")
+    parser.add_argument("--reload", action="store_true", help="restart when the code changes (development)")
+
+
+def serve(args: argparse.Namespace) -> int:
+    if args.reload and args.workers > 1:
+        raise SystemExit("valuegraph: --reload runs a single worker; drop --workers or --reload")
+    config = uvicorn.Config(APP, host=args.host, port=args.port, workers=args.workers, reload=args.reload)
+    server = uvicorn.Server(config)
+    if args.workers > 1 or args.reload:
+        # uvicorn's supervisors start the workers; the URL is known before they bind
+        print(f"valuegraph running at {_url(args.host, args.port)}", flush=True)
+        uvicorn.run(APP, host=args.host, port=args.port, workers=args.workers, reload=args.reload)
+        return 0
+    sockets = [config.bind_socket()]  # bind first: with --port 0 the URL names the real port
+    host, port = sockets[0].getsockname()[:2]
+    print(f"valuegraph running at {_url(host, port)}", flush=True)
+    server.run(sockets=sockets)
+    return 0
+
+
+SUBCOMMANDS = {
+    "serve": (serve, add_serve_arguments, "start the web server (the default)"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="valuegraph", description="See reverse-mode autodiff work one scalar at a time.")
+    commands = parser.add_subparsers(dest="command", metavar="command")
+    for name, (run, add_arguments, help_text) in SUBCOMMANDS.items():
+        subparser = commands.add_parser(name, help=help_text, description=help_text)
+        add_arguments(subparser)
+        subparser.set_defaults(run=run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0].startswith("-") and argv[0] not in ("-h", "--help"):
+        argv = ["serve", *argv]  # `valuegraph --port 9000` means `valuegraph serve --port 9000`
+    args = build_parser().parse_args(argv)
+    return args.run(args)
+
+
+def _url(host: str, port: int) -> str:
+    shown = {"0.0.0.0": "127.0.0.1", "::": "[::1]"}.get(host, f"[{host}]" if ":" in host else host)
+    return f"http://{shown}:{port}/"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
