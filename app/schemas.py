@@ -130,7 +130,7 @@ class LayoutEdge(TypedDict):
     parent: int
     slot: int
     child: int
-    bends: list[tuple[float, float]]
+    bends: list[Annotated[list[float], Field(min_length=2, max_length=2)]]  # [rank, row] pairs
 
 
 class Layout(TypedDict):

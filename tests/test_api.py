@@ -1,0 +1,600 @@
+"""The JSON API through the real ASGI app: wire format, errors, limits, headers, time budget."""
+
+import json
+import math
+import time
+
+import anyio
+import httpx
+import pytest
+from pydantic import TypeAdapter
+
+from app import schemas
+from app.budget import TimeBudgetExceeded, run_within_budget
+from app.config import Settings
+from app.main import create_app
+from engine import VARIANTS, Limits
+
+# Serializer warnings (a record that does not match the schema) fail the test.
+pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("error::UserWarning")]
+
+CHAPTER_2 = schemas.CHAPTER_2_PROGRAM
+
+# Chapter 2's graph and both of its step tables, written out from the chapter.
+CHAPTER_2_RESPONSE = {
+    "output": 3,
+    "nodes": [
+        {"id": 0, "label": "a", "op": None, "data": 2.0, "grad": 4.0, "children": [], "local_grads": []},
+        {"id": 1, "label": "b", "op": None, "data": 3.0, "grad": 2.0, "children": [], "local_grads": []},
+        {"id": 2, "label": "c", "op": "*", "data": 6.0, "grad": 1.0, "children": [0, 1], "local_grads": [3.0, 2.0]},
+        {"id": 3, "label": "L", "op": "+", "data": 8.0, "grad": 1.0, "children": [2, 0], "local_grads": [1.0, 1.0]},
+    ],
+    "order": [0, 1, 2, 3],
+    "trace": {
+        "sort": [
+            {"node": 3, "index": 0, "action": "descend", "child": 2},
+            {"node": 2, "index": 0, "action": "descend", "child": 0},
+            {"node": 0, "index": 0, "action": "emit", "child": None},
+            {"node": 2, "index": 1, "action": "descend", "child": 1},
+            {"node": 1, "index": 0, "action": "emit", "child": None},
+            {"node": 2, "index": 2, "action": "emit", "child": None},
+            {"node": 3, "index": 1, "action": "skip", "child": 0},
+            {"node": 3, "index": 2, "action": "emit", "child": None},
+        ],
+        "propagate": [
+            {
+                "node": 3,
+                "grad": 1.0,
+                "updates": [
+                    {"child": 2, "local_grad": 1.0, "delta": 1.0, "grad": 1.0},
+                    {"child": 0, "local_grad": 1.0, "delta": 1.0, "grad": 1.0},
+                ],
+            },
+            {
+                "node": 2,
+                "grad": 1.0,
+                "updates": [
+                    {"child": 0, "local_grad": 3.0, "delta": 3.0, "grad": 4.0},
+                    {"child": 1, "local_grad": 2.0, "delta": 2.0, "grad": 2.0},
+                ],
+            },
+            {"node": 1, "grad": 2.0, "updates": []},
+            {"node": 0, "grad": 4.0, "updates": []},
+        ],
+    },
+    "warnings": [],
+    "variant": "correct",
+}
+
+
+def strict_json(response: httpx.Response):
+    """The body as JSON, failing on the non-standard NaN/Infinity literals."""
+
+    def reject(literal):
+        raise AssertionError(f"bare {literal} in the response")
+
+    return json.loads(response.content, parse_constant=reject)
+
+
+def assert_matches_schema(body):
+    """Every record has exactly the schema's keys (optional ones only where allowed) and valid values."""
+    TypeAdapter(schemas.BackwardResponse).validate_python(body)
+    shapes = [(schemas.BackwardResponse, [body]), (schemas.Node, body["nodes"]), (schemas.NonFiniteWarning, body["warnings"])]
+    if "trace" in body:
+        propagate = body["trace"]["propagate"]
+        shapes += [(schemas.SortStep, body["trace"]["sort"]), (schemas.PropagateStep, propagate)]
+        shapes += [(schemas.Update, [u for step in propagate for u in step["updates"]])]
+    for shape, records in shapes:
+        for record in records:
+            assert shape.__required_keys__ <= record.keys() <= shape.__required_keys__ | shape.__optional_keys__
+
+
+def node(body, label):
+    (found,) = [n for n in body["nodes"] if n["label"] == label]
+    return found
+
+
+def many_terms(count):
+    """About 3 * count nodes and count + 1 leaves."""
+    return "a = 2\n" + " + ".join(["a * 1.5"] * count)
+
+
+# The happy path
+
+
+async def test_chapter_2_matches_the_chapters_tables(client):
+    response = await client.post("/backward", json={"expression": CHAPTER_2})
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "application/json"
+    assert strict_json(response) == CHAPTER_2_RESPONSE
+
+
+async def test_get_form_gives_the_same_response(client):
+    posted = await client.post("/backward", json={"expression": CHAPTER_2})
+    got = await client.get("/backward", params={"expression": CHAPTER_2})
+    assert got.status_code == 200
+    assert got.json() == posted.json() == CHAPTER_2_RESPONSE
+
+
+async def test_get_form_takes_every_option(client):
+    response = await client.get(
+        "/backward", params={"expression": "a = 3; b = a ** 2", "trace": "false", "check": "true", "nudge": "0.001", "variant": "assign", "layout": "true"}
+    )
+    body = response.json()
+    assert response.status_code == 200
+    assert "trace" not in body and "layout" in body and body["variant"] == "assign"
+    assert node(body, "a")["numeric_grad"] == pytest.approx(6.001)
+
+
+async def test_trace_false_leaves_the_trace_out(client):
+    body = (await client.post("/backward", json={"expression": CHAPTER_2, "trace": False})).json()
+    expected = {key: value for key, value in CHAPTER_2_RESPONSE.items() if key != "trace"}
+    assert body == expected
+
+
+async def test_variables_become_labelled_leaves(client):
+    response = await client.post("/backward", json={"expression": "c = a * b\nL = c + a", "variables": {"a": 2, "b": 3.0, "unused": 7}})
+    body = response.json()
+    assert response.status_code == 200
+    assert [(n["label"], n["data"], n["grad"]) for n in body["nodes"]] == [("a", 2, 4), ("b", 3, 2), ("c", 6, 1), ("L", 8, 1)]
+
+
+async def test_exponent_only_on_powers_and_numeric_grad_only_on_leaves_when_checked(client):
+    body = (await client.post("/backward", json={"expression": "a = 3; b = a ** 2", "check": True})).json()
+    assert_matches_schema(body)
+    a, b = node(body, "a"), node(body, "b")
+    assert a["numeric_grad"] == pytest.approx(6.0001, abs=1e-9)
+    assert a["grad"] == 6.0
+    assert "numeric_grad" not in b and "exponent" not in a
+    assert b["exponent"] == 2.0 and b["op"] == "**"
+    unchecked = (await client.post("/backward", json={"expression": "a = 3; b = a ** 2"})).json()
+    assert all("numeric_grad" not in n for n in unchecked["nodes"])
+
+
+async def test_unlabelled_nodes_and_leaves_keep_null_label_and_op(client):
+    body = (await client.post("/backward", json={"expression": "x = 2; x * 3"})).json()
+    constant, product = body["nodes"][1], body["nodes"][2]
+    assert constant == {"id": 1, "label": None, "op": None, "data": 3.0, "grad": 2.0, "children": [], "local_grads": []}
+    assert product["label"] is None and product["op"] == "*"
+
+
+async def test_nudge_sets_the_step_of_the_check(client):
+    body = (await client.post("/backward", json={"expression": "a = 3; b = a ** 2", "check": True, "nudge": 0.5})).json()
+    assert node(body, "a")["numeric_grad"] == pytest.approx(6.5)
+
+
+async def test_larger_program_matches_the_schema_and_the_engine(client):
+    program = "w = 0.5; x = -1.5; b = 0.1\nn = tanh(w * x + b)\nL = relu(n) + exp(n) * log(w) - n / 2 + n ** 3"
+    response = await client.post("/backward", json={"expression": program, "check": True, "layout": True})
+    body = strict_json(response)
+    assert_matches_schema(body)
+    assert body["output"] == len(body["nodes"]) - 1
+    assert sorted(body["order"]) == list(range(len(body["nodes"])))
+    for record in body["nodes"]:
+        assert len(record["children"]) == len(record["local_grads"])
+        if "numeric_grad" in record:
+            assert record["numeric_grad"] == pytest.approx(record["grad"], rel=1e-2, abs=1e-3)
+
+
+# Variants
+
+
+@pytest.mark.parametrize(
+    "variant, a_grad",
+    [("correct", 4.0), ("no-visited-check", 8.0), ("assign", 1.0), ("no-topological-order", 6.0)],
+)
+async def test_variants_walk_the_course_counter_example(client, variant, a_grad):
+    body = (await client.post("/backward", json={"expression": "a = 1; b = a + a; c = b + b", "variant": variant})).json()
+    assert body["variant"] == variant
+    assert node(body, "a")["grad"] == a_grad
+
+
+async def test_broken_walks_show_their_order(client):
+    unvisited = (await client.post("/backward", json={"expression": "a = 1; b = a + a; c = b + b", "variant": "no-visited-check"})).json()
+    assert unvisited["order"] == [0, 0, 1, 0, 0, 1, 2]
+    unsorted = (await client.post("/backward", json={"expression": "a = 1; b = a + a; c = b + b", "variant": "no-topological-order"})).json()
+    assert unsorted["order"] == [] and unsorted["trace"]["sort"] == []
+
+
+def test_the_variant_type_lists_the_engines_variants():
+    assert set(schemas.Variant.__args__) == set(VARIANTS)
+
+
+async def test_unknown_variant_is_422(client):
+    response = await client.post("/backward", json={"expression": CHAPTER_2, "variant": "backwards"})
+    assert response.status_code == 422
+    assert response.json()["detail"][0]["loc"] == ["body", "variant"]
+    assert (await client.get("/backward", params={"expression": CHAPTER_2, "variant": "x"})).status_code == 422
+
+
+# Layout
+
+
+async def test_layout_only_when_asked(client):
+    plain = (await client.post("/backward", json={"expression": CHAPTER_2})).json()
+    assert "layout" not in plain
+    body = (await client.post("/backward", json={"expression": CHAPTER_2, "layout": True})).json()
+    layout = body["layout"]
+    assert set(layout) == {"ranks", "rows", "nodes", "edges"}
+    assert [n["id"] for n in layout["nodes"]] == [0, 1, 2, 3]
+    assert sorted((e["parent"], e["slot"], e["child"]) for e in layout["edges"]) == [(2, 0, 0), (2, 1, 1), (3, 0, 2), (3, 1, 0)]
+    assert max(n["rank"] for n in layout["nodes"]) == layout["ranks"] - 1 == next(n["rank"] for n in layout["nodes"] if n["id"] == 3)
+    assert_matches_schema(body)
+
+
+# Non-finite numbers: 200 with the strings, never a 500
+
+
+@pytest.mark.parametrize(
+    "program, label, field, expected, message",
+    [
+        ("x = 0; y = log(x)", "y", "data", "-Infinity", "log(0) is -Infinity"),
+        ("x = -1; y = log(x)", "y", "data", "NaN", "log(-1) is NaN: the logarithm of a negative number"),
+        ("x = -8; y = x ** 0.5", "y", "data", "NaN", "(-8) ** 0.5 is NaN: a negative number to a fractional power"),
+        ("x = 800; y = exp(x) * 0", "y", "data", "NaN", "Infinity * 0 is NaN"),
+        ("x = 800; y = exp(x) * 0", "x", "grad", 0.0, "exp(800) is Infinity: too large for a float (overflow)"),
+        ("x = 1; y = x + 1 / 0", "y", "data", "Infinity", "a constant is Infinity: arithmetic on plain numbers"),
+        ("x = 0; y = log(x)", "x", "grad", "Infinity", "log(0) is -Infinity"),
+    ],
+)
+async def test_non_finite_values_are_strings(client, program, label, field, expected, message):
+    response = await client.post("/backward", json={"expression": program, "check": True})
+    assert response.status_code == 200
+    body = strict_json(response)
+    assert node(body, label)[field] == expected
+    assert any(w["message"].startswith(message) for w in body["warnings"])
+    assert_matches_schema(body)
+
+
+async def test_non_finite_values_in_the_trace_and_check_are_strings(client):
+    body = strict_json(await client.get("/backward", params={"expression": "x = 0; y = log(x) * 2", "check": "true"}))
+    updates = [u for step in body["trace"]["propagate"] for u in step["updates"]]
+    assert {"child": 0, "local_grad": "Infinity", "delta": "Infinity", "grad": "Infinity"} in updates
+    assert node(body, "x")["numeric_grad"] == "Infinity"  # (2 log(h) - -Infinity) / h
+
+
+# Program errors: 400 with the place
+
+
+@pytest.mark.parametrize(
+    "program, line, column, offset, message",
+    [
+        ("a = 2\nb = a $ 3", 2, 7, 12, "unexpected character '$'"),
+        ("x = 2a", 1, 5, 4, "'2a' is not a number"),
+        ("a = 1\nb = c + a", 2, 5, 10, "unknown name 'c'"),
+        ("a = 1\nfoo(a)", 2, 1, 6, "unknown function 'foo'"),
+        ("log(1, 2)", 1, 1, 0, "log() takes exactly one argument, got 2"),
+        ("a = (1 + 2", 1, 5, 4, "'(' opened at 1:5 is never closed"),
+        ("1 + 2)", 1, 6, 5, "')' has no matching '('"),
+        ("# nothing here\n", 1, 15, 14, "the program is empty"),
+        ("a = b = 2", 1, 7, 6, "'=' can only follow a single name"),
+        ("a = 2; b = 3; a ** b", 1, 17, 16, "the exponent must be a plain number"),
+        ("1, 2", 1, 2, 1, "',' can only separate the arguments of a call"),
+        ("a = 1; a.log(2)", 1, 10, 9, "a method takes no arguments"),
+        ("a = 2 *\nb = 3", 1, 8, 7, "expected a number, a name or '(' after '*'"),
+        ("a = 2 3", 1, 7, 6, "expected an operator or the end of the statement"),
+        pytest.param("(" * 201 + "1" + ")" * 201, 1, 201, 200, "the expression nests deeper than 200 levels", id="too-deep"),
+    ],
+)
+async def test_program_errors_are_400_with_line_and_column(client, program, line, column, offset, message):
+    for response in (
+        await client.post("/backward", json={"expression": program}),
+        await client.get("/backward", params={"expression": program}),
+    ):
+        assert response.status_code == 400
+        detail = response.json()["detail"]
+        assert set(detail) == {"message", "line", "column", "offset"}
+        assert (detail["line"], detail["column"], detail["offset"]) == (line, column, offset)
+        assert detail["message"].startswith(message)
+
+
+@pytest.mark.parametrize(
+    "settings, request_body, message",
+    [
+        ({"max_source_length": 10}, {"expression": "a = 1 + 2 + 3"}, "the program is 13 characters long; the limit is 10"),
+        ({"max_depth": 2}, {"expression": "(((1)))"}, "the expression nests deeper than 2 levels"),
+        ({"max_nodes": 3}, {"expression": CHAPTER_2}, "the graph has 4 nodes; the limit is 3"),
+        ({"max_check_evaluations": 5}, {"expression": CHAPTER_2, "check": True}, "the nudge test would replay 4 nodes for each of 2 leaves"),
+        ({"max_variant_steps": 5}, {"expression": CHAPTER_2, "variant": "no-visited-check"}, "this broken walk would take more than 5 steps"),
+    ],
+)
+async def test_limits_come_from_the_settings(make_client, settings, request_body, message):
+    limited = make_client(**settings)
+    response = await limited.post("/backward", json=request_body)
+    assert response.status_code == 400
+    assert response.json()["detail"]["message"].startswith(message)
+    unlimited = make_client()
+    assert (await unlimited.post("/backward", json=request_body)).status_code == 200
+
+
+# Bad requests: 422, never 500
+
+
+@pytest.mark.parametrize(
+    "content, location",
+    [
+        ('{"expression": "a = 1"', ["body", 22]),  # malformed JSON
+        ('{"expression": 5}', ["body", "expression"]),
+        ("{}", ["body", "expression"]),
+        ('{"expression": "a", "trace": "maybe"}', ["body", "trace"]),
+        ('{"expression": "a", "variables": {"a": "2"}}', ["body", "variables", "a"]),
+        ('{"expression": "a", "variables": {"a": true}}', ["body", "variables", "a"]),
+        ('{"expression": "a", "variables": {"a": NaN}}', ["body", "variables", "a"]),
+        ('{"expression": "a", "variables": {"a": Infinity}}', ["body", "variables", "a"]),
+        ('{"expression": "a", "variables": {"2x": 1}}', ["body", "variables", "2x", "[key]"]),
+        ('{"expression": "a", "nudge": 0}', ["body", "nudge"]),
+        ('{"expression": "a", "nudge": NaN}', ["body", "nudge"]),
+        ('{"expression": "a", "varaibles": {}}', ["body", "varaibles"]),
+        ("[1, 2]", ["body"]),
+    ],
+)
+async def test_bad_requests_are_422(client, content, location):
+    response = await client.post("/backward", content=content, headers={"content-type": "application/json"})
+    assert response.status_code == 422
+    assert strict_json(response)["detail"][0]["loc"] == location
+
+
+async def test_422_echoing_nan_writes_it_as_a_string(client):
+    response = await client.post("/backward", content='{"expression": "a", "nudge": NaN}', headers={"content-type": "application/json"})
+    assert strict_json(response)["detail"][0]["input"] == "NaN"
+
+
+async def test_get_without_expression_is_422(client):
+    response = await client.get("/backward")
+    assert response.status_code == 422
+    assert response.json()["detail"][0]["loc"] == ["query", "expression"]
+
+
+# Body size: 413
+
+
+async def test_body_over_the_limit_is_413(make_client):
+    small = make_client(max_body_bytes=100)
+    body = json.dumps({"expression": "a + " * 30 + "a"}).encode()
+    assert len(body) > 100
+    response = await small.post("/backward", content=body, headers={"content-type": "application/json"})
+    assert response.status_code == 413
+    assert response.json() == {"detail": {"message": "the request body is larger than the limit of 100 bytes"}}
+
+
+async def test_streamed_body_without_content_length_is_counted(make_client):
+    small = make_client(max_body_bytes=100)
+
+    async def chunks():
+        yield b'{"expression": "'
+        for _ in range(10):
+            yield b"a + a + a + a + "
+        yield b'a"}'
+
+    response = await small.post("/backward", content=chunks(), headers={"content-type": "application/json"})
+    assert "content-length" not in response.request.headers
+    assert response.status_code == 413
+
+
+async def test_body_at_the_limit_is_served(make_client):
+    body = json.dumps({"expression": CHAPTER_2}).encode()
+    exact = make_client(max_body_bytes=len(body))
+    assert (await exact.post("/backward", content=body, headers={"content-type": "application/json"})).status_code == 200
+
+
+async def test_ten_megabyte_body_is_413_at_the_default_limit(client):
+    response = await client.post("/backward", content=b"x" * 10_000_000, headers={"content-type": "application/json"})
+    assert response.status_code == 413
+
+
+# Time budget: 503, and the server keeps answering
+
+
+async def test_request_over_the_time_budget_is_503(make_client):
+    hurried = make_client(time_budget=0.001)
+    response = await hurried.post("/backward", json={"expression": many_terms(3000)})
+    assert response.status_code == 503
+    assert response.json() == {
+        "detail": {"message": "the request took longer than its time budget of 0.001 s and was stopped; try a smaller program"}
+    }
+
+
+async def test_stopped_requests_free_their_worker(make_client):
+    hurried = make_client(time_budget=0.001, worker_threads=1)
+    for _ in range(3):
+        assert (await hurried.post("/backward", json={"expression": many_terms(3000)})).status_code == 503
+    limiter = hurried._transport.app.state.work_limiter
+    with anyio.fail_after(5):
+        while limiter.borrowed_tokens:
+            await anyio.sleep(0.01)
+
+
+async def test_healthz_answers_while_a_slow_request_runs(make_client):
+    patient = make_client(time_budget=60, max_check_evaluations=10_000_000)
+    slow_request = {"expression": many_terms(500), "check": True}  # 501 leaves x 1,500 nodes replayed
+    slow_status = []
+
+    async def send_slow():
+        slow_status.append((await patient.post("/backward", json=slow_request)).status_code)
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(send_slow)
+        await anyio.sleep(0.2)  # the slow request is computing in its worker thread
+        started = time.perf_counter()
+        health = await patient.get("/healthz")
+        answered_in = time.perf_counter() - started
+        assert slow_status == [], "the slow request finished too soon to show anything"
+    assert health.status_code == 200 and health.json() == {"status": "ok"}
+    assert answered_in < 0.5
+    assert slow_status == [200]
+
+
+async def test_run_within_budget_stops_the_work():
+    progress = []
+
+    def spin():
+        while True:
+            progress.append(None)
+            del progress[100:]
+
+    with pytest.raises(TimeBudgetExceeded):
+        await run_within_budget(spin, seconds=0.05, limiter=anyio.CapacityLimiter(1))
+    await anyio.sleep(0.05)
+    progress.clear()
+    await anyio.sleep(0.1)
+    assert progress == [], "the worker thread kept running after its budget"
+    assert await run_within_budget(sum, [1, 2, 3], seconds=1, limiter=anyio.CapacityLimiter(1)) == 6
+
+
+# Headers: CORS and gzip
+
+
+async def test_cors_preflight_allows_any_origin_without_credentials(client):
+    response = await client.options(
+        "/backward",
+        headers={"Origin": "https://course.example", "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type"},
+    )
+    assert response.status_code == 200
+    assert response.headers["access-control-allow-origin"] == "*"
+    assert "POST" in response.headers["access-control-allow-methods"]
+    assert "content-type" in response.headers["access-control-allow-headers"].lower()
+    assert "access-control-allow-credentials" not in response.headers
+
+
+@pytest.mark.parametrize(
+    "method, path, kwargs, status",
+    [
+        ("POST", "/backward", {"json": {"expression": CHAPTER_2}}, 200),
+        ("GET", "/backward", {"params": {"expression": CHAPTER_2}}, 200),
+        ("POST", "/backward", {"json": {"expression": "a +"}}, 400),
+        ("POST", "/backward", {"json": {"expression": 1}}, 422),
+        ("GET", "/healthz", {}, 200),
+    ],
+)
+async def test_cors_headers_on_every_answer(client, method, path, kwargs, status):
+    response = await client.request(method, path, headers={"Origin": "https://course.example"}, **kwargs)
+    assert response.status_code == status
+    assert response.headers["access-control-allow-origin"] == "*"
+    assert "access-control-allow-credentials" not in response.headers
+
+
+async def test_cors_header_on_413(make_client):
+    small = make_client(max_body_bytes=10)
+    response = await small.post("/backward", json={"expression": CHAPTER_2}, headers={"Origin": "https://course.example"})
+    assert response.status_code == 413
+    assert response.headers["access-control-allow-origin"] == "*"
+
+
+async def test_large_responses_are_gzipped_when_accepted(client):
+    request = {"expression": many_terms(200)}
+    zipped = await client.post("/backward", json=request, headers={"Accept-Encoding": "gzip"})
+    assert zipped.headers["content-encoding"] == "gzip"
+    assert int(zipped.headers["content-length"]) < len(zipped.content) / 5
+    plain = await client.post("/backward", json=request, headers={"Accept-Encoding": "identity"})
+    assert "content-encoding" not in plain.headers
+    assert zipped.json() == plain.json()
+
+
+async def test_small_responses_are_not_gzipped(client):
+    response = await client.get("/healthz", headers={"Accept-Encoding": "gzip"})
+    assert "content-encoding" not in response.headers
+
+
+# OpenAPI and docs
+
+
+async def test_openapi_documents_every_endpoint_with_chapter_2(client):
+    spec = (await client.get("/openapi.json")).json()
+    assert {"/backward", "/healthz"} <= set(spec["paths"])
+    post, get = spec["paths"]["/backward"]["post"], spec["paths"]["/backward"]["get"]
+    assert post["requestBody"]["content"]["application/json"]["examples"]["chapter 2"]["value"] == {"expression": CHAPTER_2}
+    expression = next(p for p in get["parameters"] if p["name"] == "expression")
+    assert expression["schema"]["examples"] == [CHAPTER_2]
+    for operation in (post, get):
+        assert operation["responses"]["200"]["content"]["application/json"]["example"] == CHAPTER_2_RESPONSE
+        assert {"200", "400", "413", "422", "503"} <= set(operation["responses"])
+    node_schema = spec["components"]["schemas"]["Node"]
+    assert set(node_schema["required"]) == {"id", "label", "op", "data", "grad", "children", "local_grads"}
+    assert {"exponent", "numeric_grad"} <= set(node_schema["properties"])
+    assert {"type": "string", "enum": ["NaN", "Infinity", "-Infinity"]} in node_schema["properties"]["data"]["anyOf"]
+    variant = spec["components"]["schemas"]["BackwardRequest"]["properties"]["variant"]
+    assert set(variant["enum"]) == set(VARIANTS)
+
+
+async def test_docs_page_is_served(client):
+    response = await client.get("/docs")
+    assert response.status_code == 200
+    assert "swagger" in response.text.lower()
+
+
+# Settings
+
+
+def test_settings_defaults_are_the_engines_limits():
+    assert Settings().limits == Limits()
+    assert Settings().time_budget == 2.0
+
+
+def test_settings_read_the_environment():
+    settings = Settings.from_environ(
+        {
+            "VALUEGRAPH_MAX_BODY_BYTES": "2048",
+            "VALUEGRAPH_MAX_SOURCE_LENGTH": "500",
+            "VALUEGRAPH_MAX_DEPTH": "20",
+            "VALUEGRAPH_MAX_NODES": "1_000",
+            "VALUEGRAPH_MAX_CHECK_EVALUATIONS": "99",
+            "VALUEGRAPH_MAX_VARIANT_STEPS": "77",
+            "VALUEGRAPH_TIME_BUDGET": "0.5",
+            "VALUEGRAPH_WORKER_THREADS": "2",
+            "UNRELATED": "x",
+        }
+    )
+    assert settings == Settings(
+        max_body_bytes=2048, max_source_length=500, max_depth=20, max_nodes=1000, max_check_evaluations=99,
+        max_variant_steps=77, time_budget=0.5, worker_threads=2,
+    )
+    assert settings.limits == Limits(max_source_length=500, max_depth=20, max_nodes=1000, max_check_evaluations=99, max_variant_steps=77)
+
+
+@pytest.mark.parametrize(
+    "variable, value, message",
+    [
+        ("VALUEGRAPH_MAX_NODES", "many", "VALUEGRAPH_MAX_NODES must be a positive whole number, not 'many'"),
+        ("VALUEGRAPH_MAX_NODES", "1.5", "VALUEGRAPH_MAX_NODES must be a positive whole number, not '1.5'"),
+        ("VALUEGRAPH_TIME_BUDGET", "soon", "VALUEGRAPH_TIME_BUDGET must be a positive number of seconds, not 'soon'"),
+        ("VALUEGRAPH_TIME_BUDGET", "0", "setting time_budget must be a positive number of seconds, not 0.0"),
+        ("VALUEGRAPH_TIME_BUDGET", "inf", "setting time_budget must be a positive number of seconds, not inf"),
+        ("VALUEGRAPH_MAX_DEPTH", "-3", "setting max_depth must be a positive whole number, not -3"),
+    ],
+)
+def test_bad_settings_name_the_variable(variable, value, message):
+    with pytest.raises(ValueError) as error:
+        Settings.from_environ({variable: value})
+    assert str(error.value) == message
+
+
+async def test_create_app_reads_the_environment_by_default(monkeypatch):
+    monkeypatch.setenv("VALUEGRAPH_MAX_NODES", "3")
+    app = create_app()
+    assert app.state.settings.max_nodes == 3
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://testserver") as limited:
+        response = await limited.post("/backward", json={"expression": CHAPTER_2})
+    assert response.status_code == 400
+
+
+def test_each_app_has_its_own_settings():
+    first, second = create_app(Settings(max_nodes=5)), create_app(Settings(max_nodes=6))
+    assert (first.state.settings.max_nodes, second.state.settings.max_nodes) == (5, 6)
+
+
+# Health
+
+
+async def test_healthz(client):
+    response = await client.get("/healthz")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok"}
+
+
+def test_non_finite_strings_match_the_contract():
+    assert schemas.NON_FINITE == ("NaN", "Infinity", "-Infinity")
+    adapter = schemas.WireResponse.model_construct(
+        {"output": 0, "nodes": [{"id": 0, "label": None, "op": None, "data": math.nan, "grad": math.inf, "children": [], "local_grads": []}],
+         "order": [0], "warnings": [], "variant": "correct"}
+    )
+    assert b'"data":"NaN","grad":"Infinity"' in schemas.WireResponse.__pydantic_serializer__.to_json(adapter)
