@@ -111,6 +111,7 @@ def test_the_command_starts_a_server_that_answers():
     finally:
         server.terminate()
         server.wait(timeout=10)
+        server.stdout.close()
 
 
 def _wait_for_url(server: subprocess.Popen, timeout: float) -> str:
