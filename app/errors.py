@@ -1,19 +1,34 @@
 """Errors as answers: what went wrong, where, in JSON; never a 500 for a bad request."""
 
+import json
+import math
+
 from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
-from pydantic_core import to_json
 
-from engine import ProgramError
+from engine import ProgramError, format_number
 
 from .budget import TimeBudgetExceeded
 
 
 def json_error(status: int, detail) -> Response:
-    # NaN may be echoed back from a body (Python's json reads NaN literals): write it as a string
-    return Response(to_json({"detail": detail}, inf_nan_mode="strings", fallback=str), status, media_type="application/json")
+    """An error body that is always valid JSON, whatever input it echoes: non-finite numbers
+    (Python's json reads NaN literals) become strings, and ASCII escapes keep lone surrogates
+    (which JSON may carry, but UTF-8 cannot) from breaking the encoder."""
+    body = json.dumps({"detail": _finite(detail)}, ensure_ascii=True, allow_nan=False)
+    return Response(body, status, media_type="application/json")
+
+
+def _finite(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        return format_number(value)
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_finite(item) for item in value]
+    return value
 
 
 async def program_error(request: Request, error: ProgramError) -> Response:

@@ -161,6 +161,10 @@ class WireResponse(RootModel[BackwardResponse]):
     model_config = ConfigDict(ser_json_inf_nan="strings")
 
 
+class Health(BaseModel):
+    status: Literal["ok"]
+
+
 # Errors
 
 

@@ -325,6 +325,7 @@ async def test_limits_come_from_the_settings(make_client, settings, request_body
         ('{"expression": "a", "nudge": 0}', ["body", "nudge"]),
         ('{"expression": "a", "nudge": NaN}', ["body", "nudge"]),
         ('{"expression": "a", "varaibles": {}}', ["body", "varaibles"]),
+        ('{"expression": "a", "variables": {"a": "\\ud800"}}', ["body", "variables", "a"]),  # a lone surrogate echoed back
         ("[1, 2]", ["body"]),
     ],
 )
@@ -337,6 +338,12 @@ async def test_bad_requests_are_422(client, content, location):
 async def test_422_echoing_nan_writes_it_as_a_string(client):
     response = await client.post("/backward", content='{"expression": "a", "nudge": NaN}', headers={"content-type": "application/json"})
     assert strict_json(response)["detail"][0]["input"] == "NaN"
+
+
+async def test_json_nested_too_deep_is_a_client_error(client):
+    response = await client.post("/backward", content=b"[" * 10_000 + b"]" * 10_000, headers={"content-type": "application/json"})
+    assert response.status_code in (400, 422)
+    assert response.json()["detail"]
 
 
 async def test_get_without_expression_is_422(client):
