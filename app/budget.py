@@ -4,7 +4,10 @@ The work runs in a worker thread so the event loop (and /healthz) keeps answerin
 budget runs out the request answers 503 at once, and the thread is stopped too: a Python
 thread cannot be killed, but CPython can raise an exception in it at its next bytecode
 (PyThreadState_SetAsyncExc). The engine is pure Python, so that is within microseconds;
-without it an abandoned request would keep a core busy until it finished on its own.
+without it an abandoned request would keep a core busy until it finished on its own, outside
+the limit on concurrent work. The exception is sent once, and only while the call runs: if
+it lands in a finalizer that happens to run in that thread, Python prints it as ignored and
+the call simply runs to its end (bounded by the engine's limits).
 """
 
 import ctypes

@@ -16,7 +16,7 @@ from app.main import create_app
 from engine import VARIANTS, Limits
 
 # Serializer warnings (a record that does not match the schema) fail the test.
-pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("error::UserWarning")]
+pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("error:Pydantic serializer warnings:UserWarning")]
 
 CHAPTER_2 = schemas.CHAPTER_2_PROGRAM
 
