@@ -1,0 +1,75 @@
+// Talking to the server: POST /backward, with the graph, the trace and the layout.
+
+/** A problem in the program, with its place (line and column are 1-based, offset 0-based). */
+export class ProgramError extends Error {
+  constructor(message, place = null) {
+    super(message);
+    this.name = "ProgramError";
+    this.line = place?.line ?? null;
+    this.column = place?.column ?? null;
+    this.offset = place?.offset ?? null;
+  }
+}
+
+const NON_FINITE = { NaN: NaN, Infinity: Infinity, "-Infinity": -Infinity };
+
+// The wire format spells non-finite numbers as strings; turn them back into numbers, field by
+// field (a reviver over the whole document would also turn a variable named NaN into a number).
+function number(x) {
+  return typeof x === "string" && x in NON_FINITE ? NON_FINITE[x] : x;
+}
+
+function reviveNumbers(response) {
+  for (const node of response.nodes) {
+    node.data = number(node.data);
+    node.grad = number(node.grad);
+    node.local_grads = node.local_grads.map(number);
+    if ("numeric_grad" in node) node.numeric_grad = number(node.numeric_grad);
+    if ("exponent" in node) node.exponent = number(node.exponent);
+  }
+  for (const step of response.trace?.propagate ?? []) {
+    step.grad = number(step.grad);
+    for (const u of step.updates) {
+      u.local_grad = number(u.local_grad);
+      u.delta = number(u.delta);
+      u.grad = number(u.grad);
+    }
+  }
+  return response;
+}
+
+function messageOf(detail, fallback) {
+  if (typeof detail === "string") return detail;
+  if (detail && typeof detail.message === "string") return detail.message;
+  if (Array.isArray(detail) && detail.length) return detail.map((d) => d.msg ?? String(d)).join("; ");
+  return fallback;
+}
+
+/**
+ * Run a program on the server. Resolves to the response with numbers revived; rejects with a
+ * ProgramError (with its place when the server gives one), or an AbortError when `signal` fires.
+ */
+export async function fetchBackward({ expression, variables = {}, variant = "correct" }, { signal, baseUrl = "" } = {}) {
+  let response;
+  try {
+    response = await fetch(`${baseUrl}/backward`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Accept: "application/json" },
+      body: JSON.stringify({ expression, variables, variant, trace: true, layout: true }),
+      signal,
+    });
+  } catch (error) {
+    if (error.name === "AbortError") throw error;
+    throw new ProgramError("The server could not be reached. Is valuegraph still running?");
+  }
+  let body = null;
+  try {
+    body = await response.json();
+  } catch {
+    // An empty or non-JSON body is reported below by its status.
+  }
+  if (response.ok && body) return reviveNumbers(body);
+  const detail = body?.detail;
+  const place = detail && typeof detail === "object" && "line" in detail ? detail : null;
+  throw new ProgramError(messageOf(detail, `The server answered ${response.status}.`), place);
+}

@@ -1,0 +1,204 @@
+// The player: the one timer, the buttons, the scrubber, the speed and the keyboard shortcuts.
+// It knows step numbers only; what a step shows is the caller's business (onStep).
+
+const STEP_MS = 1200; // one step at 1×: time to read a caption
+
+/**
+ * Wire the player inside `root` (elements found by their data-vg names).
+ * onStep(step, how) is called on every move; how is "play", "step", "jump" or "scrub", so the
+ * caller can decide, for instance, which moves deserve a browser history entry.
+ */
+export function createControls(root, { onStep = () => {}, onPlayingChange = () => {} } = {}) {
+  const el = (name) => root.querySelector(`[data-vg="${name}"]`);
+  const playButton = el("play");
+  const playText = el("play-text");
+  const playIcon = playButton.querySelector(".vg-play-icon");
+  const scrubber = el("scrubber");
+  const stepLabel = el("step-label");
+  const speedSelect = el("speed");
+  const stageSort = el("stage-sort");
+  const stagePropagate = el("stage-propagate");
+
+  let step = 0;
+  let last = 0;
+  let sortEnd = 0;
+  let propagateStart = 0;
+  let playing = false;
+  let timer = null;
+  let enabled = false;
+
+  function show() {
+    scrubber.max = String(last);
+    scrubber.value = String(step);
+    scrubber.setAttribute("aria-valuetext", `step ${step} of ${last}`);
+    stepLabel.textContent = `${step} / ${last}`;
+    const inPropagate = step >= propagateStart;
+    stageSort.classList.toggle("is-current", !inPropagate);
+    stagePropagate.classList.toggle("is-current", inPropagate);
+    stageSort.style.setProperty("--vg-stage-progress", String(Math.min(1, step / Math.max(1, sortEnd))));
+    stagePropagate.style.setProperty("--vg-stage-progress", String(inPropagate ? (step - propagateStart) / Math.max(1, last - propagateStart) : 0));
+    for (const name of ["back", "reset", "sort-start"]) el(name).disabled = !enabled || step === 0;
+    for (const name of ["forward", "end", "propagate-end"]) el(name).disabled = !enabled || step === last;
+    el("sort-end").disabled = !enabled || step === sortEnd;
+    el("propagate-start").disabled = !enabled || step === propagateStart;
+    playButton.disabled = !enabled;
+    scrubber.disabled = !enabled;
+  }
+
+  function setPlaying(value) {
+    if (playing === value) return;
+    playing = value;
+    clearTimeout(timer);
+    timer = null;
+    const label = playing ? "Pause" : "Play";
+    playButton.setAttribute("aria-label", label);
+    playText.textContent = label;
+    playIcon.textContent = playing ? "❚❚" : "▶";
+    playButton.classList.toggle("is-playing", playing);
+    if (playing) schedule();
+    onPlayingChange(playing);
+  }
+
+  function schedule() {
+    clearTimeout(timer);
+    timer = setTimeout(tick, STEP_MS / Number(speedSelect.value));
+  }
+
+  function tick() {
+    if (!playing) return;
+    if (step >= last) {
+      setPlaying(false);
+      return;
+    }
+    go(step + 1, "play");
+    if (step >= last) setPlaying(false);
+    else schedule();
+  }
+
+  /** Move to a step (clamped); `how` says what moved it ("quiet": tell no one). */
+  function go(target, how = "jump") {
+    const next = Math.max(0, Math.min(last, Math.round(Number(target) || 0)));
+    const moved = next !== step;
+    step = next;
+    show();
+    if (how !== "quiet" && (moved || how === "load")) onStep(step, how);
+  }
+
+  function play() {
+    if (!enabled) return;
+    if (step >= last) go(0, "jump");
+    setPlaying(true);
+  }
+
+  function pause() {
+    setPlaying(false);
+  }
+
+  const stopThen = (fn) => () => {
+    pause();
+    fn();
+  };
+  playButton.addEventListener("click", () => (playing ? pause() : play()));
+  el("forward").addEventListener("click", stopThen(() => go(step + 1, "step")));
+  el("back").addEventListener("click", stopThen(() => go(step - 1, "step")));
+  el("reset").addEventListener("click", stopThen(() => go(0, "jump")));
+  el("end").addEventListener("click", stopThen(() => go(last, "jump")));
+  el("sort-start").addEventListener("click", stopThen(() => go(0, "jump")));
+  el("sort-end").addEventListener("click", stopThen(() => go(sortEnd, "jump")));
+  el("propagate-start").addEventListener("click", stopThen(() => go(propagateStart, "jump")));
+  el("propagate-end").addEventListener("click", stopThen(() => go(last, "jump")));
+  scrubber.addEventListener("input", () => {
+    pause();
+    go(scrubber.value, "scrub");
+  });
+  scrubber.addEventListener("change", () => go(scrubber.value, "scrub-end"));
+  speedSelect.addEventListener("change", () => {
+    if (playing) schedule();
+    onStep(step, "speed");
+  });
+
+  // Shortcuts anywhere on the page, except while typing, and except keys a focused control
+  // already handles itself (space on a button, arrows on the scrubber or a select).
+  root.ownerDocument.addEventListener("keydown", (event) => {
+    if (!enabled || event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey) return;
+    const target = event.target;
+    const tag = target?.tagName;
+    if (tag === "TEXTAREA" || tag === "SELECT" || target?.isContentEditable) return;
+    if (tag === "INPUT" && target.type !== "range") return;
+    if (target !== root.ownerDocument.body && !root.contains(target)) return;
+    const onControl = tag === "BUTTON" || tag === "A" || (tag === "INPUT" && target.type === "range");
+    switch (event.key) {
+      case " ":
+        if (tag === "BUTTON" || tag === "A") return;
+        event.preventDefault();
+        if (playing) pause();
+        else play();
+        break;
+      case "ArrowRight":
+        if (tag === "INPUT") return;
+        event.preventDefault();
+        pause();
+        go(step + 1, "step");
+        break;
+      case "ArrowLeft":
+        if (tag === "INPUT") return;
+        event.preventDefault();
+        pause();
+        go(step - 1, "step");
+        break;
+      case "Home":
+        if (onControl && tag === "INPUT") return;
+        event.preventDefault();
+        pause();
+        go(0, "jump");
+        break;
+      case "End":
+        if (onControl && tag === "INPUT") return;
+        event.preventDefault();
+        pause();
+        go(last, "jump");
+        break;
+      default:
+    }
+  });
+
+  /** A new walk: its last step and where the stages meet. Keeps the step if it still exists. */
+  function setTimeline({ last: newLast, sortEnd: newSortEnd, propagateStart: newPropagateStart }) {
+    last = newLast;
+    sortEnd = newSortEnd;
+    propagateStart = newPropagateStart;
+    enabled = true;
+    step = Math.min(step, last);
+    show();
+  }
+
+  function disable() {
+    pause();
+    enabled = false;
+    show();
+  }
+
+  return {
+    go,
+    play,
+    pause,
+    setTimeline,
+    disable,
+    get step() {
+      return step;
+    },
+    get last() {
+      return last;
+    },
+    get playing() {
+      return playing;
+    },
+    get speed() {
+      return Number(speedSelect.value);
+    },
+    set speed(value) {
+      const option = [...speedSelect.options].find((o) => Number(o.value) === Number(value));
+      if (option) speedSelect.value = option.value;
+    },
+  };
+}

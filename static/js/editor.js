@@ -1,0 +1,141 @@
+// The program editor: a plain textarea with a line-number gutter, the caret's line and column,
+// and an error marker drawn in a layer behind the text (the error's line in the gutter, its
+// column underlined). All text is set as text, never parsed as HTML.
+
+const DEBOUNCE_MS = 350;
+
+export function createEditor(root, { onChange = () => {}, onRun = () => {} } = {}) {
+  const el = (name) => root.querySelector(`[data-vg="${name}"]`);
+  const textarea = el("program");
+  const gutter = el("gutter");
+  const gutterLines = gutter.appendChild(document.createElement("div"));
+  const gutterError = gutter.appendChild(document.createElement("div"));
+  gutterError.className = "vg-gutter-error";
+  gutterError.hidden = true;
+  const marks = el("marks");
+  const caret = el("caret");
+  const editor = el("editor");
+  let lineCount = 0;
+  let errorLine = null;
+  let timer = null;
+
+  function lineStarts(text) {
+    const starts = [0];
+    for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) starts.push(i + 1);
+    return starts;
+  }
+
+  // The gutter is one text node of line numbers (thousands of lines stay cheap to lay out);
+  // the error's line is a band placed by a CSS variable.
+  function drawGutter() {
+    const count = lineStarts(textarea.value).length;
+    if (count === lineCount) return; // callers set lineCount = -1 to force a redraw
+    lineCount = count;
+    let numbers = "";
+    for (let i = 1; i <= count; i++) numbers += `${i}\n`;
+    gutterLines.textContent = numbers;
+    gutterError.hidden = errorLine === null;
+    if (errorLine !== null) {
+      gutterError.textContent = String(errorLine);
+      gutterError.style.setProperty("--vg-error-line", String(errorLine - 1));
+    }
+    requestAnimationFrame(syncScroll); // reading scrollTop now would force a layout mid-task
+  }
+
+  function syncScroll() {
+    gutter.scrollTop = textarea.scrollTop;
+    marks.scrollTop = textarea.scrollTop;
+    marks.scrollLeft = textarea.scrollLeft;
+  }
+
+  function showCaret() {
+    const text = textarea.value;
+    const at = textarea.selectionStart ?? 0;
+    const before = text.slice(0, at);
+    const line = before.split("\n").length;
+    const column = at - before.lastIndexOf("\n");
+    caret.textContent = `Ln ${line}, Col ${column}`;
+  }
+
+  /** Underline the character at `offset` and mark its line (1-based) in the gutter. */
+  function markError({ line, offset }) {
+    const text = textarea.value;
+    errorLine = line ?? null;
+    editor.classList.toggle("has-error", true);
+    if (offset === null || offset === undefined || offset > text.length) {
+      marks.replaceChildren(document.createTextNode(text + "\n"));
+    } else {
+      // A zero-width or end-of-text error still gets a visible box one character wide.
+      const end = offset < text.length && text[offset] !== "\n" ? offset + 1 : offset;
+      const mark = document.createElement("mark");
+      mark.className = "vg-error-mark";
+      mark.textContent = end > offset ? text.slice(offset, end) : " ";
+      marks.replaceChildren(document.createTextNode(text.slice(0, offset)), mark, document.createTextNode(text.slice(end) + "\n"));
+    }
+    lineCount = -1; // force the gutter to redraw with the error line
+    drawGutter();
+  }
+
+  function clearError() {
+    if (errorLine === null && !editor.classList.contains("has-error")) return;
+    errorLine = null;
+    editor.classList.remove("has-error");
+    marks.replaceChildren();
+    lineCount = -1;
+    drawGutter();
+  }
+
+  /** Put the caret at a 0-based offset and show it. */
+  function goTo(offset) {
+    textarea.focus();
+    const at = Math.max(0, Math.min(textarea.value.length, offset ?? 0));
+    textarea.setSelectionRange(at, at);
+    // Scroll the caret's line into view: the textarea does not always do it after a programmatic move.
+    const line = textarea.value.slice(0, at).split("\n").length;
+    const lineHeight = parseFloat(getComputedStyle(textarea).lineHeight) || 20;
+    const top = (line - 1) * lineHeight;
+    if (top < textarea.scrollTop || top > textarea.scrollTop + textarea.clientHeight - lineHeight) {
+      textarea.scrollTop = Math.max(0, top - textarea.clientHeight / 2);
+    }
+    showCaret();
+    syncScroll();
+  }
+
+  textarea.addEventListener("input", () => {
+    clearError();
+    drawGutter();
+    showCaret();
+    clearTimeout(timer);
+    timer = setTimeout(() => onChange(textarea.value), DEBOUNCE_MS);
+  });
+  textarea.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+      event.preventDefault();
+      clearTimeout(timer);
+      onRun(textarea.value);
+    }
+  });
+  textarea.addEventListener("scroll", syncScroll);
+  for (const type of ["keyup", "click", "select", "focus"]) textarea.addEventListener(type, showCaret);
+
+  return {
+    get value() {
+      return textarea.value;
+    },
+    /** Replace the text (an example, a URL, Back/Forward) without firing onChange. */
+    set value(text) {
+      clearTimeout(timer);
+      textarea.value = text;
+      clearError();
+      lineCount = -1;
+      drawGutter();
+      showCaret();
+    },
+    markError,
+    clearError,
+    goTo,
+    cancelPending() {
+      clearTimeout(timer);
+    },
+  };
+}

@@ -1,0 +1,122 @@
+// From the server's layered layout (rank = column, row = place in the column) to pixels.
+//
+// No layout algorithm lives here: app/layout.py decides every position. This module only picks
+// sizes, turns (rank, row) into x/y for left-to-right or bottom-to-top, and shapes the edges.
+// Geometry is worked out along the flow (u: from inputs towards the output) and across it (v),
+// then mapped to the screen, so both directions share one piece of code.
+
+/** Sizes in pixels. `full` is the micrograd record; `compact` is for graphs too big to read. */
+export const GEOMETRY = {
+  full: {
+    box: { width: 200, height: 48, cells: [56, 72, 72] },
+    opRadius: 16,
+    opGap: 14, // between the op circle and its record
+    edgeRoom: { LR: 100, BT: 100 }, // free space along the flow for an edge and its label
+    across: { LR: 30, BT: 40 }, // free space between neighbours in a column
+  },
+  compact: {
+    box: { width: 124, height: 20, cells: [124] },
+    opRadius: 0,
+    opGap: 0,
+    edgeRoom: { LR: 44, BT: 40 },
+    across: { LR: 8, BT: 14 },
+  },
+};
+
+const SLOT_SPREAD = 9; // where the edges of a two-input op meet its circle, apart
+const DUPLICATE_BOW = 48; // how far apart the curves of `a + a` bend
+const LABEL_STAGGER = 0.45; // and how far apart along them their labels sit (as a share of the edge)
+
+/** The across-flow position at t of a cubic from v0 to v1 with control points c0, c1. */
+function cubic(c0, c1, v0, v1, t) {
+  const s = 1 - t;
+  return s * s * s * v0 + 3 * s * s * t * c0 + 3 * s * t * t * c1 + t * t * t * v1;
+}
+
+/**
+ * Pixel positions for a response with a layout.
+ * Returns { width, height, nodes[id] = {cx, cy, ox, oy}, edges[] = {key, parent, slot, child, d, lx, ly} }:
+ * (cx, cy) is the record's centre, (ox, oy) the op circle's centre relative to it, (lx, ly) where
+ * the edge's label goes.
+ */
+export function placeGraph(model, { direction = "LR", compact = false } = {}) {
+  const g = compact ? GEOMETRY.compact : GEOMETRY.full;
+  const lr = direction !== "BT";
+  const { layout } = model;
+  const boxU = lr ? g.box.width : g.box.height; // record size along the flow
+  const boxV = lr ? g.box.height : g.box.width; // and across it
+  const before = 2 * g.opRadius + g.opGap; // room for the op circle before the record
+  const rankPitch = before + boxU + g.edgeRoom[lr ? "LR" : "BT"];
+  const rowPitch = boxV + g.across[lr ? "LR" : "BT"];
+
+  const start = (rank) => rank * rankPitch + before; // where a rank's records begin along the flow
+  const centre = (row) => row * rowPitch + boxV / 2;
+  const totalU = Math.max(1, layout.ranks) * rankPitch - g.edgeRoom[lr ? "LR" : "BT"];
+  const totalV = Math.max(0, layout.rows - 1) * rowPitch + boxV;
+  const toXY = lr ? (u, v) => [u, v] : (u, v) => [v, totalU - u];
+
+  const nodes = new Array(model.nodes.length);
+  for (const p of layout.nodes) {
+    const u = start(p.rank);
+    const v = centre(p.row);
+    const [cx, cy] = toXY(u + boxU / 2, v);
+    const [px, py] = toXY(u - g.opGap - g.opRadius, v);
+    nodes[p.id] = { cx, cy, ox: px - cx, oy: py - cy, u, v };
+  }
+
+  // Edges between the same child and parent (a + a) bow apart so both can be seen.
+  const pairCount = new Map();
+  for (const e of layout.edges) pairCount.set(`${e.parent}>${e.child}`, (pairCount.get(`${e.parent}>${e.child}`) ?? 0) + 1);
+  const pairSeen = new Map();
+
+  const fmt = (u, v) => {
+    const [x, y] = toXY(u, v);
+    return `${Math.round(x * 10) / 10},${Math.round(y * 10) / 10}`;
+  };
+
+  const edges = layout.edges.map((e) => {
+    const child = nodes[e.child];
+    const parent = nodes[e.parent];
+    const inputs = model.nodes[e.parent].children.length;
+    const pair = `${e.parent}>${e.child}`;
+    const copies = pairCount.get(pair);
+    const copy = pairSeen.get(pair) ?? 0;
+    pairSeen.set(pair, copy + 1);
+    const bow = copies > 1 ? (copy - (copies - 1) / 2) * DUPLICATE_BOW : 0;
+
+    // Points along the flow: out of the child's record, across each dummy's column, into the op circle.
+    const points = [[child.u + boxU, child.v]];
+    for (const [rank, row] of e.bends) {
+      points.push([start(rank) - before, centre(row)], [start(rank) + boxU, centre(row)]);
+    }
+    const spread = inputs > 1 ? (e.slot - (inputs - 1) / 2) * SLOT_SPREAD : 0;
+    points.push([parent.u - before, parent.v + spread]);
+
+    let d = `M${fmt(...points[0])}`;
+    let label = null;
+    for (let i = 0; i + 1 < points.length; i += 2) {
+      const [u0, v0] = points[i];
+      const [u1, v1] = points[i + 1];
+      const last = i + 2 >= points.length;
+      const b = last ? bow : 0;
+      if (compact) {
+        d += `L${fmt(u1, v1)}`;
+      } else {
+        const mid = (u0 + u1) / 2;
+        d += `C${fmt(mid, v0 + b)} ${fmt(mid, v1 + b)} ${fmt(u1, v1)}`;
+      }
+      if (last) {
+        // On the curve; copies of one edge also take different points along it, so their
+        // labels stay apart in either direction.
+        const t = copies > 1 ? 0.5 + (copy - (copies - 1) / 2) * LABEL_STAGGER : 0.5;
+        const mid = (u0 + u1) / 2;
+        label = toXY(cubic(mid, mid, u0, u1, t), cubic(v0 + b, v1 + b, v0, v1, t));
+      }
+      if (!last) d += `L${fmt(...points[i + 2])}`; // straight through the dummy's column
+    }
+    return { key: `${e.parent}:${e.slot}`, parent: e.parent, slot: e.slot, child: e.child, d, lx: label[0], ly: label[1] };
+  });
+
+  const [width, height] = lr ? [totalU, totalV] : [totalV, totalU];
+  return { width, height, nodes, edges, geometry: g, direction: lr ? "LR" : "BT", compact };
+}

@@ -1,0 +1,329 @@
+// Wiring: editor -> API -> timeline -> graph, walk panel, tables, player, URL.
+// Everything is found inside one root element, so the page could hold more than one.
+
+import { fetchBackward } from "./api.js";
+import { createControls } from "./controls.js";
+import { createEditor } from "./editor.js";
+import { DEFAULT_EXAMPLE, EXAMPLES } from "./examples.js";
+import { grouped, formatNumber, nodeName } from "./format.js";
+import { placeGraph } from "./layout.js";
+import { createGraphView } from "./render.js";
+import { createTables } from "./table.js";
+import { buildTimeline, frameAt } from "./timeline.js";
+import { parseVariables, readState, stateSearch } from "./url.js";
+import { createWalkPanel } from "./walkpanel.js";
+
+/** Past this many nodes labels cannot be read: draw the compact view. */
+export const COMPACT_ABOVE = 400;
+const URL_THROTTLE_MS = 400;
+
+const nextTask = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+export function startValuegraph(root, { location = window.location, history = window.history } = {}) {
+  const el = (name) => root.querySelector(`[data-vg="${name}"]`);
+  const initial = readState(location.search);
+  const view = { direction: initial.direction, variant: initial.variant };
+  let tl = null;
+  let model = null;
+  let placement = null;
+  let pending = null; // AbortController of the request in flight
+  let requestCount = 0;
+  let pinned = null;
+  let hovered = null;
+  let urlTimer = null;
+  let shapeKey = "";
+
+  const graphBox = el("graph");
+  const note = el("graph-note");
+  const caption = el("caption");
+  const summary = el("graph-summary");
+  const errorBox = el("error");
+  const errorMessage = el("error-message");
+  const errorGoto = el("error-goto");
+  const variablesInput = el("variables");
+  const examples = el("examples");
+  const directionButton = el("direction");
+
+  const graph = createGraphView(graphBox, {
+    onNodeEnter: (id) => {
+      hovered = id;
+      showStory();
+    },
+    onNodeLeave: () => {
+      hovered = null;
+      showStory();
+    },
+    onNodeClick: (id) => {
+      pinned = pinned === id ? null : id;
+      graph.pin(pinned);
+      showStory();
+    },
+    onProgress: (done, total) => {
+      if (done < total) setNote(`Drawing ${grouped(done)} of ${grouped(total)} nodes…`);
+      else setNote(compactNote());
+    },
+  });
+  const walk = createWalkPanel(root);
+  const tables = createTables(root, {
+    onJump: (k) => {
+      controls.pause();
+      controls.go(k, "jump");
+    },
+  });
+  const controls = createControls(root, {
+    onStep: (k, how) => showStep(k, how),
+    onPlayingChange: (playing) => {
+      // Announcing every caption while playing would drown a screen reader.
+      caption.setAttribute("aria-live", playing ? "off" : "polite");
+      if (!playing) writeUrl("replace");
+    },
+  });
+  const editor = createEditor(root, {
+    onChange: (text) => {
+      examples.value = EXAMPLES.find((e) => e.program === text)?.id ?? "";
+      run({ history: "replace" });
+    },
+    onRun: () => run({ history: "push", moveCaret: true }),
+  });
+
+  // ---- the examples menu and the other inputs ----
+  examples.append(new Option("Choose an example…", ""));
+  for (const example of EXAMPLES) examples.append(new Option(example.title, example.id));
+  examples.addEventListener("change", () => {
+    const example = EXAMPLES.find((e) => e.id === examples.value);
+    if (!example) return;
+    editor.value = example.program;
+    run({ history: "push", step: 0 });
+  });
+  let variablesTimer = null;
+  variablesInput.addEventListener("input", () => {
+    clearTimeout(variablesTimer);
+    variablesTimer = setTimeout(() => run({ history: "replace" }), 350);
+  });
+  directionButton.addEventListener("click", () => {
+    view.direction = view.direction === "LR" ? "BT" : "LR";
+    showDirection();
+    if (model) redraw({ refit: true });
+    writeUrl("push");
+  });
+  el("fit").addEventListener("click", () => graph.fit());
+  el("zoom-in").addEventListener("click", () => graph.zoomBy(1.4));
+  el("zoom-out").addEventListener("click", () => graph.zoomBy(1 / 1.4));
+  window.addEventListener("resize", () => graph.fit(false));
+
+  function showDirection() {
+    const bt = view.direction === "BT";
+    directionButton.setAttribute("aria-pressed", String(bt));
+    directionButton.textContent = bt ? "Left to right" : "Bottom to top";
+    directionButton.title = bt ? "Draw the graph from left to right" : "Draw the graph from bottom to top";
+  }
+
+  function setNote(text) {
+    note.textContent = text;
+    note.hidden = text === "";
+  }
+
+  function compactNote() {
+    if (!model) return "";
+    if (graphBox.classList.contains("is-stale")) return "This program has an error: showing the last one that worked.";
+    if (!placement?.compact) return "";
+    return `Simplified view: ${grouped(model.nodes.length)} nodes are too many to label, so edges carry no labels and records are compact. Zoom in to read the values.`;
+  }
+
+  // ---- running a program ----
+  async function run({ history: how = "replace", step = null, moveCaret = false } = {}) {
+    const expression = editor.value;
+    const variables = parseVariables(variablesInput.value);
+    if (variables.error) {
+      showError({ message: variables.error });
+      return;
+    }
+    pending?.abort();
+    pending = new AbortController();
+    const id = ++requestCount;
+    const current = () => id === requestCount;
+    summary.textContent = "Computing…";
+    try {
+      const response = await fetchBackward({ expression, variables: variables.values, variant: view.variant }, { signal: pending.signal });
+      if (!current()) return;
+      hideError();
+      await load(response, step, current);
+      if (current()) writeUrl(how);
+    } catch (error) {
+      if (error.name === "AbortError" || !current()) return;
+      showError(error, { moveCaret });
+      writeUrl(how === "push" ? "push" : "replace");
+    }
+  }
+
+  // A big graph is loaded in several tasks (timeline, layout, first nodes, the rest in frames),
+  // so that no single task blocks the page for long.
+  async function load(response, step, current) {
+    const atEnd = tl !== null && controls.step === tl.last;
+    await nextTask();
+    const timeline = buildTimeline(response);
+    await nextTask();
+    if (!current()) return;
+    model = response;
+    tl = timeline;
+    graphBox.classList.remove("is-stale");
+    pinned = pinned !== null && pinned < model.nodes.length ? pinned : null;
+    hovered = null;
+    summary.textContent = summaryText();
+    showWarnings();
+    controls.setTimeline(tl);
+    controls.go(step ?? (atEnd ? tl.last : Math.min(controls.step, tl.last)), "quiet");
+    const drawn = redraw({ refit: false });
+    await nextTask();
+    if (!current()) return;
+    tables.setTimeline(tl);
+    showStep(controls.step, "load");
+    await drawn;
+  }
+
+  /** Lay out and draw the current model; refit when the picture changed shape. */
+  async function redraw({ refit }) {
+    placement = placeGraph(model, { direction: view.direction, compact: model.nodes.length > COMPACT_ABOVE });
+    const key = `${view.direction}:${model.nodes.length}:${placement.width}x${placement.height}`;
+    const reshaped = key !== shapeKey;
+    shapeKey = key;
+    setNote(placement.compact ? `Drawing ${grouped(model.nodes.length)} nodes…` : "");
+    const drawing = graph.setGraph(model, placement, tl);
+    if (refit || reshaped) graph.fit(false);
+    graph.pin(pinned);
+    graph.applyFrame(frameAt(tl, controls.step));
+    const complete = await drawing;
+    if (complete) setNote(compactNote());
+  }
+
+  function summaryText() {
+    const edges = model.nodes.reduce((sum, node) => sum + node.children.length, 0);
+    const out = model.nodes[model.output];
+    const variant = model.variant && model.variant !== "correct" ? ` · variant: ${model.variant} (deliberately wrong)` : "";
+    return `${grouped(model.nodes.length)} nodes · ${grouped(edges)} edges · output ${nodeName(out)} = ${formatNumber(out.data)}${variant}`;
+  }
+
+  function showError(error, { moveCaret = false } = {}) {
+    errorBox.hidden = false;
+    errorMessage.textContent = error.message;
+    const placed = Number.isInteger(error.line);
+    errorGoto.hidden = !placed;
+    if (placed) {
+      errorGoto.textContent = `Go to line ${error.line}, column ${error.column}`;
+      errorGoto.onclick = () => editor.goTo(error.offset);
+      editor.markError(error);
+      if (moveCaret) editor.goTo(error.offset);
+    }
+    summary.textContent = model ? summaryText() : "";
+    if (model) {
+      graphBox.classList.add("is-stale");
+      setNote(compactNote());
+    } else {
+      setNote("No graph yet: fix the program to see one.");
+    }
+  }
+
+  function hideError() {
+    errorBox.hidden = true;
+    errorMessage.textContent = "";
+    editor.clearError();
+  }
+
+  function showWarnings() {
+    const box = el("warnings");
+    const list = el("warning-list");
+    const warnings = model.warnings ?? [];
+    box.hidden = warnings.length === 0;
+    list.replaceChildren(
+      ...warnings.map((w) => {
+        const li = document.createElement("li");
+        const button = document.createElement("button");
+        button.type = "button";
+        button.className = "vg-link-button";
+        button.textContent = `Show ${nodeName(model.nodes[w.node])}`;
+        button.addEventListener("click", () => {
+          pinned = w.node;
+          graph.reveal(w.node);
+          graph.pin(w.node);
+          showStory();
+        });
+        const text = document.createElement("span");
+        text.textContent = `${w.message}. `;
+        li.append(text, button);
+        return li;
+      }),
+    );
+  }
+
+  // ---- showing a step ----
+  function showStep(k, how) {
+    if (!tl) return;
+    const frame = frameAt(tl, k);
+    graph.applyFrame(frame);
+    walk.showFrame(tl, frame);
+    tables.show(k);
+    caption.textContent = frame.caption;
+    showStory();
+    if (how === "jump") writeUrl("push");
+    else if (how !== "load" && how !== "history") writeUrl("replace", { throttle: how === "play" || how === "scrub" });
+  }
+
+  function showStory() {
+    const id = pinned ?? hovered;
+    walk.showStory(tl, id !== null && tl && id < tl.n ? id : null, controls.step);
+  }
+
+  // ---- the URL ----
+  function currentState() {
+    return { expression: editor.value, variables: variablesInput.value.trim(), step: tl ? controls.step : null, direction: view.direction, speed: controls.speed, variant: view.variant };
+  }
+
+  function writeUrl(how, { throttle = false } = {}) {
+    clearTimeout(urlTimer);
+    if (how === "none") return; // Back/Forward: the URL is already the state
+    const write = () => {
+      const search = stateSearch(currentState());
+      if (search === location.search) return;
+      const url = `${location.pathname}${search}${location.hash}`;
+      if (how === "push") history.pushState(null, "", url);
+      else history.replaceState(null, "", url);
+    };
+    if (throttle) urlTimer = setTimeout(write, URL_THROTTLE_MS);
+    else write();
+  }
+
+  window.addEventListener("popstate", () => {
+    const state = readState(location.search);
+    controls.pause();
+    controls.speed = state.speed;
+    const program = state.expression ?? DEFAULT_EXAMPLE.program;
+    const sameGraph = program === editor.value && state.variables === variablesInput.value.trim() && state.variant === view.variant;
+    const directionChanged = state.direction !== view.direction;
+    view.direction = state.direction;
+    view.variant = state.variant;
+    showDirection();
+    if (sameGraph && model) {
+      if (directionChanged) redraw({ refit: true });
+      controls.go(state.step ?? 0, "history");
+      return;
+    }
+    editor.value = program;
+    variablesInput.value = state.variables;
+    run({ history: "none", step: state.step ?? 0 });
+  });
+
+  // ---- start ----
+  showDirection();
+  controls.speed = initial.speed;
+  controls.disable();
+  const program = initial.expression ?? DEFAULT_EXAMPLE.program;
+  editor.value = program;
+  variablesInput.value = initial.variables;
+  examples.value = EXAMPLES.find((e) => e.program === program)?.id ?? "";
+  run({ history: "replace", step: initial.step ?? 0 });
+
+  return { run, controls, get timeline() { return tl; } };
+}
+
+const root = document.querySelector("[data-valuegraph]");
+if (root) startValuegraph(root);

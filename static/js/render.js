@@ -1,0 +1,431 @@
+// Drawing the graph with D3, inside one container element and nowhere else.
+//
+// Two looks: the full micrograd record (label | data | grad, an op circle, every edge labelled
+// with its local gradient) and, for graphs too big to read, a compact view. Both draw their nodes
+// in chunks, one animation frame each, so a big graph never freezes the page. A frame from
+// timeline.js is applied as a diff: only nodes whose text or state changed are touched.
+
+import d3 from "./d3.js";
+import { FLAG } from "./timeline.js";
+import { formatExact, formatNumber, isNonFinite, nodeName, opText } from "./format.js";
+
+const CHUNK = { full: 120, compact: 500 }; // nodes drawn per animation frame
+const EDGES_PER_PATH = 1500; // compact edges share paths: a few long paths are far cheaper than thousands
+const TEXT_ZOOM = 0.75; // compact view: node text shows from this zoom up
+const MAX_FIT_SCALE = 1.5;
+const FIT_PADDING = 28;
+const FIT_MARGIN = 26; // room for badges and tags outside the records
+const STATE_CLASSES = [
+  [FLAG.STACK, " is-stacked"],
+  [FLAG.SORTED, " is-sorted"],
+  [FLAG.FOCUS, " is-focus"],
+  [FLAG.WALKED, " is-walked"],
+  [FLAG.RECEIVING, " is-receiving"],
+  [FLAG.EXPLORED, " is-explored"],
+];
+const FORCE = 255; // a flags value no frame has: forces a node to be redrawn
+
+let views = 0; // a counter for ids unique in the document (markers), when several views share a page
+
+const nextFrame = () => new Promise((resolve) => requestAnimationFrame(() => resolve()));
+
+export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave = () => {}, onNodeClick = () => {}, onProgress = () => {} } = {}) {
+  const uid = ++views;
+  const root = d3.select(container);
+  const svg = root.append("svg").attr("class", "vg-svg").attr("role", "group").attr("aria-label", "Computation graph");
+  const defs = svg.append("defs");
+  for (const [id, cls] of [[`vg-arrow-${uid}`, "vg-arrow"], [`vg-arrow-hot-${uid}`, "vg-arrow vg-arrow-hot"]]) {
+    defs.append("marker").attr("id", id).attr("viewBox", "0 0 10 10").attr("refX", 9).attr("refY", 5)
+      .attr("markerUnits", "userSpaceOnUse").attr("markerWidth", 11).attr("markerHeight", 11).attr("orient", "auto-start-reverse")
+      .append("path").attr("class", cls).attr("d", "M0,1 L10,5 L0,9 z");
+  }
+  const viewport = svg.append("g").attr("class", "vg-viewport");
+  const edgeLayer = viewport.append("g").attr("class", "vg-edges");
+  const hotEdgeLayer = viewport.append("g").attr("class", "vg-hot-edges");
+  const labelLayer = viewport.append("g").attr("class", "vg-edge-labels");
+  const nodeLayer = viewport.append("g").attr("class", "vg-nodes");
+
+  let model = null;
+  let placement = null;
+  let tl = null;
+  let compact = false;
+  // Per node id: its element, the parts that change, its fixed classes, what is on screen now.
+  let nodeEls = [];
+  let parts = [];
+  let baseClass = [];
+  let shownGrad = [];
+  let shownFlags = new Uint8Array(0);
+  let edgeEls = new Map(); // "parent:slot" -> {path, label, edge}
+  let hotEdges = []; // keys of the edges the current frame highlights
+  let pinned = null;
+  let hovered = null;
+  let drawToken = 0;
+  let charWidth = 7.8;
+  let lastFrame = null;
+  let size = null; // the container's size, kept by a ResizeObserver (reading it would force a layout)
+
+  new ResizeObserver(([entry]) => {
+    size = [entry.contentRect.width, entry.contentRect.height];
+  }).observe(container);
+
+  const zoom = d3.zoom().scaleExtent([0.005, 4]).on("zoom", (event) => {
+    viewport.attr("transform", event.transform);
+    svg.classed("vg-zoomed-in", event.transform.k >= TEXT_ZOOM);
+  });
+  svg.call(zoom).on("dblclick.zoom", null);
+
+  // One listener per event for all nodes (thousands of nodes, one handler).
+  const idOf = (event) => {
+    const el = event.target.closest?.("[data-node-id]");
+    return el && container.contains(el) ? Number(el.dataset.nodeId) : null;
+  };
+  nodeLayer
+    .on("mouseover focusin", (event) => {
+      const id = idOf(event);
+      if (id === null || id === hovered) return;
+      setHovered(id);
+      onNodeEnter(id);
+    })
+    .on("mouseout focusout", (event) => {
+      const id = idOf(event);
+      if (id === null || (event.relatedTarget && event.target.closest("[data-node-id]").contains(event.relatedTarget))) return;
+      setHovered(null);
+      onNodeLeave(id);
+    })
+    .on("click", (event) => {
+      const id = idOf(event);
+      if (id !== null) onNodeClick(id);
+    })
+    .on("keydown", (event) => {
+      const id = idOf(event);
+      if (id !== null && (event.key === "Enter" || event.key === " ")) {
+        event.preventDefault();
+        event.stopPropagation(); // space here opens the story; it does not play the walk
+        onNodeClick(id);
+      }
+    });
+
+  function measureCharWidth() {
+    const probe = labelLayer.append("text").attr("class", "vg-edge-text").text("0000000000");
+    const width = probe.node().getComputedTextLength?.() || 78;
+    probe.remove();
+    return width / 10;
+  }
+
+  /** Draw a new graph. Resolves to true when every chunk is on screen, false if a newer draw replaced it. */
+  async function setGraph(newModel, newPlacement, newTimeline) {
+    const token = ++drawToken;
+    const modeChanged = !model || compact !== newPlacement.compact;
+    model = newModel;
+    placement = newPlacement;
+    tl = newTimeline;
+    compact = newPlacement.compact;
+    const n = model.nodes.length;
+    svg.classed("vg-compact", compact).classed("vg-bt", placement.direction === "BT");
+    svg.attr("data-node-count", n).attr("data-edge-count", placement.edges.length);
+    nodeEls = new Array(n);
+    parts = new Array(n);
+    shownGrad = new Array(n);
+    shownFlags = new Uint8Array(n).fill(FORCE);
+    hotEdges = [];
+    hotEdgeLayer.selectAll("*").remove();
+    lastFrame = null; // the caller applies the new program's frame
+    pinned = pinned !== null && pinned < n ? pinned : null;
+    hovered = null;
+    const warned = new Set((model.warnings ?? []).map((w) => w.node));
+    baseClass = model.nodes.map(
+      (d) => `vg-node vg-kind-${d.op ? "op" : d.label === null ? "const" : "named"}${d.id === model.output ? " vg-output" : ""}${warned.has(d.id) ? " vg-origin" : ""}`,
+    );
+    if (modeChanged || compact) {
+      edgeLayer.selectAll("*").remove();
+      labelLayer.selectAll("*").remove();
+      nodeLayer.selectAll("*").remove();
+    }
+    if (compact) {
+      drawCompactEdges();
+      return drawNodes(token, CHUNK.compact, enterCompact, () => {});
+    }
+    charWidth = measureCharWidth();
+    const animate = !modeChanged;
+    drawFullEdges(animate);
+    const enterFull = (enter) => enter.append("g").attr("class", (d) => baseClass[d.id]).attr("transform", (d) => translate(d.id));
+    return drawNodes(token, CHUNK.full, enterFull, (nodes) => fillFull(nodes, animate));
+  }
+
+  /**
+   * Nodes in id-range chunks, one animation frame each. Each chunk is its own group joined by
+   * node id, so the same node keeps its element from one program to the next (and glides).
+   */
+  async function drawNodes(token, chunkSize, enter, update) {
+    const n = model.nodes.length;
+    const chunks = d3.range(0, n, chunkSize);
+    const groups = nodeLayer.selectAll("g.vg-chunk").data(chunks, (first) => first).join("g").attr("class", "vg-chunk");
+    const groupEls = groups.nodes();
+    for (let c = 0; c < chunks.length; c++) {
+      if (token !== drawToken) return false;
+      const first = chunks[c];
+      const last = Math.min(n, first + chunkSize);
+      const nodes = d3.select(groupEls[c]).selectAll("g.vg-node").data(model.nodes.slice(first, last), (d) => d.id)
+        .join(enter, (existing) => existing, (exit) => exit.remove());
+      nodes.each(function (d) {
+        nodeEls[d.id] = this;
+      });
+      update(nodes);
+      if (lastFrame) applyNodes(lastFrame, first, last);
+      onProgress(last, n);
+      if (c + 1 < chunks.length) await nextFrame();
+    }
+    return token === drawToken;
+  }
+
+  function drawFullEdges(animate) {
+    const move = (sel) => (animate ? sel.transition().duration(350) : sel);
+    // Edges: keyed by (parent, slot), so `a + a` has two.
+    const edges = edgeLayer.selectAll("path.vg-edge").data(placement.edges, (e) => e.key)
+      .join((enter) => enter.append("path").attr("class", "vg-edge").attr("d", (e) => e.d));
+    edges.attr("data-edge", (e) => e.key).attr("marker-end", `url(#vg-arrow-${uid})`);
+    move(edges).attr("d", (e) => e.d);
+
+    const labels = labelLayer.selectAll("g.vg-edge-label").data(placement.edges, (e) => e.key)
+      .join((enter) => {
+        const label = enter.append("g").attr("class", "vg-edge-label").attr("transform", (e) => `translate(${e.lx},${e.ly})`);
+        label.append("rect").attr("class", "vg-edge-pill").attr("rx", 9);
+        label.append("text").attr("class", "vg-edge-text").attr("text-anchor", "middle");
+        label.append("title");
+        return label;
+      });
+    move(labels).attr("transform", (e) => `translate(${e.lx},${e.ly})`);
+    edgeEls = new Map();
+    edges.each(function (e) {
+      edgeEls.set(e.key, { path: this, label: null, edge: e });
+    });
+    labels.each(function (e) {
+      const local = model.nodes[e.parent].local_grads[e.slot];
+      const label = d3.select(this).attr("data-edge", e.key).attr("class", `vg-edge-label${isNonFinite(local) ? " vg-nonfinite" : ""}`);
+      label.select("title").text(`local gradient ∂${nodeName(model.nodes[e.parent])}/∂${nodeName(model.nodes[e.child])} = ${formatExact(local)}`);
+      setPill(label, formatNumber(local));
+      edgeEls.get(e.key).label = this;
+    });
+  }
+
+  function drawCompactEdges() {
+    // A few long paths, no labels: thousands of separate edges would cost far more.
+    for (let i = 0; i < placement.edges.length; i += EDGES_PER_PATH) {
+      edgeLayer.append("path").attr("class", "vg-edge vg-edge-bundle")
+        .attr("d", placement.edges.slice(i, i + EDGES_PER_PATH).map((e) => e.d).join(""));
+    }
+    edgeEls = new Map();
+  }
+
+  function enterCompact(enter) {
+    const { width: W, height: H } = placement.geometry.box;
+    const node = enter.append("g").attr("class", (d) => baseClass[d.id]).attr("data-node-id", (d) => d.id).attr("transform", (d) => translate(d.id));
+    node.append("rect").attr("class", "vg-box").attr("x", -W / 2).attr("y", -H / 2).attr("width", W).attr("height", H).attr("rx", 4);
+    node.append("text").attr("class", "vg-compact-text").attr("x", -W / 2 + 5).attr("y", 4);
+    node.each(function (d) {
+      parts[d.id] = { text: this.lastChild };
+    });
+    return node;
+  }
+
+  /** The record's parts, rebuilt for each program (what they are depends on the node). */
+  function fillFull(nodes, animate) {
+    const { geometry: g } = placement;
+    const W = g.box.width;
+    const H = g.box.height;
+    const [c0, c1] = g.box.cells;
+    const labelX = -W / 2 + c0 / 2;
+    const dataX = -W / 2 + c0 + c1 / 2;
+    const gradX = W / 2 - (W - c0 - c1) / 2;
+    (animate ? nodes.transition().duration(350) : nodes).attr("transform", (d) => translate(d.id));
+    nodes.each(function (d) {
+      const node = d3.select(this);
+      node.selectAll("*").remove();
+      const p = placement.nodes[d.id];
+      node.attr("data-node-id", d.id).attr("tabindex", 0).attr("role", "button");
+      if (d.op) node.append("line").attr("class", "vg-op-link").attr("x1", p.ox).attr("y1", p.oy).attr("x2", 0).attr("y2", 0);
+      node.append("rect").attr("class", "vg-box").attr("x", -W / 2).attr("y", -H / 2).attr("width", W).attr("height", H).attr("rx", 7);
+      node.append("rect").attr("class", "vg-grad-cell").attr("x", -W / 2 + c0 + c1).attr("y", -H / 2)
+        .attr("width", W - c0 - c1).attr("height", H).attr("rx", 7);
+      for (const x of [-W / 2 + c0, -W / 2 + c0 + c1]) {
+        node.append("line").attr("class", "vg-cell-line").attr("x1", x).attr("x2", x).attr("y1", -H / 2).attr("y2", H / 2);
+      }
+      node.append("text").attr("class", "vg-label").attr("x", labelX).attr("y", 6).attr("text-anchor", "middle").text(nodeName(d));
+      node.append("text").attr("class", "vg-cell-title").attr("x", dataX).attr("y", -H / 2 + 14).attr("text-anchor", "middle").text("data");
+      node.append("text").attr("class", "vg-cell-title").attr("x", gradX).attr("y", -H / 2 + 14).attr("text-anchor", "middle").text("grad");
+      node.append("text").attr("class", `vg-data${isNonFinite(d.data) ? " vg-nonfinite" : ""}`).attr("x", dataX).attr("y", H / 2 - 9)
+        .attr("text-anchor", "middle").text(formatNumber(d.data));
+      const grad = node.append("text").attr("class", "vg-grad").attr("x", gradX).attr("y", H / 2 - 9).attr("text-anchor", "middle");
+      const was = node.append("text").attr("class", "vg-was").attr("x", gradX).attr("y", -H / 2 - 7).attr("text-anchor", "middle");
+      if (d.op) {
+        node.append("circle").attr("class", "vg-op").attr("cx", p.ox).attr("cy", p.oy).attr("r", g.opRadius);
+        node.append("text").attr("class", "vg-op-text").attr("x", p.ox).attr("y", p.oy).attr("dy", "0.35em")
+          .attr("text-anchor", "middle").text(opText(d));
+      }
+      if (d.id === model.output) {
+        node.append("text").attr("class", "vg-output-tag").attr("x", dataX).attr("y", -H / 2 - 7).attr("text-anchor", "middle").text("output");
+      }
+      const badge = node.append("g").attr("class", "vg-badge").attr("transform", `translate(${-W / 2},${-H / 2})`);
+      badge.append("circle").attr("r", 11);
+      const badgeText = badge.append("text").attr("dy", "0.35em").attr("text-anchor", "middle");
+      const warnings = (model.warnings ?? []).filter((w) => w.node === d.id);
+      if (warnings.length) {
+        const mark = node.append("g").attr("class", "vg-origin-mark").attr("transform", `translate(${W / 2},${-H / 2})`);
+        mark.append("path").attr("d", "M0,-12 L11,8 L-11,8 Z");
+        mark.append("text").attr("dy", "0.3em").attr("y", 1).attr("text-anchor", "middle").text("!");
+        mark.append("title").text(warnings.map((w) => w.message).join("\n"));
+      }
+      parts[d.id] = { grad: grad.node(), was: was.node(), badge: badgeText.node() };
+    });
+  }
+
+  function translate(id) {
+    const p = placement.nodes[id];
+    return `translate(${p.cx},${p.cy})`;
+  }
+
+  // An update ("a.grad += 3 × 1") goes on two lines, so it fits between the records.
+  function setPill(label, text) {
+    const split = text.indexOf(" += ");
+    const lines = split < 0 ? [text] : [text.slice(0, split + 3), text.slice(split + 4)];
+    const width = Math.max(...lines.map((line) => line.length)) * charWidth + 14;
+    const height = 20 * lines.length - 2 * (lines.length - 1);
+    label.select("rect").attr("x", -width / 2).attr("y", -height / 2).attr("width", width).attr("height", height);
+    const tspans = label.select("text").selectAll("tspan").data(lines).join("tspan");
+    tspans.attr("x", 0).attr("dy", (_, i) => (i === 0 ? `${0.35 - 0.55 * (lines.length - 1)}em` : "1.1em")).text((line) => line);
+  }
+
+  function classFor(id, flags, hasGrad) {
+    let cls = baseClass[id];
+    for (const [bit, name] of STATE_CLASSES) if (flags & bit) cls += name;
+    if (hasGrad) cls += " has-grad";
+    if (id === pinned) cls += " is-pinned";
+    if (id === hovered) cls += " is-hovered";
+    return cls;
+  }
+
+  /** Show the walk at one step: grads revealed so far, node states, highlighted edges. */
+  function applyFrame(frame) {
+    lastFrame = frame;
+    if (!model) return;
+    applyNodes(frame, 0, model.nodes.length);
+    drawHotEdges(frame);
+  }
+
+  function applyNodes(frame, from, to) {
+    const receiving = new Map();
+    for (const u of frame.step.updates ?? []) if (!receiving.has(u.child)) receiving.set(u.child, u.before);
+    for (let id = from; id < to; id++) {
+      const el = nodeEls[id];
+      const part = parts[id];
+      if (!el || !part) continue; // not drawn yet
+      const value = frame.grads[id];
+      const text = value === null || value === undefined ? "" : formatNumber(value);
+      const flags = frame.flags[id];
+      if (text === shownGrad[id] && flags === shownFlags[id] && !(flags & FLAG.RECEIVING)) continue;
+      shownGrad[id] = text;
+      shownFlags[id] = flags;
+      el.setAttribute("class", classFor(id, flags, text !== ""));
+      const node = model.nodes[id];
+      if (compact) {
+        part.text.textContent = `${nodeName(node)}  ${formatNumber(node.data)} │ ${text || "·"}`;
+        continue;
+      }
+      part.grad.textContent = text;
+      part.grad.setAttribute("class", isNonFinite(value) ? "vg-grad vg-nonfinite" : "vg-grad");
+      part.was.textContent = !(flags & FLAG.RECEIVING) ? "" : receiving.has(id) ? `was ${formatNumber(receiving.get(id))}` : "seed";
+      const position = tl.sortPosition[id];
+      part.badge.textContent = flags & FLAG.SORTED && position >= 0 ? String(position) : "";
+      el.setAttribute("aria-label", `${nodeName(node)}: data ${formatNumber(node.data)}, grad ${text || "not reached yet"}`);
+    }
+  }
+
+  function drawHotEdges(frame) {
+    for (const key of hotEdges) {
+      const el = edgeEls.get(key);
+      if (!el) continue;
+      el.path.classList.remove("is-update", "is-descend", "is-skip");
+      el.path.setAttribute("marker-end", `url(#vg-arrow-${uid})`);
+      el.label.classList.remove("is-update", "is-descend", "is-skip");
+      setPill(d3.select(el.label), formatNumber(model.nodes[el.edge.parent].local_grads[el.edge.slot]));
+    }
+    hotEdges = [];
+    if (compact) {
+      const byKey = new Map(frame.edges.map((e) => [`${e.parent}:${e.slot}`, e]));
+      const hot = frame.edges.length ? placement.edges.filter((e) => byKey.has(e.key)) : [];
+      hotEdgeLayer.selectAll("path").data(hot, (e) => e.key).join("path")
+        .attr("class", (e) => `vg-edge is-${byKey.get(e.key).kind}`).attr("d", (e) => e.d);
+      return;
+    }
+    for (const e of frame.edges) {
+      const key = `${e.parent}:${e.slot}`;
+      const el = edgeEls.get(key);
+      if (!el) continue;
+      hotEdges.push(key);
+      el.path.classList.add(`is-${e.kind}`);
+      el.path.setAttribute("marker-end", `url(#vg-arrow-hot-${uid})`);
+      el.path.parentNode.appendChild(el.path); // on top of the other edges
+      el.label.classList.add(`is-${e.kind}`);
+      if (e.text) setPill(d3.select(el.label), e.text);
+      el.label.parentNode.appendChild(el.label);
+    }
+  }
+
+  function redrawNode(id) {
+    if (id === null || !lastFrame || id >= shownFlags.length) return;
+    shownFlags[id] = FORCE;
+    applyNodes(lastFrame, id, id + 1);
+  }
+
+  function setHovered(id) {
+    const before = hovered;
+    hovered = id;
+    redrawNode(before);
+    redrawNode(id);
+    if (compact || !placement) return;
+    for (const el of edgeEls.values()) {
+      const on = id !== null && (el.edge.parent === id || el.edge.child === id);
+      el.path.classList.toggle("is-related", on);
+      el.label.classList.toggle("is-related", on);
+    }
+  }
+
+  /** Mark one node as the one whose story is shown (null: none). */
+  function pin(id) {
+    const before = pinned;
+    pinned = id;
+    redrawNode(before);
+    redrawNode(id);
+  }
+
+  function viewSize() {
+    const [width, height] = size ?? [container.clientWidth, container.clientHeight];
+    return [width || 800, height || 500];
+  }
+
+  /** Zoom and pan so the whole graph fits. */
+  function fit(animate = true) {
+    if (!placement) return;
+    const [vw, vh] = viewSize();
+    const w = placement.width + 2 * FIT_MARGIN;
+    const h = placement.height + 2 * FIT_MARGIN;
+    const k = Math.min(MAX_FIT_SCALE, (vw - 2 * FIT_PADDING) / w, (vh - 2 * FIT_PADDING) / h);
+    const target = d3.zoomIdentity.translate((vw - w * k) / 2 + FIT_MARGIN * k, (vh - h * k) / 2 + FIT_MARGIN * k).scale(k);
+    (animate ? svg.transition().duration(300) : svg).call(zoom.transform, target);
+  }
+
+  function zoomBy(factor) {
+    svg.transition().duration(200).call(zoom.scaleBy, factor);
+  }
+
+  /** Centre a node, zoomed in enough to read it. */
+  function reveal(id) {
+    const p = placement?.nodes[id];
+    if (!p) return;
+    const [vw, vh] = viewSize();
+    const k = Math.max(d3.zoomTransform(svg.node()).k, compact ? 1 : 0.8);
+    svg.transition().duration(300).call(zoom.transform, d3.zoomIdentity.translate(vw / 2 - p.cx * k, vh / 2 - p.cy * k).scale(k));
+  }
+
+  return { setGraph, applyFrame, fit, zoomBy, reveal, pin, svg: svg.node() };
+}

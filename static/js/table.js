@@ -1,0 +1,116 @@
+// The two step tables (stage 1's pops, stage 2's walk), kept in step with the player.
+// Long walks render a window of rows around the current step rather than thousands of rows.
+
+import { grouped } from "./format.js";
+import { tableRow } from "./timeline.js";
+
+const WINDOW = 80; // rows drawn at most per table (a window of a long walk is re-drawn as the step moves)
+
+export function createTables(root, { onJump = () => {} } = {}) {
+  const parts = {
+    sort: { wrap: root.querySelector('[data-vg="sort-wrap"]'), body: root.querySelector('[data-vg="sort-table"] tbody') },
+    propagate: { wrap: root.querySelector('[data-vg="propagate-wrap"]'), body: root.querySelector('[data-vg="propagate-table"] tbody') },
+  };
+  let tl = null;
+  let current = null; // the highlighted <tr>
+  const windows = { sort: null, propagate: null }; // [first, last] step drawn
+
+  for (const part of Object.values(parts)) {
+    part.body.addEventListener("click", (event) => {
+      const row = event.target.closest("tr[data-step]");
+      if (row && part.body.contains(row)) onJump(Number(row.dataset.step));
+    });
+  }
+
+  function range(stage) {
+    return stage === "sort" ? [0, tl.sortEnd] : [tl.propagateStart, tl.last];
+  }
+
+  function renderWindow(stage, around) {
+    const [first, last] = range(stage);
+    let from = first;
+    let to = last;
+    if (last - first + 1 > WINDOW) {
+      from = Math.max(first, Math.min(around - WINDOW / 2, last - WINDOW + 1));
+      to = from + WINDOW - 1;
+    }
+    const { body } = parts[stage];
+    const doc = body.ownerDocument;
+    const fragment = doc.createDocumentFragment();
+    if (from > first) fragment.append(gapRow(doc, from - first, "earlier"));
+    for (let k = from; k <= to; k++) {
+      const row = tableRow(tl, k);
+      const tr = doc.createElement("tr");
+      tr.dataset.step = String(k);
+      row.cells.forEach((text, i) => {
+        const cell = doc.createElement(i === 0 ? "th" : "td");
+        if (i === 0) {
+          cell.scope = "row";
+          const button = doc.createElement("button");
+          button.type = "button";
+          button.className = "vg-row-button";
+          button.textContent = text;
+          button.setAttribute("aria-label", `Go to stage ${stage === "sort" ? 1 : 2}, step ${text}`);
+          cell.append(button);
+        } else {
+          cell.textContent = text;
+        }
+        tr.append(cell);
+      });
+      fragment.append(tr);
+    }
+    if (to < last) fragment.append(gapRow(doc, last - to, "later"));
+    body.replaceChildren(fragment);
+    windows[stage] = [from, to];
+  }
+
+  function gapRow(doc, count, where) {
+    const tr = doc.createElement("tr");
+    tr.className = "vg-gap-row";
+    const td = doc.createElement("td");
+    td.colSpan = 5;
+    td.textContent = `… ${grouped(count)} ${where} steps (move the scrubber to see them)`;
+    tr.append(td);
+    return tr;
+  }
+
+  function setTimeline(timeline) {
+    tl = timeline;
+    current = null;
+    renderWindow("sort", 0);
+    renderWindow("propagate", tl.propagateStart);
+  }
+
+  /** Highlight step k's row and scroll its table (not the page) to show it. */
+  function show(k) {
+    if (!tl) return;
+    const stage = k >= tl.propagateStart ? "propagate" : "sort";
+    const [from, to] = windows[stage];
+    if (k < from || k > to) renderWindow(stage, k);
+    if (current) {
+      current.classList.remove("is-current");
+      current.removeAttribute("aria-current");
+    }
+    current = parts[stage].body.querySelector(`tr[data-step="${k}"]`);
+    if (!current) return;
+    current.classList.add("is-current");
+    current.setAttribute("aria-current", "step");
+    // Measured in the next frame, when the page is laid out anyway (measuring now would force it).
+    const row = current;
+    requestAnimationFrame(() => scrollTo(parts[stage].wrap, row));
+  }
+
+  function scrollTo(wrap, row) {
+    if (!row.isConnected) return;
+    // Positions inside the scrolled box; the sticky header covers the top of it.
+    const box = wrap.getBoundingClientRect();
+    const rowBox = row.getBoundingClientRect();
+    const header = row.closest("table").tHead?.getBoundingClientRect().height ?? 0;
+    const top = rowBox.top - box.top + wrap.scrollTop;
+    const bottom = top + rowBox.height;
+    if (top - header < wrap.scrollTop) wrap.scrollTop = top - header - 4;
+    else if (bottom > wrap.scrollTop + wrap.clientHeight) wrap.scrollTop = bottom - wrap.clientHeight + 4;
+  }
+
+  return { setTimeline, show };
+}

@@ -1,0 +1,309 @@
+// The walk as a plain array of steps, and what every view shows at a given step.
+//
+// Pure: built once from the API's trace, never recomputing a gradient. Steps are
+//   stage 1 (sort):      a "start" step (push the output), then one step per pop of the stack;
+//   stage 2 (propagate): a "seed" step (output.grad = 1), then one step per node walked.
+// The stack is replayed from the sort steps as a persistent linked list (each step shares the
+// cells below its top), so the stack at any step costs O(1) to keep and scrubbing is free.
+
+import { formatNumber, nodeName } from "./format.js";
+
+/** Bits of a node's state at a step (frame.flags). */
+export const FLAG = {
+  STACK: 1, // on the stack
+  SORTED: 2, // already appended to the sorted list
+  FOCUS: 4, // popped (stage 1) or being walked (stage 2)
+  WALKED: 8, // stage 2 has passed this node
+  RECEIVING: 16, // its grad changes at this step
+  EXPLORED: 32, // the input looked at by this stage 1 step
+};
+
+const TABLE_STACK_ENTRIES = 6;
+const TABLE_SORTED_ENTRIES = 8;
+
+function push(below, node, index) {
+  return { node, index, below, size: below ? below.size + 1 : 1 };
+}
+
+export function buildTimeline(model) {
+  const { nodes, output } = model;
+  const n = nodes.length;
+  const order = model.order ?? [];
+  const sort = model.trace?.sort ?? [];
+  const walk = model.trace?.propagate ?? [];
+  const recursive = order.length === 0 && walk.length > 0; // the variant that skips the sort
+  const steps = [];
+
+  const parents = nodes.map(() => []);
+  for (const node of nodes) node.children.forEach((child, slot) => parents[child].push({ parent: node.id, slot }));
+
+  // Stage 1: replay the stack.
+  const emitStep = new Int32Array(n).fill(-1);
+  const sortPosition = new Int32Array(n).fill(-1);
+  let stack = recursive ? null : push(null, output, 0);
+  let sorted = 0;
+  steps.push({ stage: "sort", kind: "start", node: output, stack, sorted });
+  for (const s of sort) {
+    let rest = stack ? stack.below : null; // pop
+    if (s.action !== "emit") rest = push(rest, s.node, s.index + 1);
+    if (s.action === "descend") rest = push(rest, s.child, 0);
+    if (s.action === "emit") {
+      if (emitStep[s.node] < 0) {
+        emitStep[s.node] = steps.length;
+        sortPosition[s.node] = sorted;
+      }
+      sorted += 1;
+    }
+    stack = rest;
+    steps.push({ stage: "sort", kind: s.action, node: s.node, index: s.index, child: s.child, stack, sorted });
+  }
+  const sortEnd = steps.length - 1;
+
+  // Stage 2: every grad change, kept per node for look-up by step.
+  const gradSteps = nodes.map(() => []);
+  const gradValues = nodes.map(() => []);
+  const current = new Float64Array(n);
+  const contributions = nodes.map(() => []);
+  const walkStep = new Int32Array(n).fill(-1);
+  const setGrad = (id, k, value) => {
+    gradSteps[id].push(k);
+    gradValues[id].push(value);
+    current[id] = value;
+  };
+
+  const propagateStart = steps.length;
+  steps.push({ stage: "propagate", kind: "seed", node: output });
+  setGrad(output, propagateStart, 1);
+  walk.forEach((p, i) => {
+    const k = steps.length;
+    if (walkStep[p.node] < 0) walkStep[p.node] = k;
+    const updates = p.updates.map((u, slot) => {
+      const before = current[u.child];
+      setGrad(u.child, k, u.grad);
+      const update = { parent: p.node, slot, child: u.child, local: u.local_grad, parentGrad: p.grad, delta: u.delta, before, after: u.grad };
+      contributions[u.child].push({ step: k, ...update });
+      return update;
+    });
+    steps.push({ stage: "propagate", kind: "propagate", node: p.node, grad: p.grad, updates, position: recursive ? null : order.length - 1 - i });
+  });
+
+  return {
+    model, nodes, n, output, order, steps, parents, recursive,
+    checksVisited: model.variant !== "no-visited-check",
+    sortEnd, propagateStart, last: steps.length - 1,
+    emitStep, sortPosition, walkStep, gradSteps, gradValues, contributions,
+  };
+}
+
+/** The grad a node shows at step k: null while not yet reached; at the end every grad is shown. */
+export function gradAt(tl, id, k) {
+  const at = tl.gradSteps[id];
+  // Binary search for the last change at or before step k.
+  let lo = 0;
+  let hi = at.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (at[mid] <= k) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo > 0) return tl.gradValues[id][lo - 1];
+  return k >= tl.last ? tl.nodes[id].grad : null;
+}
+
+/** The stack at step k, top first, at most `limit` entries, and its full size. */
+export function stackAt(tl, k, limit = Infinity) {
+  const step = tl.steps[k];
+  const entries = [];
+  let cell = step.stage === "sort" ? step.stack : null;
+  const size = cell ? cell.size : 0;
+  while (cell && entries.length < limit) {
+    entries.push({ node: cell.node, index: cell.index });
+    cell = cell.below;
+  }
+  return { entries, size };
+}
+
+/** How many nodes are in the sorted list at step k. */
+export function sortedCountAt(tl, k) {
+  const step = tl.steps[k];
+  return step.stage === "sort" ? step.sorted : tl.order.length;
+}
+
+/** Which stage-1 and stage-2 step numbers a global step has, counted as the course's tables do. */
+export function stageStepNumber(tl, k) {
+  return tl.steps[k].stage === "sort" ? k : k - tl.propagateStart;
+}
+
+/** Everything the views show at step k. */
+export function frameAt(tl, k) {
+  k = Math.max(0, Math.min(tl.last, k));
+  const step = tl.steps[k];
+  const n = tl.n;
+  const grads = new Array(n);
+  for (let id = 0; id < n; id++) grads[id] = gradAt(tl, id, k);
+
+  const flags = new Uint8Array(n);
+  const edges = [];
+  let focus = null;
+  if (step.stage === "sort") {
+    for (let cell = step.stack; cell; cell = cell.below) flags[cell.node] |= FLAG.STACK;
+    for (let id = 0; id < n; id++) if (tl.emitStep[id] >= 0 && tl.emitStep[id] <= k) flags[id] |= FLAG.SORTED;
+    if (step.kind !== "start") {
+      focus = step.node;
+      flags[focus] |= FLAG.FOCUS;
+    }
+    if (step.kind === "descend" || step.kind === "skip") {
+      flags[step.child] |= FLAG.EXPLORED;
+      edges.push({ parent: step.node, slot: step.index, child: step.child, kind: step.kind });
+    }
+  } else {
+    for (let id = 0; id < n; id++) {
+      if (tl.emitStep[id] >= 0) flags[id] |= FLAG.SORTED;
+      if (tl.walkStep[id] >= 0 && tl.walkStep[id] < k) flags[id] |= FLAG.WALKED;
+    }
+    focus = step.node;
+    flags[focus] |= FLAG.FOCUS;
+    if (step.kind === "seed") flags[focus] |= FLAG.RECEIVING;
+    for (const u of step.updates ?? []) {
+      flags[u.child] |= FLAG.RECEIVING;
+      edges.push({ parent: u.parent, slot: u.slot, child: u.child, kind: "update", text: updateText(tl, u) });
+    }
+  }
+  return { index: k, count: tl.last + 1, stage: step.stage, kind: step.kind, step, focus, grads, flags, edges, caption: caption(tl, k), done: k === tl.last };
+}
+
+/** Before and after values of the grads that change at step k: id -> before (null if blank). */
+export function changesAt(tl, k) {
+  const step = tl.steps[k];
+  const changes = new Map();
+  if (step.kind === "seed") changes.set(step.node, null);
+  for (const u of step.updates ?? []) if (!changes.has(u.child)) changes.set(u.child, k > 0 ? gradAt(tl, u.child, k - 1) : null);
+  return changes;
+}
+
+function updateText(tl, u) {
+  return `${name(tl, u.child)}.grad += ${formatNumber(u.local)} × ${formatNumber(u.parentGrad)}`;
+}
+
+function name(tl, id) {
+  return nodeName(tl.nodes[id]);
+}
+
+function inputs(count) {
+  return count === 1 ? "1 input" : `${count} inputs`;
+}
+
+/** The popped pair, "(c, 0)", for stage 1 steps. */
+export function popText(tl, k) {
+  const step = tl.steps[k];
+  if (step.stage !== "sort" || step.kind === "start") return "";
+  return `(${name(tl, step.node)}, ${step.index})`;
+}
+
+/** What happens at step k, in words (without the "Pop (c, 0)." prefix). */
+export function whatHappens(tl, k) {
+  const step = tl.steps[k];
+  const node = tl.nodes[step.node];
+  const who = name(tl, step.node);
+  const count = node.children.length;
+  switch (step.kind) {
+    case "start":
+      return tl.recursive
+        ? `This walk skips the sort: it starts at ${who} and, at each input, adds to its grad and recurses at once.`
+        : `Push (${who}, 0): the output, with input index 0. Each stack entry is a node and the next input to look at.`;
+    case "descend": {
+      const child = name(tl, step.child);
+      const why = tl.checksVisited ? `input ${child} is new, so push (${child}, 0) to explore it` : `no visited check: push (${child}, 0) whether or not it was seen`;
+      return `${who} has ${inputs(count)} and index ${step.index} < ${count}: push (${who}, ${step.index + 1}) to come back later; ${why}.`;
+    }
+    case "skip":
+      return `${who} has ${inputs(count)} and index ${step.index} < ${count}: push (${who}, ${step.index + 1}) to come back later; input ${name(tl, step.child)} was already visited, so skip it.`;
+    case "emit":
+      return count === 0
+        ? `${who} is a leaf (no inputs): append ${who} to the sorted list.`
+        : `${who} has ${inputs(count)} and index ${step.index} = ${count}: all inputs done, append ${who} to the sorted list.`;
+    case "seed":
+      return tl.recursive
+        ? `Stage 2 (broken variant): start at the output with ${who}.grad = 1 and recurse into each input as soon as it is updated.`
+        : `Walk the sorted list backwards (${walkPreview(tl)}). Seed the output: ${who}.grad = 1, because nudging ${who} moves ${who} by the same amount.`;
+    default: {
+      const grad = formatNumber(step.grad);
+      if (count === 0) return `${who}.grad is ${grad}. ${who} is a leaf (no inputs): nothing to pass on.`;
+      if (step.updates.length === 0) return `${who}.grad is ${grad}: nothing to pass on, so skip it.`;
+      const parts = step.updates.map(
+        (u) => `${name(tl, u.child)}.grad += ${formatNumber(u.local)} × ${grad}, so ${formatNumber(u.before)} → ${formatNumber(u.after)}`,
+      );
+      return `${who}.grad is ${grad}. Each input gets local gradient × ${grad}: ${parts.join("; ")}.`;
+    }
+  }
+}
+
+function walkPreview(tl) {
+  const names = [];
+  for (let i = tl.order.length - 1; i >= 0 && names.length < 6; i--) names.push(name(tl, tl.order[i]));
+  return names.join(" → ") + (tl.order.length > 6 ? " → …" : "");
+}
+
+/** The caption under the graph at step k. */
+export function caption(tl, k) {
+  const step = tl.steps[k];
+  const stage = step.stage === "sort" ? "Stage 1" : "Stage 2";
+  const pop = popText(tl, k);
+  const end = k === tl.last ? ` Done: ${doneText(tl)}` : "";
+  return `${stage}, step ${stageStepNumber(tl, k)}. ${pop ? `Pop ${pop}. ` : ""}${whatHappens(tl, k)}${end}`;
+}
+
+function doneText(tl) {
+  const leaves = tl.nodes.filter((node) => node.op === null && node.label !== null).slice(0, 4);
+  if (leaves.length === 0) return "every gradient is in place.";
+  return `${leaves.map((node) => `${nodeName(node)}.grad = ${formatNumber(gradAt(tl, node.id, tl.last))}`).join(", ")}${leaves.length < countNamedLeaves(tl) ? ", …" : ""}.`;
+}
+
+function countNamedLeaves(tl) {
+  return tl.nodes.reduce((count, node) => count + (node.op === null && node.label !== null ? 1 : 0), 0);
+}
+
+/** "[(L,1), (c,2)]", bottom first as in the course's table, shortened on deep stacks. */
+export function stackText(tl, k) {
+  const { entries, size } = stackAt(tl, k, TABLE_STACK_ENTRIES);
+  const pairs = entries.reverse().map((e) => `(${name(tl, e.node)},${e.index})`);
+  const hidden = size - entries.length;
+  return `[${hidden > 0 ? `… ${hidden} more, ` : ""}${pairs.join(", ")}]`;
+}
+
+/** "[a, b, c]" at step k, shortened on long lists. */
+export function sortedText(tl, k) {
+  const count = sortedCountAt(tl, k);
+  const first = Math.max(0, count - TABLE_SORTED_ENTRIES);
+  const names = tl.order.slice(first, count).map((id) => name(tl, id));
+  return `[${first > 0 ? `… ${first} more, ` : ""}${names.join(", ")}]`;
+}
+
+/** One row of the step tables, for step k. */
+export function tableRow(tl, k) {
+  const step = tl.steps[k];
+  const number = step.kind === "start" || step.kind === "seed" ? "start" : String(stageStepNumber(tl, k));
+  if (step.stage === "sort") {
+    return { stage: "sort", k, cells: [number, popText(tl, k) || "—", whatHappens(tl, k), stackText(tl, k), sortedText(tl, k)] };
+  }
+  const position = step.kind === "seed" || step.position === null || step.position === undefined ? "—" : String(step.position);
+  const grad = step.kind === "seed" ? "1" : formatNumber(step.grad);
+  return { stage: "propagate", k, cells: [number, position, name(tl, step.node), grad, whatHappens(tl, k)] };
+}
+
+/** A node's story at step k: how it was made, its local gradients, where its grad came from. */
+export function storyAt(tl, id, k) {
+  const node = tl.nodes[id];
+  const reached = tl.contributions[id].filter((c) => c.step <= k);
+  const seeded = id === tl.output && k >= tl.propagateStart;
+  return {
+    node,
+    name: name(tl, id),
+    inputs: node.children.map((child, slot) => ({ id: child, name: name(tl, child), data: tl.nodes[child].data, local: node.local_grads[slot] })),
+    parents: tl.parents[id].map((p) => ({ id: p.parent, name: name(tl, p.parent), slot: p.slot })),
+    sortPosition: tl.sortPosition[id] >= 0 && tl.emitStep[id] <= k ? tl.sortPosition[id] : null,
+    grad: gradAt(tl, id, k),
+    seeded,
+    contributions: reached.map((c) => ({ ...c, parentName: name(tl, c.parent) })),
+  };
+}
