@@ -48,13 +48,20 @@ def propagate(order, steps=None, accumulate=True):
     also keeps 0 * Infinity from turning a dead branch into NaN.
     Each recorded step is (node, grad, [(child, local_grad, delta, child_grad_after)])."""
     order[-1].grad = 1.0
+    if steps is None and accumulate:  # the plain loop of Value.backward()
+        for node in reversed(order):
+            grad = node.grad
+            if grad != 0 and node._children:
+                children, local_grads = node._children, node._local_grads
+                if len(children) == 2:  # + and *, written out: a zip() per node cost twice the arithmetic
+                    children[0].grad += local_grads[0] * grad
+                    children[1].grad += local_grads[1] * grad
+                else:
+                    for child, local in zip(children, local_grads):
+                        child.grad += local * grad
+        return
     for node in reversed(order):
         grad = node.grad
-        if steps is None and accumulate:
-            if grad != 0:
-                for child, local in zip(node._children, node._local_grads):
-                    child.grad += local * grad
-            continue
         updates = []
         if grad != 0:
             for child, local in zip(node._children, node._local_grads):

@@ -15,10 +15,12 @@ BINARY_PRECEDENCE = {"+": 10, "-": 10, "*": 20, "/": 20, "**": 40}
 UNARY_PRECEDENCE = 30  # between * and **: -a**2 is -(a**2), -a*b is (-a)*b
 RIGHT_ASSOCIATIVE = {"**"}
 
-_NUMBER = re.compile(r"(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_BLANK = " \t\r\f"
-_PUNCTUATION = "+-*/()=,."
+_TOKEN = re.compile(
+    r"(?P<blank>[ \t\r\f]+)|(?P<comment>#[^\n]*)|(?P<end>[\n;])"
+    r"|(?P<number>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)(?P<glued>[A-Za-z0-9_]+)?"
+    r"|(?P<name>[A-Za-z_][A-Za-z0-9_]*)|(?P<op>\*\*|[-+*/()=,.])|(?P<bad>.)",
+    re.DOTALL,
+)
 
 
 def tokenize(source: str, limits: Limits = Limits()) -> list[Token]:
@@ -30,45 +32,28 @@ def tokenize(source: str, limits: Limits = Limits()) -> list[Token]:
     tokens = []
     open_parens = 0  # inside parentheses a newline does not end the statement, as in Python
     line, line_start = 1, 0
-
-    def span(start, end):
-        return Span(start, line, start - line_start + 1, end)
-
-    i, n = 0, len(source)
-    while i < n:
-        ch = source[i]
-        if ch in _BLANK:
-            i += 1
-        elif ch == "#":
-            newline = source.find("\n", i)
-            i = n if newline < 0 else newline
-        elif ch == "\n" or ch == ";":
-            if open_parens == 0 or ch == ";":
-                tokens.append(Token("end", ch, span(i, i + 1)))
-            if ch == "\n":
-                line, line_start = line + 1, i + 1
-            i += 1
-        elif match := _NUMBER.match(source, i):
-            end = match.end()
-            if end < n and (source[end].isalnum() or source[end] == "_"):
-                stop = _NAME.match(source, end)
-                bad = source[i : stop.end() if stop else end + 1]
-                raise ProgramError(f"'{bad}' is not a number", span(i, i + len(bad)))
-            tokens.append(Token("number", match.group(), span(i, end)))
-            i = end
-        elif match := _NAME.match(source, i):
-            tokens.append(Token("name", match.group(), span(i, match.end())))
-            i = match.end()
-        elif source.startswith("**", i):
-            tokens.append(Token("op", "**", span(i, i + 2)))
-            i += 2
-        elif ch in _PUNCTUATION:
-            open_parens += (ch == "(") - (ch == ")" and open_parens > 0)
-            tokens.append(Token("op", ch, span(i, i + 1)))
-            i += 1
-        else:
-            raise ProgramError(_unexpected_character(ch), span(i, i + 1))
-    tokens.append(Token("eof", "", span(n, n)))
+    for match in _TOKEN.finditer(source):
+        kind = match.lastgroup
+        if kind == "blank" or kind == "comment":
+            continue
+        start, end = match.span()
+        text = match.group()
+        span = Span(start, line, start - line_start + 1, end)
+        if kind == "end":
+            if open_parens == 0 or text == ";":
+                tokens.append(Token("end", text, span))
+            if text == "\n":
+                line, line_start = line + 1, end
+            continue
+        if kind == "glued":  # a number run into letters: 1e, 2x, 3_000
+            raise ProgramError(f"'{text}' is not a number", span)
+        if kind == "bad":
+            raise ProgramError(_unexpected_character(text), span)
+        if kind == "op":
+            open_parens += (text == "(") - (text == ")" and open_parens > 0)
+        tokens.append(Token(kind, text, span))
+    n = len(source)
+    tokens.append(Token("eof", "", Span(n, line, n - line_start + 1, n)))
     return tokens
 
 

@@ -1,64 +1,58 @@
-"""Spans, tokens and the syntax tree the parser builds."""
+"""Spans, tokens and the syntax tree the parser builds.
 
-from dataclasses import dataclass
+Named tuples rather than dataclasses: a long program makes hundreds of thousands of them, and
+tuples are cheaper to build and mostly invisible to the garbage collector."""
+
+from typing import NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class Span:
+class Span(NamedTuple):
     offset: int  # 0-based character offset of the first character
     line: int  # 1-based
     column: int  # 1-based, in characters
     end: int  # offset just past the last character
 
 
-@dataclass(frozen=True, slots=True)
-class Token:
+class Token(NamedTuple):
     kind: str  # "number", "name", "op" (operators and punctuation), "end" (newline, ';', end of text)
     text: str
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
-class Number:
+class Number(NamedTuple):
     value: float
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
-class Name:
+class Name(NamedTuple):
     name: str
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
-class Unary:
+class Unary(NamedTuple):
     op: str  # "-" or "+"
     operand: object
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
-class Binary:
+class Binary(NamedTuple):
     op: str  # "+", "-", "*", "/" or "**"
     left: object
     right: object
     span: Span  # the operator
 
 
-@dataclass(frozen=True, slots=True)
-class Call:
+class Call(NamedTuple):
     function: str
     args: tuple
     span: Span  # the function's name
 
 
-@dataclass(frozen=True, slots=True)
-class Statement:
+class Statement(NamedTuple):
     target: str | None  # the assigned name, or None for a bare expression
     expr: object
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
-class Program:
+class Program(NamedTuple):
     statements: tuple

@@ -59,22 +59,23 @@ WHOLE_PROGRAM = Span(0, 1, 1, 0)
 def trace(output, limits: Limits = Limits(), variant: str = "correct") -> Trace:
     if variant not in VARIANTS:
         raise ValueError(f"unknown variant {variant!r}; expected one of {', '.join(VARIANTS)}")
-    reached = topological_order(output)
+    sort_steps, propagate_steps = [], []
+    unfolds = variant in ("no-visited-check", "no-topological-order")
+    reached = topological_order(output, None if unfolds else sort_steps)
     if len(reached) > limits.max_nodes:
         raise ProgramError(f"the graph has {len(reached):,} nodes; the limit is {limits.max_nodes:,}", WHOLE_PROGRAM)
+    if unfolds:
+        _check_unfolded_size(reached, limits)
     nodes = sorted(reached, key=lambda node: node._serial)
     ids = {node: i for i, node in enumerate(nodes)}
-    if variant in ("no-visited-check", "no-topological-order"):
-        _check_unfolded_size(reached, limits)
     for node in nodes:
         node.grad = 0.0
 
-    sort_steps, propagate_steps = [], []
     if variant == "no-topological-order":
         recursive_propagate(output, propagate_steps)
         order = []
     else:
-        order = topological_order(output, sort_steps, check_visited=variant != "no-visited-check")
+        order = topological_order(output, sort_steps, check_visited=False) if unfolds else reached
         propagate(order, propagate_steps, accumulate=variant != "assign")
 
     sort = [SortStep(ids[n], index, action, None if child is None else ids[child]) for n, index, action, child in sort_steps]
@@ -102,6 +103,8 @@ def _warnings(nodes, steps):
     """Where each kind of non-finite number (NaN, an infinity) first appears, and why."""
     warnings = []
     for i, node in enumerate(nodes):
+        if math.isfinite(node.data) and all(map(math.isfinite, node._local_grads)):
+            continue
         children = [child.data for child in node._children]
         kind = _non_finite_kind(node.data)
         if kind and kind not in map(_non_finite_kind, children):
@@ -139,7 +142,7 @@ def _reason(node, children):
         return ": arithmetic on plain numbers (such as 1/0 or 1e308 * 10) made it"
     if node.op == "log" and children[0] < 0:
         return ": the logarithm of a negative number"
-    if node.op == "**" and children[0] < 0 and node.exponent != int(node.exponent):
+    if node.op == "**" and children[0] < 0 and math.isfinite(node.exponent) and node.exponent != int(node.exponent):
         return ": a negative number to a fractional power"
     if node.op == "**" and children[0] == 0 and node.exponent < 0:
         return ": division by zero"
