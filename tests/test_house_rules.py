@@ -1,0 +1,93 @@
+"""House rules that keep the shape honest: the engine stands alone (standard library only,
+nothing from the web layer), and no user text is ever run as Python."""
+
+import ast
+import pathlib
+import re
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+ENGINE_FILES = sorted((ROOT / "engine").glob("*.py"))
+APP_FILES = sorted((ROOT / "app").rglob("*.py"))
+WEB_PACKAGES = {"app", "fastapi", "pydantic", "starlette", "jinja2", "uvicorn", "httpx"}
+RUNS_TEXT_AS_CODE = {"eval", "exec", "compile", "__import__"}
+
+
+def imported_modules(path):
+    """Top-level package of every import in a file, from its syntax tree (the file is our
+    own source, read as data)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name.split(".")[0], node.lineno
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            yield node.module.split(".")[0], node.lineno
+
+
+def forbidden_calls(path):
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            function = node.func
+            if isinstance(function, ast.Name) and function.id in RUNS_TEXT_AS_CODE:
+                yield function.id, node.lineno
+            elif isinstance(function, ast.Attribute) and function.attr in RUNS_TEXT_AS_CODE | {"parse", "literal_eval"}:
+                owner = function.value
+                owner_name = owner.id if isinstance(owner, ast.Name) else None
+                if owner_name == "ast" or (function.attr in RUNS_TEXT_AS_CODE and owner_name != "re"):
+                    yield f"{ast.unparse(function)}", node.lineno
+
+
+def test_the_engine_is_there():
+    names = {path.name for path in ENGINE_FILES}
+    assert {"value.py", "parser.py", "evaluate.py", "trace.py", "nudge.py"} <= names
+
+
+@pytest.mark.parametrize("path", ENGINE_FILES, ids=lambda p: p.name)
+def test_engine_imports_nothing_from_the_web(path):
+    web = [(module, line) for module, line in imported_modules(path) if module in WEB_PACKAGES]
+    assert web == [], f"{path.name} imports {web}"
+
+
+@pytest.mark.parametrize("path", ENGINE_FILES, ids=lambda p: p.name)
+def test_engine_uses_the_standard_library_only(path):
+    outside = [(module, line) for module, line in imported_modules(path) if module not in sys.stdlib_module_names]
+    assert outside == [], f"{path.name} imports {outside}"
+
+
+@pytest.mark.parametrize("path", ENGINE_FILES + APP_FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_code_from_text(path):
+    calls = list(forbidden_calls(path))
+    assert calls == [], f"{path.relative_to(ROOT)} calls {calls}"
+
+
+@pytest.mark.parametrize("path", ENGINE_FILES + APP_FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_code_from_text_in_the_source_text(path):
+    # belt and braces: also the plain text, so an alias or a getattr cannot hide a call
+    found = forbidden_words(path.read_text(encoding="utf-8"))
+    assert found == [], f"{path.relative_to(ROOT)} contains {found}"
+
+
+def forbidden_words(text):
+    text = text.replace("re.compile(", "")  # regular expressions are fine
+    return re.findall(r"(?<![\w])(?:eval|exec|compile)\(|ast\.parse|literal_eval|__import__", text)
+
+
+def test_no_tests_inside_the_packages():
+    for package in ("engine", "app"):
+        stray = [p for p in (ROOT / package).rglob("*.py") if p.name.startswith("test_") or p.name == "conftest.py"]
+        assert stray == [], stray
+
+
+def test_forbidden_call_finder_finds_them(tmp_path):
+    sample = tmp_path / "sample.py"
+    sample.write_text("import ast\nx = eval('1')\nexec('y = 2')\nast.parse('z')\nbuiltins.compile('1', 'f', 'eval')\nre.compile('a')\n")
+    assert [name for name, _ in forbidden_calls(sample)] == ["eval", "exec", "ast.parse", "builtins.compile"]
+
+
+def test_forbidden_word_finder_finds_them():
+    text = "evaluate(p); _evaluate(x); re.compile('a')\nf = x.eval(s); exec (s); ast.parse(s); compile(s)"
+    assert forbidden_words(text) == ["eval(", "ast.parse", "compile("]
