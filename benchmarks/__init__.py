@@ -1,0 +1,1 @@
+"""Benchmark scripts: `python -m benchmarks.run` from the repository root prints every table."""

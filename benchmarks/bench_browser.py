@@ -1,0 +1,120 @@
+"""The page in headless Chromium: from the API response to the drawn graph, and frames while the walk plays.
+
+    python -m benchmarks.bench_browser [--quick]
+
+For graphs of about 100, 2,000 and 5,000 nodes (a tanh chain, as the page's own large
+example): open /?expression=..., wait until every node is in the SVG, and take
+- response -> drawn: from the end of the /backward response to the first animation frame
+  after the last node was added (the frame that paints it);
+- the longest main-thread task after the request started (PerformanceObserver "longtask");
+- frame intervals (requestAnimationFrame) for a few seconds of the walk playing at 50x.
+The server is uvicorn on 127.0.0.1 (benchmarks.bench_http.Server); Chromium is Debian's
+/usr/bin/chromium with the same flags as tests/browser/conftest.py.
+"""
+
+import argparse
+import shutil
+from urllib.parse import quote
+
+from benchmarks.bench_http import Server
+from benchmarks.common import load, machine, median, percentile, print_table, verdict
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_FLAGS = ["--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync"]
+SIZES = (100, 2_000, 5_000)
+FRAME_MS = 34  # two vsyncs at 60 Hz (33.3 ms) plus jitter: a longer interval means a frame's work took over 33 ms
+
+# Installed before the page's scripts: long tasks from the start, and a frame clock.
+PROBES = """
+window.__longTasks = [];
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) window.__longTasks.push([entry.startTime, entry.duration]);
+}).observe({ type: "longtask", buffered: true });
+window.__frames = null;
+window.__recordFrames = (ms) => new Promise((resolve) => {
+  const times = [];
+  const start = performance.now();
+  const tick = (now) => { times.push(now); if (now - start < ms) requestAnimationFrame(tick); else resolve(times); };
+  requestAnimationFrame(tick);
+});
+"""
+# Polled every frame: notes when the graph is complete and the frame after it.
+DRAWN = """(nodes) => {
+  if (window.__drawnAt === undefined && document.querySelectorAll('[data-node-id]').length === nodes) {
+    window.__drawnAt = performance.now();
+    requestAnimationFrame(() => { window.__paintFrameAt = performance.now(); });
+  }
+  return window.__paintFrameAt !== undefined;
+}"""
+
+
+def chain(nodes):
+    """x, then h = tanh(h * 1.01) repeated: three nodes a step."""
+    return "x = 0.3\nh = x\n" + "h = tanh(h * 1.01)\n" * ((nodes - 1) // 3) + "L = h"
+
+
+def measure(page, url, nodes, play_ms):
+    page.goto(url)
+    page.wait_for_function(DRAWN, arg=nodes, polling="raf", timeout=60_000)
+    timings = page.evaluate("""() => {
+        const api = performance.getEntriesByType('resource').find((r) => r.name.includes('/backward'));
+        return {asked: api.startTime, answered: api.responseEnd, drawn: window.__drawnAt, painted: window.__paintFrameAt,
+                tasks: window.__longTasks};
+    }""")
+    longest = max((duration for start, duration in timings["tasks"] if start + duration >= timings["asked"]), default=0.0)
+    page.select_option('[data-vg="speed"]', "50")
+    page.click('[data-vg="play"]')
+    times = page.evaluate("(ms) => window.__recordFrames(ms)", play_ms)
+    page.click('[data-vg="play"]')  # pause
+    intervals = [b - a for a, b in zip(times, times[1:])]
+    return timings, longest, intervals
+
+
+def main(quick=False):
+    print(f"\n## Browser\n\n{machine()}; {load()}")
+    if not shutil.which(CHROMIUM):
+        print(f"\n{CHROMIUM} is not installed (apt-get install chromium): browser timings skipped.")
+        return
+    from playwright.sync_api import sync_playwright
+
+    play_ms = 1_000 if quick else 3_000
+    rows = []
+    with Server(1) as server, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+        try:
+            for size in SIZES[:2] if quick else SIZES:
+                program = chain(size)
+                nodes = 1 + 3 * ((size - 1) // 3)
+                context = browser.new_context(viewport={"width": 1440, "height": 1000})
+                page = context.new_page()
+                page.add_init_script(PROBES)
+                timings, longest, intervals = measure(page, f"{server.url}/?expression={quote(program)}", nodes, play_ms)
+                context.close()
+                response_to_paint = timings["painted"] - timings["answered"]
+                slow = sum(1 for i in intervals if i > FRAME_MS)
+                rows.append([
+                    f"{nodes:,}", f"{timings['answered'] - timings['asked']:,.0f}", f"{response_to_paint:,.0f}",
+                    verdict(response_to_paint <= 1000) if nodes >= 5_000 else "",
+                    f"{longest:,.0f}", verdict(longest <= 200) if 1_000 <= nodes <= 2_000 else "",
+                    f"{median(intervals):.1f}", f"{percentile(intervals, 0.95):.1f}", f"{max(intervals):.1f}",
+                    f"{slow} of {len(intervals)}", verdict(percentile(intervals, 0.99) <= FRAME_MS) if nodes >= 5_000 else "",
+                ])
+        finally:
+            browser.close()
+    print_table(
+        "The page in headless Chromium: a tanh chain drawn, then its walk played at 50x",
+        ["nodes", "request ms", "response -> painted ms", "target <= 1 s (5,000)", "longest task ms",
+         "target <= 200 ms (2,000)", "frame p50 ms", "frame p95 ms", "frame max ms", "frames over 34 ms", "target: p99 <= 34 ms (5,000)"],
+        rows,
+        [f"Frames: requestAnimationFrame intervals over {play_ms / 1000:g} s of playing; an interval over 34 ms (two "
+         "60 Hz vsyncs and jitter) means a frame whose work took over 33 ms. Longest task: the longest main-thread "
+         "task (PerformanceObserver longtask, over 50 ms) after the request started, drawing included. Headless Chromium with "
+         "--disable-gpu draws in software on the same cores as the server."],
+    )
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="100 and 2,000 nodes, 1 s of playing")
+    main(parser.parse_args().quick)

@@ -1,0 +1,334 @@
+"""The request pipeline stage by stage, and whole requests through the ASGI app in-process.
+
+    python -m benchmarks.bench_pipeline [--quick]
+
+Stages: parse, evaluate, trace, layout (app.layout), records (app.serialize.backward_response:
+plain dicts), serialise (app.serialize.to_json), and orjson.dumps of the same records for
+comparison. "In the server" is measured by an ASGI wrapper around the app: from the moment
+the app is called until its last byte is sent (middleware, validation, the worker thread and
+gzip included; uvicorn's HTTP parsing and the network not). The app runs its own lifespan,
+so gc.freeze() after start-up happens as in production.
+Slow cases are repeated less: each measurement runs until it has its runs or its time is up.
+"""
+
+import argparse
+import asyncio
+import gc
+import json
+import resource
+import subprocess
+import sys
+
+import anyio
+import anyio.to_thread
+import httpx
+import orjson
+import pydantic_core
+
+from benchmarks.apps import TRIVIAL_PATH, create_bench_app
+from benchmarks.common import REPO, clock, load, machine, median, ms, percentile, print_table, us, verdict
+from engine import Limits, evaluate, parse, trace
+from app.config import Settings
+from app.layout import compute_layout
+from app.serialize import backward_response, to_json
+
+CHAPTER_2 = "a = 2; b = 3; c = a * b; L = c + a"
+COURSE_EXAMPLES = {
+    "chapter 2": CHAPTER_2,
+    "chapter 1 exercise": "a = 2\nb = 3\nc = a * b\nd = c + a\ne = d ** 2",
+    "tanh neuron": "x1 = 2; x2 = 0\nw1 = -3; w2 = 1\nb = 6.8813735870195432\nn = x1*w1 + x2*w2 + b\no = tanh(n)",
+    "softmax + log loss": "z1 = 2; z2 = 1; z3 = 0.1\ne1 = exp(z1); e2 = exp(z2); e3 = exp(z3)\ns = e1 + e2 + e3\np1 = e1 / s\nL = -log(p1)",
+}
+SIZES = (100, 1_000, 10_000, 50_000)
+# The generated programs take ~6.7 characters a node, so 50,000 nodes need more than the default
+# 100,000-character source limit: the benchmark raises that one limit (nodes stay at the default).
+BENCH_SETTINGS = dict(max_source_length=1_000_000, max_body_bytes=4_000_000, time_budget=120.0)
+LIMITS = Limits(max_source_length=BENCH_SETTINGS["max_source_length"])
+DEFAULT_TIME_BUDGET = Settings().time_budget
+STAGES = ("parse", "evaluate", "trace", "layout", "records", "serialise", "orjson", "pydantic_core")
+
+
+def page_sum_of_terms(count):
+    """The page's "large" example: one x times 1..9, summed (static/js/examples.js)."""
+    return "x = 0.5\nL = " + " + ".join(f"x * {i % 9 + 1}" for i in range(count))
+
+
+def page_tanh_chain(count):
+    """The page's other large example: h = tanh(h * 1.01), count times."""
+    lines = ["x = 0.3", "h0 = x"] + [f"h{i} = tanh(h{i - 1} * 1.01)" for i in range(1, count + 1)]
+    return "\n".join(lines + [f"L = h{count}"])
+
+
+def layered_program(nodes):
+    """A deep, reusing graph like a small recurrent net: each line is six nodes, reads the two
+    lines before it and the shared w and b, alternating tanh and relu(** 2) lines."""
+    lines = ["x = 0.3", "w = -0.7", "b = 0.1", "h0 = x", "h1 = x * w"]
+    for i in range(2, 2 + (nodes - 4) // 6):
+        if i % 5:
+            lines.append(f"h{i} = tanh(h{i - 1} * w + h{i - 2} * 0.5 + b)")
+        else:
+            lines.append(f"h{i} = relu(h{i - 1} ** 2 * 0.5 + h{i - 2} * w)")
+    return "\n".join(lines)
+
+
+def programs(quick):
+    found = dict(COURSE_EXAMPLES)
+    found["page: 500-term sum"] = page_sum_of_terms(500)
+    found["page: 1,000-step tanh chain"] = page_tanh_chain(1000)
+    for n in SIZES[:2] if quick else SIZES:
+        found[f"generated {n:,}"] = layered_program(n)
+    return found
+
+
+def runs(quick, cheap):
+    """(most runs, seconds) for one measurement."""
+    if quick:
+        return 3, 0.5
+    return (300, 1.0) if cheap else (30, 3.0)
+
+
+def stage_times(source, max_runs, seconds):
+    """{stage: median seconds} over runs of the whole pipeline, and the node count."""
+    samples = {stage: [] for stage in STAGES}
+    started = clock()
+    while not samples["parse"] or (len(samples["parse"]) < max_runs and clock() - started < seconds):
+        gc.collect()
+        t0 = clock()
+        program = parse(source, LIMITS)
+        t1 = clock()
+        output = evaluate(program)
+        t2 = clock()
+        steps = trace(output, LIMITS)
+        t3 = clock()
+        compute_layout(steps)
+        t4 = clock()
+        records = backward_response(steps, include_trace=True)
+        t5 = clock()
+        to_json(records)
+        t6 = clock()
+        orjson.dumps(records)
+        t7 = clock()
+        pydantic_core.to_json(records, inf_nan_mode="strings")
+        t8 = clock()
+        for stage, seconds_taken in zip(STAGES, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t6 - t5, t7 - t6, t8 - t7)):
+            samples[stage].append(seconds_taken)
+    return {stage: median(times) for stage, times in samples.items()}, len(steps.nodes)
+
+
+class ServerClock:
+    """ASGI wrapper that times each request inside the server."""
+
+    def __init__(self, app):
+        self.app = app
+        self.samples = []
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        start = clock()
+        await self.app(scope, receive, send)
+        self.samples.append(clock() - start)
+
+
+async def _requests(requests, max_runs, seconds, settings, async_dependencies):
+    """For each (path, body): in-server seconds per run, status, bytes as sent (gzip), JSON bytes."""
+    app = create_bench_app(Settings(**settings), async_dependencies)
+    clocked = ServerClock(app)
+    results = []
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=clocked)
+        async with httpx.AsyncClient(transport=transport, base_url="http://bench") as client:
+            for path, body in requests:
+                clocked.samples.clear()
+                started = clock()
+                while not clocked.samples or (len(clocked.samples) < max_runs and clock() - started < seconds):
+                    response = await client.post(path, json=body, headers={"accept-encoding": "gzip"})
+                results.append((list(clocked.samples), response.status_code, response.num_bytes_downloaded, len(response.content)))
+    return results
+
+
+def request_times(requests, max_runs, seconds, settings=BENCH_SETTINGS, async_dependencies=False, gc_threshold=None):
+    """gc_threshold: what-if thresholds for the collector while these requests run (0 turns it off)."""
+    saved = gc.get_threshold()
+    if gc_threshold is not None:
+        gc.set_threshold(gc_threshold)
+    try:
+        return asyncio.run(_requests(requests, max_runs, seconds, settings, async_dependencies))
+    finally:
+        gc.set_threshold(*saved)
+
+
+def pipeline_tables(quick):
+    rows, serialise_rows = [], []
+    for name, source in programs(quick).items():
+        cheap = len(source) < 200
+        stages, nodes = stage_times(source, *runs(quick, cheap))
+        api, page = request_times(
+            [("/backward", {"expression": source}), ("/backward", {"expression": source, "layout": True})], *runs(quick, cheap)
+        )
+        for _, status, _, _ in (api, page):
+            assert status == 200, f"{name}: HTTP {status}"
+        page_ms = median(page[0])
+        rows.append(
+            [name, f"{nodes:,}"]
+            + [us(stages[s] / nodes) for s in ("parse", "evaluate", "trace", "layout", "records", "serialise")]
+            + [us(median(api[0]) / nodes), us(page_ms / nodes), ms(median(api[0])),
+               ms(page_ms) + (" (over the 2 s budget)" if page_ms > DEFAULT_TIME_BUDGET else "")]
+        )
+        serialise = stages["serialise"]
+        serialise_rows.append(
+            [name, f"{nodes:,}", ms(serialise), ms(stages["orjson"]), f"{serialise / stages['orjson']:.2f}x",
+             verdict(serialise <= 2 * stages["orjson"]), f"{stages['pydantic_core'] / stages['orjson']:.2f}x",
+             f"{(stages['records'] + serialise) / stages['orjson']:.2f}x"]
+        )
+    print_table(
+        "Pipeline: µs per node for each stage, and whole requests in the server",
+        ["program", "nodes", "parse", "evaluate", "trace", "layout", "records", "serialise",
+         "request µs/node, API default", "request µs/node, as the page asks", "API request ms", "page request ms"],
+        rows,
+        [
+            "Stages: medians of repeated runs of the whole pipeline (slow programs run fewer times, at least once). "
+            "\"API default\" is POST /backward with trace=true; \"as the page asks\" adds layout=true. Requests send "
+            "Accept-Encoding: gzip, as browsers do.",
+            f"The 50,000-node generated program is over the default {Limits().max_source_length:,}-character source "
+            "limit, so every request here runs with max_source_length=1,000,000 and a 120 s time budget; "
+            f"\"over the 2 s budget\" marks requests the default server ({DEFAULT_TIME_BUDGET:g} s) would answer with 503.",
+        ],
+    )
+    print_table(
+        "Serialising the response against orjson.dumps of the same records (target <= 2x)",
+        ["program", "nodes", "to_json ms", "orjson ms", "to_json / orjson", "target",
+         "pydantic_core.to_json / orjson", "records + to_json / orjson"],
+        serialise_rows,
+        ["to_json (app.serialize) writes NaN/Infinity as the strings the wire format requires; orjson writes null "
+         "for them. pydantic_core.to_json(records, inf_nan_mode=\"strings\") is the schema-less alternative with the "
+         "same output. The last column adds building the records from the trace."],
+    )
+
+
+async def _thread_hop(count):
+    limiter = anyio.CapacityLimiter(4)
+    samples = []
+    for _ in range(count):
+        start = clock()
+        await anyio.to_thread.run_sync(lambda: None, limiter=limiter)
+        samples.append(clock() - start)
+    return median(samples)
+
+
+def chapter_2_table(quick):
+    """Chapter 2's request, where its time goes: what a response cache could save at most."""
+    max_runs, seconds = (100, 2.0) if quick else (2_000, 5.0)
+    stages, _ = stage_times(CHAPTER_2, max_runs, seconds)
+    body = {"expression": CHAPTER_2}
+    api, page, trivial = request_times(
+        [("/backward", body), ("/backward", {**body, "layout": True}), (TRIVIAL_PATH, body)], max_runs, seconds, settings={}
+    )
+    (api_async,) = request_times([("/backward", body)], max_runs, seconds, settings={}, async_dependencies=True)
+    trivial_p50, hop = median(trivial[0]), asyncio.run(_thread_hop(max_runs))
+    rows = []
+    cases = (("API default", api[0], False), ("as the page asks (layout)", page[0], True),
+             ("what-if: API default, dependencies async", api_async[0], False))
+    for title, samples, with_layout in cases:
+        p50, p99 = median(samples), percentile(samples, 0.99)
+        parts = ["parse", "evaluate", "trace"] + (["layout"] if with_layout else []) + ["records", "serialise"]
+        share = lambda seconds_taken: f"{us(seconds_taken)} ({seconds_taken / p50:.0%})"  # noqa: E731
+        rows.append(
+            [title, us(p50), us(p99), verdict(p50 <= 0.002)]
+            + [share(stages[p]) if p in parts else "-" for p in ("parse", "evaluate", "trace", "layout", "records", "serialise")]
+            + [share(p50 - sum(stages[p] for p in parts)), share(trivial_p50), share(hop)]
+        )
+    print_table(
+        "Chapter 2 request in the server: p50 (target <= 2 ms) and where the time goes, µs (share of p50)",
+        ["request", "p50", "p99", "target", "parse", "evaluate", "trace", "layout", "records", "serialise",
+         "the rest", "for scale: trivial endpoint", "for scale: one thread hop"],
+        rows,
+        [f"{len(api[0]):,} sequential requests each, default settings. \"the rest\" is everything but our computation: "
+         "routing, request validation, dependencies, middleware, worker-thread hops, gzip. The trivial endpoint takes the "
+         "same request model and does no work; a thread hop is one anyio.to_thread.run_sync of a no-op. A response "
+         "cache could save at most our computed stages; a hit still pays the rest.",
+         "what-if (benchmark only, through app.dependency_overrides in benchmarks/apps.py): get_settings and "
+         "get_work_limiter as async def. FastAPI runs a plain-def dependency in the thread pool, a thread hop each."],
+    )
+
+
+def big_request_table(quick):
+    source = layered_program(12_000)
+    nodes = len(trace(evaluate(parse(source))).nodes)
+    runs_and_time = (2, 1.0) if quick else (7, 4.0)
+    api_body, page_body = {"expression": source}, {"expression": source, "layout": True}
+    api, page = request_times([("/backward", api_body), ("/backward", page_body)], *runs_and_time, settings={})
+    (raised,) = request_times([("/backward", api_body)], *runs_and_time, settings={}, gc_threshold=100_000)
+    (no_gc,) = request_times([("/backward", api_body)], *runs_and_time, settings={}, gc_threshold=0)
+    rows = []
+    cases = (("trace, no layout (API default)", api), ("trace and layout (the page)", page),
+             ("what-if: API default, gc threshold0 100,000", raised), ("what-if: API default, automatic gc off", no_gc))
+    for title, (samples, status, sent, raw) in cases:
+        p50 = median(samples)
+        answered = status == 200
+        rows.append([title, status, ms(p50), verdict(answered and p50 <= 0.150),
+                     f"{raw / 1e6:.2f}" if answered else "-", f"{sent / 1e6:.2f}" if answered else "-",
+                     verdict(sent <= 1_000_000) if answered else "-"])
+    print_table(
+        f"A {nodes:,}-node program ({len(source):,} characters) with its full trace, default settings "
+        "(targets: <= 150 ms in the server, gzip <= 1 MB)",
+        ["request", "status", "in-server ms (median)", "target", "JSON MB", "gzip MB", "target"],
+        rows,
+        [f"Median of up to {runs_and_time[0]} requests. Status 503 means the default 2 s time budget ran out. The what-if "
+         "rows change the collector's thresholds in the benchmark process while they run (the product keeps Python's "
+         "default 700): the graph and the records hold no reference cycles, so reference counting frees them and "
+         "the collector's passes over them are pure cost."],
+    )
+
+
+def memory_child():
+    """In a fresh process: one 50,000-node request as the page asks, after a warm-up request."""
+    source = layered_program(50_000)
+
+    async def run():
+        app = create_bench_app(Settings(**BENCH_SETTINGS))
+        async with app.router.lifespan_context(app):
+            async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bench") as client:
+                await client.post("/backward", json={"expression": CHAPTER_2, "layout": True})
+                before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+                response = await client.post("/backward", json={"expression": source, "layout": True})
+                return {"status": response.status_code, "nodes": len(response.json()["nodes"]), "rss_before_kb": before,
+                        "rss_peak_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}
+
+    print(json.dumps(asyncio.run(run())))
+
+
+def memory_table():
+    child = subprocess.run([sys.executable, "-m", "benchmarks.bench_pipeline", "--memory-child"],
+                           cwd=REPO, capture_output=True, text=True, timeout=300, check=True)
+    result = json.loads(child.stdout.strip().splitlines()[-1])
+    assert result["status"] == 200, result
+    before, peak = result["rss_before_kb"] / 1024, result["rss_peak_kb"] / 1024
+    print_table(
+        f"Memory of one {result['nodes']:,}-node request (trace and layout) in a fresh server process (target < 150 MB)",
+        ["process RSS after start-up and a warm-up request", "process peak RSS", "target", "growth by the request"],
+        [[f"{before:.0f} MB", f"{peak:.0f} MB", verdict(peak < 150), f"{peak - before:.0f} MB"]],
+        ["Peak resident set of the whole process (getrusage ru_maxrss): interpreter, FastAPI, the app, and the "
+         "in-process client holding the response."],
+    )
+
+
+def main(quick=False):
+    print(f"\n## Pipeline\n\n{machine()}; {load()}")
+    pipeline_tables(quick)
+    chapter_2_table(quick)
+    big_request_table(quick)
+    if not quick:
+        memory_table()
+    print(f"\nAfter the pipeline tables: {load()}")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer runs and smaller programs: a smoke test, not figures")
+    parser.add_argument("--memory-child", action="store_true", help=argparse.SUPPRESS)
+    arguments = parser.parse_args()
+    if arguments.memory_child:
+        memory_child()
+    else:
+        main(arguments.quick)

@@ -1,0 +1,46 @@
+"""Every benchmark table in one command, from the repository root:
+
+    python -m benchmarks.run [--quick] [--only engine,pipeline,http,browser]
+    python benchmarks/run.py ...          (the same)
+
+Prints Markdown tables (engine vs micrograd, the request pipeline, HTTP load, the browser)
+with the machine, its load average and the date, so figures can go into the README as printed.
+--quick is a smoke test of the scripts (a few runs each), not figures. A full run takes about
+five minutes on two cores.
+"""
+
+import argparse
+import datetime
+import sys
+import time
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a file: make the repository importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks import bench_browser, bench_engine, bench_http, bench_pipeline  # noqa: E402
+from benchmarks.common import load, machine  # noqa: E402
+
+SECTIONS = {"engine": bench_engine.main, "pipeline": bench_pipeline.main, "http": bench_http.main, "browser": bench_browser.main}
+
+
+def main():
+    parser = argparse.ArgumentParser(description="Run every benchmark and print its tables.")
+    parser.add_argument("--quick", action="store_true", help="a few runs each: checks the scripts, not figures")
+    parser.add_argument("--only", default=",".join(SECTIONS), help=f"comma-separated sections (default: {','.join(SECTIONS)})")
+    arguments = parser.parse_args()
+    chosen = [name.strip() for name in arguments.only.split(",") if name.strip()]
+    unknown = set(chosen) - set(SECTIONS)
+    if unknown:
+        parser.error(f"unknown section(s) {', '.join(sorted(unknown))}; choose from {', '.join(SECTIONS)}")
+
+    started = time.monotonic()
+    print(f"# valuegraph benchmarks, {datetime.datetime.now().astimezone():%Y-%m-%d %H:%M %Z}\n")
+    print(f"{machine()}; {load()} at the start")
+    for name in chosen:
+        SECTIONS[name](arguments.quick)
+    print(f"\nAll sections took {time.monotonic() - started:.0f} s; {load()} at the end.")
+
+
+if __name__ == "__main__":
+    main()
