@@ -39,7 +39,8 @@ export function createEditor(root, { onChange = () => {}, onRun = () => {} } = {
       gutterError.textContent = String(errorLine);
       gutterError.style.setProperty("--vg-error-line", String(errorLine - 1));
     }
-    requestAnimationFrame(syncScroll); // reading scrollTop now would force a layout mid-task
+    // After the next paint: reading scrollTop now would force a layout in the middle of a task.
+    requestAnimationFrame(() => setTimeout(syncScroll, 0));
   }
 
   function syncScroll() {

@@ -9,9 +9,10 @@ import d3 from "./d3.js";
 import { FLAG } from "./timeline.js";
 import { formatExact, formatNumber, isNonFinite, nodeName, opText } from "./format.js";
 
-const CHUNK = { full: 120, compact: 500 }; // nodes drawn per animation frame
+const CHUNK = { full: 120, compact: 250 }; // nodes drawn per animation frame
 const EDGES_PER_PATH = 1500; // compact edges share paths: a few long paths are far cheaper than thousands
 const TEXT_ZOOM = 0.75; // compact view: node text shows from this zoom up
+const OVERVIEW_ZOOM = 0.3; // compact view below this zoom: nodes are too small to see one by one
 const MAX_FIT_SCALE = 1.5;
 const FIT_PADDING = 28;
 const FIT_MARGIN = 26; // room for badges and tags outside the records
@@ -44,6 +45,13 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
   const hotEdgeLayer = viewport.append("g").attr("class", "vg-hot-edges");
   const labelLayer = viewport.append("g").attr("class", "vg-edge-labels");
   const nodeLayer = viewport.append("g").attr("class", "vg-nodes");
+  // Zoomed far out, a big graph is drawn as two paths (every node; the nodes the walk has
+  // reached) and a marker on the current node, instead of thousands of separate elements,
+  // which the browser would have to style, lay out and paint on every frame.
+  const overview = viewport.append("g").attr("class", "vg-overview");
+  const overviewAll = overview.append("path").attr("class", "vg-overview-all");
+  const overviewState = overview.append("path").attr("class", "vg-overview-state");
+  const overviewFocus = overview.append("circle").attr("class", "vg-overview-focus").attr("r", 0);
 
   let model = null;
   let placement = null;
@@ -68,9 +76,12 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
     size = [entry.contentRect.width, entry.contentRect.height];
   }).observe(container);
 
-  const zoom = d3.zoom().scaleExtent([0.005, 4]).on("zoom", (event) => {
+  // The extent is given, not measured: d3 would read the SVG's size and force a layout.
+  const zoom = d3.zoom().scaleExtent([0.005, 4]).extent(() => [[0, 0], viewSize()]).on("zoom", (event) => {
+    const { k } = event.transform;
     viewport.attr("transform", event.transform);
-    svg.classed("vg-zoomed-in", event.transform.k >= TEXT_ZOOM);
+    svg.classed("vg-zoomed-in", k >= TEXT_ZOOM).classed("vg-zoomed-out", compact && k < OVERVIEW_ZOOM);
+    overviewFocus.attr("r", 9 / k).attr("stroke-width", 3 / k);
   });
   svg.call(zoom).on("dblclick.zoom", null);
 
@@ -141,6 +152,9 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
       labelLayer.selectAll("*").remove();
       nodeLayer.selectAll("*").remove();
     }
+    overviewAll.attr("d", compact ? rectsPath(d3.range(n)) : null);
+    overviewState.attr("d", null);
+    overviewFocus.attr("r", 0);
     if (compact) {
       drawCompactEdges();
       return drawNodes(token, CHUNK.compact, enterCompact, () => {});
@@ -242,9 +256,11 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
       const node = d3.select(this);
       node.selectAll("*").remove();
       const p = placement.nodes[d.id];
-      node.attr("data-node-id", d.id).attr("tabindex", 0).attr("role", "button");
+      node.attr("data-node-id", d.id);
       if (d.op) node.append("line").attr("class", "vg-op-link").attr("x1", p.ox).attr("y1", p.oy).attr("x2", 0).attr("y2", 0);
-      node.append("rect").attr("class", "vg-box").attr("x", -W / 2).attr("y", -H / 2).attr("width", W).attr("height", H).attr("rx", 7);
+      // The record itself is the button: focusable, named by its aria-label ("a: data 2, grad 4").
+      const box = node.append("rect").attr("class", "vg-box").attr("x", -W / 2).attr("y", -H / 2).attr("width", W).attr("height", H)
+        .attr("rx", 7).attr("tabindex", 0).attr("role", "button");
       node.append("rect").attr("class", "vg-grad-cell").attr("x", -W / 2 + c0 + c1).attr("y", -H / 2)
         .attr("width", W - c0 - c1).attr("height", H).attr("rx", 7);
       for (const x of [-W / 2 + c0, -W / 2 + c0 + c1]) {
@@ -275,7 +291,7 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
         mark.append("text").attr("dy", "0.3em").attr("y", 1).attr("text-anchor", "middle").text("!");
         mark.append("title").text(warnings.map((w) => w.message).join("\n"));
       }
-      parts[d.id] = { grad: grad.node(), was: was.node(), badge: badgeText.node() };
+      parts[d.id] = { box: box.node(), grad: grad.node(), was: was.node(), badge: badgeText.node() };
     });
   }
 
@@ -310,6 +326,7 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
     if (!model) return;
     applyNodes(frame, 0, model.nodes.length);
     drawHotEdges(frame);
+    if (compact) drawOverview(frame);
   }
 
   function applyNodes(frame, from, to) {
@@ -336,8 +353,31 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
       part.was.textContent = !(flags & FLAG.RECEIVING) ? "" : receiving.has(id) ? `was ${formatNumber(receiving.get(id))}` : "seed";
       const position = tl.sortPosition[id];
       part.badge.textContent = flags & FLAG.SORTED && position >= 0 ? String(position) : "";
-      el.setAttribute("aria-label", `${nodeName(node)}: data ${formatNumber(node.data)}, grad ${text || "not reached yet"}`);
+      part.box.setAttribute("aria-label", `${nodeName(node)}: data ${formatNumber(node.data)}, grad ${text || "not reached yet"}`);
     }
+  }
+
+  /** One path of the records of the given nodes. */
+  function rectsPath(ids) {
+    const { width: W, height: H } = placement.geometry.box;
+    let d = "";
+    for (const id of ids) {
+      const p = placement.nodes[id];
+      d += `M${Math.round(p.cx - W / 2)},${Math.round(p.cy - H / 2)}h${W}v${H}h${-W}z`;
+    }
+    return d;
+  }
+
+  function drawOverview(frame) {
+    const reached = [];
+    const bit = frame.stage === "sort" ? FLAG.SORTED : 0;
+    for (let id = 0; id < frame.flags.length; id++) {
+      if (bit ? frame.flags[id] & bit : frame.grads[id] !== null) reached.push(id);
+    }
+    overviewState.attr("d", rectsPath(reached)).classed("vg-overview-grads", frame.stage !== "sort");
+    const p = frame.focus === null ? null : placement.nodes[frame.focus];
+    overviewFocus.classed("is-visible", p !== null);
+    if (p) overviewFocus.attr("cx", p.cx).attr("cy", p.cy);
   }
 
   function drawHotEdges(frame) {

@@ -95,9 +95,10 @@ export function createTables(root, { onJump = () => {} } = {}) {
     if (!current) return;
     current.classList.add("is-current");
     current.setAttribute("aria-current", "step");
-    // Measured in the next frame, when the page is laid out anyway (measuring now would force it).
+    // Measured just after the next paint, when the layout is already done (measuring now would
+    // force a layout of the whole page in the middle of drawing a big graph).
     const row = current;
-    requestAnimationFrame(() => scrollTo(parts[stage].wrap, row));
+    requestAnimationFrame(() => setTimeout(() => scrollTo(parts[stage].wrap, row), 0));
   }
 
   function scrollTo(wrap, row) {

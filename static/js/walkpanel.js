@@ -63,7 +63,7 @@ export function createWalkPanel(root) {
     const { entries, size } = stackAt(tl, k, STACK_SHOWN);
     const pushed = frame.kind === "descend" ? 2 : frame.kind === "skip" || frame.kind === "start" ? 1 : 0;
     stack.replaceChildren(...entries.map((e, i) => item(doc, `(${nodeName(tl.nodes[e.node])}, ${e.index})`, i < pushed ? "is-new" : "")));
-    if (size === 0) stack.append(item(doc, inSort ? "empty" : "empty: stage 1 is over", "vg-empty"));
+    if (size === 0) stack.append(item(doc, "empty", "vg-empty"));
     stackMore.textContent = size > entries.length ? `… and ${grouped(size - entries.length)} more below` : "";
 
     // The sorted list: in stage 1 its newest end; in stage 2 around the node being walked.
