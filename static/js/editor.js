@@ -135,8 +135,5 @@ export function createEditor(root, { onChange = () => {}, onRun = () => {} } = {
     markError,
     clearError,
     goTo,
-    cancelPending() {
-      clearTimeout(timer);
-    },
   };
 }

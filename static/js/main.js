@@ -5,7 +5,7 @@ import { fetchBackward } from "./api.js";
 import { createControls } from "./controls.js";
 import { createEditor } from "./editor.js";
 import { DEFAULT_EXAMPLE, EXAMPLES } from "./examples.js";
-import { grouped, formatNumber, nodeName } from "./format.js";
+import { formatNumber, grouped, nodeName } from "./format.js";
 import { placeGraph } from "./layout.js";
 import { createGraphView } from "./render.js";
 import { createTables } from "./table.js";

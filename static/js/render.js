@@ -275,8 +275,9 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
       const was = node.append("text").attr("class", "vg-was").attr("x", gradX).attr("y", -H / 2 - 7).attr("text-anchor", "middle");
       if (d.op) {
         node.append("circle").attr("class", "vg-op").attr("cx", p.ox).attr("cy", p.oy).attr("r", g.opRadius);
-        node.append("text").attr("class", "vg-op-text").attr("x", p.ox).attr("y", p.oy).attr("dy", "0.35em")
-          .attr("text-anchor", "middle").text(opText(d));
+        const op = opText(d);
+        node.append("text").attr("class", op.length > 3 ? "vg-op-text vg-op-long" : "vg-op-text").attr("x", p.ox).attr("y", p.oy)
+          .attr("dy", "0.35em").attr("text-anchor", "middle").text(op);
       }
       if (d.id === model.output) {
         node.append("text").attr("class", "vg-output-tag").attr("x", dataX).attr("y", -H / 2 - 7).attr("text-anchor", "middle").text("output");

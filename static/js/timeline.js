@@ -172,15 +172,6 @@ export function frameAt(tl, k) {
   return { index: k, count: tl.last + 1, stage: step.stage, kind: step.kind, step, focus, grads, flags, edges, caption: caption(tl, k), done: k === tl.last };
 }
 
-/** Before and after values of the grads that change at step k: id -> before (null if blank). */
-export function changesAt(tl, k) {
-  const step = tl.steps[k];
-  const changes = new Map();
-  if (step.kind === "seed") changes.set(step.node, null);
-  for (const u of step.updates ?? []) if (!changes.has(u.child)) changes.set(u.child, k > 0 ? gradAt(tl, u.child, k - 1) : null);
-  return changes;
-}
-
 function updateText(tl, u) {
   return `${name(tl, u.child)}.grad += ${formatNumber(u.local)} × ${formatNumber(u.parentGrad)}`;
 }

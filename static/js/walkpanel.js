@@ -1,7 +1,7 @@
 // The panel beside the graph: the stack and the sorted list as the walk goes, and a node's story.
 // Built with DOM calls and textContent only: labels come from the user's program.
 
-import { grouped, formatExact, formatNumber, formula, isNonFinite, nodeName } from "./format.js";
+import { formatExact, formatNumber, formula, grouped, isNonFinite, nodeName } from "./format.js";
 import { stackAt, sortedCountAt, storyAt } from "./timeline.js";
 
 const STACK_SHOWN = 8;

@@ -127,3 +127,13 @@ def test_markup_in_a_program_is_shown_as_text_and_runs_nothing(page):
     message.wait_for()
     assert page.locator("img").count() == 0
     assert page.evaluate("window.pwned") is None
+
+
+def test_variables_come_from_the_box_and_the_url(page):
+    open_program(page, "L = x * y", nodes=3, variables="x = 3, y = 4")
+    assert page.locator('[data-vg="graph-summary"]').text_content().endswith("output L = 12")
+    box = page.get_by_role("textbox", name="Variables")
+    assert box.input_value() == "x = 3, y = 4"
+    box.fill("x = 5, y = 4")
+    page.wait_for_function("() => document.querySelector('[data-vg=graph-summary]').textContent.endsWith('L = 20')")
+    page.wait_for_url(lambda url: "variables=x+%3D+5" in url)
