@@ -100,7 +100,7 @@ def measure(shape, n, leaves, repeats, gc_off):
 def repeats_for(n, quick):
     if quick:
         return 3 if n < 100_000 else 1
-    return 15 if n <= 1_000 else 7 if n <= 10_000 else 5
+    return 15 if n <= 1_000 else 7 if n <= 10_000 else 3
 
 
 def check_gradients_agree():
@@ -163,7 +163,7 @@ def main(quick=False):
     gc.freeze()  # as the server does after start-up; the same for both engines
     targets = engine_tables(quick)
     target_table(targets, "Engine targets (gc enabled)")
-    targets = engine_tables(quick, gc_off=True)
+    targets = engine_tables(quick, gc_off=True, sizes=TARGET_SIZES)
     target_table(targets, "Engine ratios with gc disabled (for information)")
     print(f"\nAfter the engine tables: {load()}")
 

@@ -52,9 +52,10 @@ def free_port():
 class Server:
     """uvicorn in a subprocess on 127.0.0.1; stopped (by its own pid) when the block ends."""
 
-    def __init__(self, workers, factory="create_bench_app"):
+    def __init__(self, workers, factory="create_bench_app", environment=None):
         self.workers = workers
         self.factory = factory
+        self.environment = {**os.environ, **(environment or {})}
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
 
@@ -62,7 +63,7 @@ class Server:
         command = [sys.executable, "-m", "uvicorn", "--factory", f"benchmarks.apps:{self.factory}",
                    "--host", "127.0.0.1", "--port", str(self.port), "--workers", str(self.workers),
                    "--log-level", "warning", "--no-access-log"]
-        self.process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.process = subprocess.Popen(command, cwd=REPO, env=self.environment, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
