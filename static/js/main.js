@@ -200,7 +200,8 @@ export function startValuegraph(root, { location = window.location, history = wi
     const edges = model.nodes.reduce((sum, node) => sum + node.children.length, 0);
     const out = model.nodes[model.output];
     const variant = model.variant && model.variant !== "correct" ? ` · variant: ${model.variant} (deliberately wrong)` : "";
-    return `${grouped(model.nodes.length)} nodes · ${grouped(edges)} edges · output ${nodeName(out)} = ${formatNumber(out.data)}${variant}`;
+    const plural = (n, word) => `${grouped(n)} ${word}${n === 1 ? "" : "s"}`;
+    return `${plural(model.nodes.length, "node")} · ${plural(edges, "edge")} · output ${nodeName(out)} = ${formatNumber(out.data)}${variant}`;
   }
 
   function showError(error, { moveCaret = false } = {}) {
