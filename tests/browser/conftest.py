@@ -82,3 +82,11 @@ def no_console_errors(page, request):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "allow_console(*patterns): console errors this test expects")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items):
+    """Browser tests run last: from its first use to the end of the session, Playwright's sync API
+    keeps an asyncio loop running in the main thread, where async tests could then not start theirs."""
+    here = Path(__file__).resolve().parent
+    items.sort(key=lambda item: Path(item.path).resolve().is_relative_to(here))
