@@ -9,9 +9,10 @@ from fastapi.responses import Response
 from engine import Limits, evaluate, measure_leaf_gradients, parse, trace
 
 from .. import schemas
-from ..budget import run_within_budget
+from ..budget import collector_paused, run_within_budget
 from ..config import Settings
 from ..dependencies import get_settings, get_work_limiter
+from ..layout import compute_layout
 from ..serialize import backward_response, to_json
 
 router = APIRouter(tags=["api"])
@@ -23,18 +24,13 @@ def compute_backward(request: schemas.BackwardRequest, limits: Limits) -> schema
     output = evaluate(program, request.variables)
     steps = trace(output, limits, request.variant)
     measured = measure_leaf_gradients(output, request.nudge, limits) if request.check else None
-    layout = _layout(steps) if request.layout else None
+    layout = compute_layout(steps) if request.layout else None
     return backward_response(steps, measured, layout, include_trace=request.trace)
 
 
-def _layout(steps):
-    from ..layout import compute_layout  # only requests that ask for a layout pay for the import
-
-    return compute_layout(steps)
-
-
 def _backward_json(request: schemas.BackwardRequest, limits: Limits) -> bytes:
-    return to_json(compute_backward(request, limits))
+    with collector_paused():
+        return to_json(compute_backward(request, limits))
 
 
 async def _answer(request: schemas.BackwardRequest, settings: Settings, limiter: anyio.CapacityLimiter) -> Response:
