@@ -19,9 +19,12 @@ const URL_THROTTLE_MS = 400;
 
 const nextTask = () => new Promise((resolve) => setTimeout(resolve, 0));
 
-export function startValuegraph(root, { location = window.location, history = window.history } = {}) {
+// Options for the embed and the standalone file: `backend` answers instead of the server,
+// `history: null` leaves the URL alone, `state` overrides what the URL asks for, and
+// `onStep(step, frame)` hears every step shown.
+export function startValuegraph(root, { location = window.location, history = window.history, backend = fetchBackward, state = {}, onStep: notifyStep = () => {} } = {}) {
   const el = (name) => root.querySelector(`[data-vg="${name}"]`);
-  const initial = readState(location.search);
+  const initial = { ...readState(location.search), ...state };
   const view = { direction: initial.direction, variant: initial.variant };
   let tl = null;
   let model = null;
@@ -144,7 +147,7 @@ export function startValuegraph(root, { location = window.location, history = wi
     const current = () => id === requestCount;
     summary.textContent = "Computing…";
     try {
-      const response = await fetchBackward({ expression, variables: variables.values, variant: view.variant }, { signal: pending.signal });
+      const response = await backend({ expression, variables: variables.values, variant: view.variant }, { signal: pending.signal });
       if (!current()) return;
       hideError();
       await load(response, step, current);
@@ -265,6 +268,7 @@ export function startValuegraph(root, { location = window.location, history = wi
     tables.show(k);
     caption.textContent = frame.caption;
     showStory();
+    notifyStep(k, frame);
     if (how === "jump") writeUrl("push");
     else if (how !== "load" && how !== "history") writeUrl("replace", { throttle: how === "play" || how === "scrub" });
   }
@@ -281,7 +285,7 @@ export function startValuegraph(root, { location = window.location, history = wi
 
   function writeUrl(how, { throttle = false } = {}) {
     clearTimeout(urlTimer);
-    if (how === "none") return; // Back/Forward: the URL is already the state
+    if (how === "none" || !history) return; // Back/Forward: the URL is already the state
     const write = () => {
       const search = stateSearch(currentState());
       if (search === location.search) return;
@@ -321,9 +325,9 @@ export function startValuegraph(root, { location = window.location, history = wi
   editor.value = program;
   variablesInput.value = initial.variables;
   examples.value = EXAMPLES.find((e) => e.program === program)?.id ?? "";
-  run({ history: "replace", step: initial.step ?? 0 });
+  const ready = run({ history: "replace", step: initial.step ?? 0 });
 
-  return { run, controls, get timeline() { return tl; } };
+  return { run, controls, editor, ready, get timeline() { return tl; }, get model() { return model; }, get svg() { return graphBox.querySelector("svg"); } };
 }
 
 const root = document.querySelector("[data-valuegraph]");

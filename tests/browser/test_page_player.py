@@ -201,3 +201,19 @@ def test_examples_menu_loads_each_course_example(page):
         page.wait_for_function(
             "(text) => document.querySelector('[data-vg=graph-summary]').textContent.endsWith(text)", arg=f"output {output}"
         )
+
+
+def test_nothing_moves_on_the_page_while_the_walk_plays(page):
+    page.add_init_script(
+        # Every shift counts, even those just after the click on Play that the browser would forgive.
+        "window.__shifts = []; new PerformanceObserver((list) => { for (const e of list.getEntries())"
+        " window.__shifts.push(e.value); }).observe({ type: 'layout-shift', buffered: true });"
+    )
+    open_program(page, CHAPTER_2, nodes=4)
+    page.wait_for_timeout(300)
+    page.evaluate("window.__shifts = []")
+    page.get_by_label("Speed").select_option("10")
+    button(page, "Play").click()
+    page.wait_for_function(f"() => Number(document.querySelector('[data-vg=scrubber]').value) === {LAST}", timeout=5000)
+    page.wait_for_timeout(200)
+    assert page.evaluate("window.__shifts") == []
