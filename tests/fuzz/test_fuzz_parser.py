@@ -1,0 +1,72 @@
+"""The parser fuzz target in the test suite: every committed input replayed, then a short
+coverage-guided run (VALUEGRAPH_FUZZ_SECONDS, default 15) in a subprocess."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import fuzz_parser
+from engine import ProgramError
+from engine.syntax import Span
+
+HERE = Path(__file__).resolve().parent
+FUZZER = HERE / "fuzz_parser.py"
+SEEDS = HERE / "seeds"
+REGRESSIONS = HERE / "regressions"
+DICTIONARY = HERE / "program.dict"
+SECONDS = int(os.environ.get("VALUEGRAPH_FUZZ_SECONDS", "15"))
+
+COMMITTED = sorted(SEEDS.iterdir()) + sorted(p for p in REGRESSIONS.iterdir() if p.name != "README.md")
+
+
+@pytest.mark.parametrize("path", COMMITTED, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_committed_inputs_pass(path):
+    fuzz_parser.check_program(path.read_bytes())
+
+
+def test_there_are_inputs_to_replay():
+    assert len(list(SEEDS.iterdir())) >= 5
+
+
+@pytest.mark.parametrize(
+    "source, offset, line, column",
+    [("a\nb $", 4, 2, 3), ("a\r\nb $", 5, 2, 3), ("", 0, 1, 1), ("ab", 2, 1, 3)],
+)
+def test_a_right_place_passes(source, offset, line, column):
+    fuzz_parser.check_place(ProgramError("wrong", Span(offset, line, column, offset + 1)), source)
+
+
+@pytest.mark.parametrize(
+    "source, offset, line, column",
+    [("a\nb $", 4, 1, 5), ("a\nb $", 4, 2, 4), ("abc", 4, 1, 5), ("abc", -1, 1, 0)],
+)
+def test_a_wrong_place_is_a_crash(source, offset, line, column):
+    with pytest.raises(AssertionError):
+        fuzz_parser.check_place(ProgramError("wrong", Span(offset, line, column, offset + 1)), source)
+
+
+def test_an_engine_exception_is_a_crash(monkeypatch):
+    def broken_parse(source, limits):
+        raise IndexError("list index out of range")
+
+    monkeypatch.setattr(fuzz_parser, "parse", broken_parse)
+    with pytest.raises(IndexError):
+        fuzz_parser.check_program(b"a = 1")
+
+
+def test_coverage_guided_run_finds_no_crash(tmp_path):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    command = [
+        sys.executable, str(FUZZER), f"-max_total_time={SECONDS}", "-timeout=10", "-rss_limit_mb=2048",
+        f"-dict={DICTIONARY}", f"-artifact_prefix={tmp_path}/", str(corpus), str(SEEDS), str(REGRESSIONS),
+    ]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=SECONDS + 120)
+    crashes = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(("crash-", "timeout-", "oom-")))
+    assert run.returncode == 0 and not crashes, (
+        f"the fuzzer found {crashes}: fix the bug, then copy the file into tests/fuzz/regressions/\n{run.stderr[-3000:]}"
+    )
+    assert "Done" in run.stderr and "runs in" in run.stderr  # it really fuzzed, for the whole time
