@@ -1,0 +1,131 @@
+"""The server-side layered layout: structural invariants on several graphs, chapter 2's
+picture, duplicate edges, crossings and determinism. Speed lives in benchmarks/."""
+
+import itertools
+import random
+
+import pytest
+
+from app.layout import compute_layout
+from engine import Limits, evaluate, parse, trace
+
+CHAPTER_2 = "a = 2; b = 3; c = a * b; L = c + a"
+NEURON = "x1 = 2; x2 = 0; w1 = -3; w2 = 1; b = 6.88\nn = x1*w1 + x2*w2 + b\no = tanh(n)"
+REUSE = "a = 1; b = a + a; c = b + b"
+CHAIN = "x = 1\n" + "x = x * 1.0001 + 0.5\n" * 300
+WIDE_SUM = " + ".join(f"w{i} * x{i}" for i in range(200))
+WIDE_VARIABLES = {f"{p}{i}": 0.5 for i in range(200) for p in "wx"}
+
+
+def traced(source, variables=None):
+    return trace(evaluate(parse(source, Limits(max_source_length=10**6)), variables))
+
+
+def random_program(rng, size):
+    """Autograd-like programs with reuse: each new value combines the previous one with any
+    earlier one, so the output reaches them all."""
+    lines = [f"v{i} = {rng.uniform(0.5, 2):.3f}" for i in range(4)]
+    for i in range(4, size):
+        a, b = i - 1, rng.randrange(i)
+        op = rng.choice(["+", "*", "-"])
+        lines.append(f"v{i} = v{a} {op} v{b}" if rng.random() < 0.8 else f"v{i} = tanh(v{a})")
+    return "\n".join(lines)
+
+
+def by_id(layout):
+    return {node["id"]: (node["rank"], node["row"]) for node in layout["nodes"]}
+
+
+GRAPHS = [CHAPTER_2, NEURON, REUSE, CHAIN, random_program(random.Random(1), 60), random_program(random.Random(2), 400)]
+
+
+@pytest.mark.parametrize("source", GRAPHS, ids=["chapter2", "neuron", "reuse", "chain", "random60", "random400"])
+def test_layout_invariants(source):
+    t = traced(source)
+    layout = compute_layout(t)
+    place = by_id(layout)
+    assert [n["id"] for n in layout["nodes"]] == list(range(len(t.nodes)))
+    # one edge per (parent, slot), duplicates kept
+    assert len(layout["edges"]) == sum(len(node._children) for node in t.nodes)
+    ids = {node: i for i, node in enumerate(t.nodes)}
+    for edge in layout["edges"]:
+        assert ids[t.nodes[edge["parent"]]._children[edge["slot"]]] == edge["child"]
+        child_rank, parent_rank = place[edge["child"]][0], place[edge["parent"]][0]
+        assert child_rank < parent_rank, "every edge runs left to right"
+        # a bend on each intermediate rank, in order, when the edge spans several ranks
+        assert [rank for rank, _ in edge["bends"]] == list(range(child_rank + 1, parent_rank))
+    # no two real nodes in one place; the output alone on the last rank
+    assert len(set(place.values())) == len(place)
+    assert place[t.output][0] == layout["ranks"] - 1 == max(rank for rank, _ in place.values())
+    rows = [row for _, row in place.values()] + [row for e in layout["edges"] for _, row in e["bends"]]
+    assert layout["rows"] == max(rows) + 1, "rows is the extent of nodes and bends"
+    assert min(rows) == 0
+
+
+def test_chapter_2_picture():
+    t = traced(CHAPTER_2)
+    layout = compute_layout(t)
+    a, b, c, L = (by_id(layout)[i] for i in range(4))
+    assert a[0] < c[0] and b[0] < c[0] and c[0] < L[0]
+    assert a[1] != b[1], "a and b stack in one column, not on top of each other"
+    a_to_L = next(e for e in layout["edges"] if e["parent"] == 3 and e["child"] == 0)
+    assert len(a_to_L["bends"]) == L[0] - a[0] - 1 == 1, "the reused a reaches L through one bend"
+
+
+def test_a_plus_a_has_two_edges():
+    layout = compute_layout(traced("a = 2; b = a + a"))
+    edges = [(e["parent"], e["slot"], e["child"]) for e in layout["edges"]]
+    assert edges == [(1, 0, 0), (1, 1, 0)]
+
+
+def crossings(layout):
+    """Crossings between edges of adjacent ranks, counting each edge by its segments."""
+    place = by_id(layout)
+    segments = []
+    for edge in layout["edges"]:
+        points = [place[edge["child"]], *map(tuple, edge["bends"]), place[edge["parent"]]]
+        segments += list(zip(points, points[1:]))
+    count = 0
+    for (p1, q1), (p2, q2) in itertools.combinations(segments, 2):
+        if p1[0] == p2[0] and q1[0] == q2[0] and (p1[1] - p2[1]) * (q1[1] - q2[1]) < 0:
+            count += 1
+    return count
+
+
+@pytest.mark.parametrize("source", [CHAPTER_2, NEURON, "a = 1; b = 2; c = 3; d = 4\nL = (a * b) + (c * d)"])
+def test_tree_like_graphs_draw_without_crossings(source):
+    assert crossings(compute_layout(traced(source))) == 0
+
+
+def test_wide_sum_keeps_leaves_beside_their_products():
+    t = traced(WIDE_SUM, WIDE_VARIABLES)
+    layout = compute_layout(t)
+    place = by_id(layout)
+    for edge in layout["edges"]:
+        if t.nodes[edge["parent"]].op == "*":
+            assert place[edge["parent"]][0] - place[edge["child"]][0] == 1
+
+
+def test_same_graph_same_picture():
+    source = random_program(random.Random(7), 300)
+    assert compute_layout(traced(source)) == compute_layout(traced(source))
+
+
+def test_five_thousand_nodes_complete():
+    t = traced(random_program(random.Random(3), 5000))
+    layout = compute_layout(t)
+    assert len(layout["nodes"]) == len(t.nodes) >= 5000
+
+
+def test_bend_budget_drops_the_longest_edges_first():
+    # one parameter used by every step of a chain: its edges span ever more ranks
+    source = "w = 0.5; x = 1\n" + "x = x * w\n" * 200
+    t = traced(source)
+    full = compute_layout(t)
+    capped = compute_layout(t, max_bends=500)
+    assert sum(len(e["bends"]) for e in full["edges"]) > 500
+    assert sum(len(e["bends"]) for e in capped["edges"]) <= 500
+    dropped = [e for e in capped["edges"] if not e["bends"] and by_id(capped)[e["parent"]][0] - by_id(capped)[e["child"]][0] > 1]
+    kept = [e for e in capped["edges"] if e["bends"]]
+    span = lambda e: by_id(capped)[e["parent"]][0] - by_id(capped)[e["child"]][0]
+    assert dropped and min(map(span, dropped)) >= max(map(span, kept), default=0)
