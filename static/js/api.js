@@ -19,7 +19,7 @@ function number(x) {
   return typeof x === "string" && x in NON_FINITE ? NON_FINITE[x] : x;
 }
 
-function reviveNumbers(response) {
+export function reviveNumbers(response) {
   for (const node of response.nodes) {
     node.data = number(node.data);
     node.grad = number(node.grad);
