@@ -14,7 +14,7 @@ from fastapi.templating import Jinja2Templates
 from .config import Settings
 from .errors import register_error_handlers
 from .middleware import BodySizeLimit
-from .routes import api, pages
+from .routes import api, embed, pages
 from .security import SecurityHeaders, StaticVersions
 
 REPO = Path(__file__).resolve().parent.parent
@@ -57,6 +57,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app.include_router(api.router)
     app.include_router(pages.router)
+    app.include_router(embed.router)
     app.mount("/static", StaticFiles(directory=STATIC_DIR, check_dir=False), name="static")
     _add_openapi_examples(app)
     return app

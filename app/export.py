@@ -1,0 +1,170 @@
+"""The embed's options, and the self-contained HTML file: the embed page with its scripts, styles
+and one backward response inlined, so it replays the walk from a file:// URL with no server.
+
+The page's ES modules are joined into one classic script: each module becomes a function scope
+that returns its exports, its imports become reads from the modules already run, in dependency
+order. A classic script runs under file:// where module imports of other files would not.
+"""
+
+import json
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Mapping
+
+from jinja2 import Environment, FileSystemLoader
+from markupsafe import Markup
+
+from . import serialize
+
+REPO = Path(__file__).resolve().parent.parent
+STATIC_DIR = REPO / "static"
+TEMPLATES_DIR = REPO / "templates"
+ENTRY_MODULE = "embed.js"
+D3_SCRIPT = "vendor/d3.v7.9.2.min.js"
+STYLESHEETS = ("css/valuegraph.css", "css/embed.css")
+
+STAGES = ("both", "sort", "propagate")
+CONTROLS = ("full", "minimal", "none")
+EDITORS = ("shown", "read-only", "hidden")
+THEMES = ("auto", "light", "dark")
+TABLES = ("hidden", "shown")
+SPEEDS = (0.5, 1.0, 2.0, 4.0, 10.0, 50.0)  # the player's speed menu
+
+
+@dataclass(frozen=True)
+class EmbedOptions:
+    """What the embed shows; defaults first in each tuple above. Unknown values take the default."""
+
+    stage: str = "both"
+    step: int | None = None
+    autoplay: bool = False
+    speed: str = "1"
+    controls: str = "full"
+    editor: str = "shown"
+    theme: str = "auto"
+    table: str = "hidden"
+    variables: str = ""
+
+    @classmethod
+    def from_query(cls, query: Mapping[str, str]) -> "EmbedOptions":
+        def choice(name, allowed):
+            value = query.get(name, "")
+            return value if value in allowed else allowed[0]
+
+        step = query.get("step", "")
+        try:
+            speed = float(query.get("speed", "1"))
+        except ValueError:
+            speed = 1.0
+        return cls(
+            stage=choice("stage", STAGES),
+            step=int(step) if step.isascii() and step.isdigit() and len(step) < 10 else None,
+            autoplay=query.get("autoplay", "").lower() in ("1", "true", "yes", "on"),
+            speed=f"{speed:g}" if speed in SPEEDS else "1",
+            controls=choice("controls", CONTROLS),
+            editor=choice("editor", EDITORS),
+            theme=choice("theme", THEMES),
+            table=choice("table", TABLES),
+            variables=query.get("variables", "")[:10_000],
+        )
+
+
+def template_environment() -> Environment:
+    return Environment(loader=FileSystemLoader(TEMPLATES_DIR), autoescape=True)
+
+
+_IMPORT = re.compile(r'^import\s+(?:(?P<default>\w+)|\{(?P<names>[^}]*)\})\s+from\s+"\./(?P<module>[\w-]+\.js)";[ \t]*$', re.M)
+_EXPORT_DECLARATION = re.compile(r"^export\s+((?:async\s+)?(?:function\*?|class|const|let)\s+(\w+))", re.M)
+_EXPORT_DEFAULT = re.compile(r"^export\s+default\s+(\w+);[ \t]*$", re.M)
+_LEFTOVER = re.compile(r"^\s*(?:import|export)\b[^(.]", re.M)
+
+
+def _module_function(name: str, source: str) -> tuple[str, list[str]]:
+    """One module as `function () {...; return {exports}}`, and the modules it imports."""
+    imports = []
+
+    def bind(match: re.Match) -> str:
+        imports.append(match["module"])
+        source_of = f'modules["{match["module"]}"]'
+        if match["default"]:
+            return f"const {match['default']} = {source_of}.default;"
+        names = [part.strip() for part in match["names"].split(",") if part.strip()]
+        renamed = [part.replace(" as ", ": ") for part in names]
+        return f"const {{ {', '.join(renamed)} }} = {source_of};"
+
+    exported = []
+
+    def declare(match: re.Match) -> str:
+        exported.append(match[2])
+        return match[1]
+
+    def default(match: re.Match) -> str:
+        exported.append(f"default: {match[1]}")
+        return ""
+
+    body = _IMPORT.sub(bind, source)
+    body = _EXPORT_DECLARATION.sub(declare, body)
+    body = _EXPORT_DEFAULT.sub(default, body)
+    leftover = _LEFTOVER.search(body)
+    if leftover:
+        raise ValueError(f"{name}: cannot bundle the statement at {leftover.group(0)!r}")
+    return f"function () {{\n{body}\nreturn {{ {', '.join(exported)} }};\n}}", imports
+
+
+def script_bundle(entry: str = ENTRY_MODULE, js_dir: Path = STATIC_DIR / "js") -> str:
+    """The entry module and everything it imports as one classic script."""
+    functions, order, visiting = {}, [], set()
+
+    def visit(name: str):
+        if name in functions:
+            return
+        if name in visiting:
+            raise ValueError(f"import cycle through {name}")
+        visiting.add(name)
+        function, imports = _module_function(name, (js_dir / name).read_text(encoding="utf-8"))
+        for imported in imports:
+            visit(imported)
+        functions[name] = function
+        order.append(name)
+
+    visit(entry)
+    parts = [f'modules["{name}"] = ({functions[name]})();' for name in order]
+    return '(function () {\n"use strict";\nconst modules = {};\n' + "\n".join(parts) + "\n})();\n"
+
+
+def _script_text(text: str) -> Markup:
+    # Inside <script>, only "</script" (any case) ends the element early; "<\/" means the same in JS.
+    return Markup(re.sub(r"</(script)", r"<\\/\1", text, flags=re.I))
+
+
+def _json_text(value) -> Markup:
+    # JSON inside <script type="application/json">: no "<" at all, so no tag can end it.
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, allow_nan=False)
+    return Markup(text.replace("<", "\\u003c").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+
+
+def _response_text(response) -> str:
+    if isinstance(response, bytes):
+        return response.decode("utf-8")
+    if isinstance(response, str):
+        return response
+    return serialize.to_json(response).decode("utf-8")
+
+
+def standalone_html(response, *, expression: str = "", variables: str = "", options: EmbedOptions | None = None, title: str = "valuegraph") -> str:
+    """A complete HTML document replaying `response` (a POST /backward answer with its trace and
+    layout: a record, or its JSON) with the page's controls, needing no server and no network.
+    `expression` and `variables` are shown in the editor, which is read-only (nothing can rerun)."""
+    options = options or EmbedOptions()
+    if options.editor == "shown":
+        options = replace(options, editor="read-only")
+    data = '{"expression": ' + json.dumps(expression) + ', "variables": ' + json.dumps(variables) + ', "response": ' + _response_text(response) + "}"
+    inline = {
+        "css": Markup("\n".join((STATIC_DIR / path).read_text(encoding="utf-8") for path in STYLESHEETS).replace("</style", "<\\/style")),
+        "d3": _script_text((STATIC_DIR / D3_SCRIPT).read_text(encoding="utf-8")),
+        "data": _json_text(data),
+        "bundle": _script_text(script_bundle()),
+    }
+    template = template_environment().get_template("embed.html")
+    return template.render(options=options, inline=inline, title=title)
