@@ -13,8 +13,11 @@ always gets the same picture.
 2. Dummy nodes. An edge spanning k > 1 ranks becomes a chain through k - 1 dummy nodes, one per
    intermediate rank; their positions are the edge's bends. Each edge gets its own chain, so the
    two edges of `a + a` stay separate. A graph that reuses a node across very many ranks could need
-   millions of bends (a parameter used by every step of a 10,000-step chain), so past `max_bends`
-   the longest edges get no dummies: their bends are [] and the browser draws them straight.
+   millions of bends (a parameter used by every step of a 10,000-step chain, or x in a 500-term
+   sum of x*k), and every pass below costs time per bend; so past a budget of bends (by default
+   BENDS_PER_NODE per real node) the longest edges get no dummies: their bends are [] and the
+   browser draws them straight. Measured: a 500-term sum laid out in 2.2 s with 124,000 bends,
+   in 80 ms with the budget.
 3. Order within a rank (crossing reduction). A depth-first walk from the output, children in slot
    order, gives the first order: crossing-free for any tree, with a * b drawn a above b. Then a
    few barycenter sweeps (left to right by children, right to left by parents) reorder each rank;
@@ -33,7 +36,8 @@ it, so every child's id is smaller than its parent's, and walking ids upwards is
 from bisect import bisect_right, insort
 from operator import mul
 
-DEFAULT_MAX_BENDS = 250_000
+BENDS_PER_NODE = 3
+MIN_BENDS = 2_000
 ORDER_SWEEPS = 4
 ROW_PASSES = 6
 # Weights of an edge segment's squared slope: real-real, one end a dummy, both ends dummies.
@@ -41,9 +45,11 @@ REAL_WEIGHT, MIXED_WEIGHT, DUMMY_WEIGHT = 1.0, 2.0, 8.0
 ANCHOR_WEIGHT = 1e-3  # a faint pull to the previous row, so a node without neighbours stays put
 
 
-def compute_layout(trace, max_bends: int = DEFAULT_MAX_BENDS) -> dict:
+def compute_layout(trace, max_bends: int | None = None) -> dict:
     """The wire format's "layout" object for an engine.Trace."""
     nodes = trace.nodes
+    if max_bends is None:
+        max_bends = max(MIN_BENDS, BENDS_PER_NODE * len(nodes))
     ids = {node: i for i, node in enumerate(nodes)}
     children = [[ids[child] for child in node._children] for node in nodes]
 

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from app.layout import compute_layout
+from app.layout import BENDS_PER_NODE, MIN_BENDS, compute_layout
 from engine import Limits, evaluate, parse, trace
 
 CHAPTER_2 = "a = 2; b = 3; c = a * b; L = c + a"
@@ -52,14 +52,24 @@ def test_layout_invariants(source):
         assert ids[t.nodes[edge["parent"]]._children[edge["slot"]]] == edge["child"]
         child_rank, parent_rank = place[edge["child"]][0], place[edge["parent"]][0]
         assert child_rank < parent_rank, "every edge runs left to right"
-        # a bend on each intermediate rank, in order, when the edge spans several ranks
-        assert [rank for rank, _ in edge["bends"]] == list(range(child_rank + 1, parent_rank))
+        # a bend on each intermediate rank, in order, unless the bend budget drew it straight
+        if edge["bends"]:
+            assert [rank for rank, _ in edge["bends"]] == list(range(child_rank + 1, parent_rank))
+    assert sum(len(e["bends"]) for e in layout["edges"]) <= max(MIN_BENDS, BENDS_PER_NODE * len(t.nodes))
     # no two real nodes in one place; the output alone on the last rank
     assert len(set(place.values())) == len(place)
     assert place[t.output][0] == layout["ranks"] - 1 == max(rank for rank, _ in place.values())
     rows = [row for _, row in place.values()] + [row for e in layout["edges"] for _, row in e["bends"]]
     assert layout["rows"] == max(rows) + 1, "rows is the extent of nodes and bends"
     assert min(rows) == 0
+
+
+def test_small_graphs_get_every_bend():
+    t = traced(random_program(random.Random(1), 60))
+    layout = compute_layout(t)
+    place = by_id(layout)
+    for edge in layout["edges"]:
+        assert len(edge["bends"]) == place[edge["parent"]][0] - place[edge["child"]][0] - 1
 
 
 def test_chapter_2_picture():
