@@ -30,7 +30,7 @@ export const EXAMPLES = [
   },
   { id: "nan", title: "Non-finite: log(0) gives −∞", program: "a = 0; L = log(a)" },
   { id: "nan-negative", title: "Non-finite: NaN from log(−1), spreading", program: "a = -1\nb = log(a)\nc = b * 2 + a\nL = c * c" },
-  { id: "sum200", title: "Large: a 200-term sum (simplified view)", program: sumOfTerms(200) },
+  { id: "sum500", title: "Large: a 500-term sum (simplified view)", program: sumOfTerms(500) },
   { id: "chain1000", title: "Large: a 1,000-step tanh chain (simplified view)", program: chain(1000) },
 ];
 
