@@ -331,4 +331,5 @@ export function startValuegraph(root, { location = window.location, history = wi
 }
 
 const root = document.querySelector("[data-valuegraph]");
-if (root) startValuegraph(root);
+// export.js and share.js find the running page on its root element.
+if (root) root.valuegraph = startValuegraph(root);

@@ -1,0 +1,166 @@
+// Export from the page: the graph as SVG or PNG (as it stands at the current step), the API's
+// JSON, the two step tables as CSV, and the self-contained HTML file made by POST /export/html.
+// The running page is found on its root element (main.js puts it there as root.valuegraph).
+
+import { tableRow } from "./timeline.js";
+
+// The properties a drawn graph needs to look the same without the page's stylesheet.
+const STYLE_PROPERTIES = [
+  "fill", "fill-opacity", "stroke", "stroke-width", "stroke-opacity", "stroke-dasharray", "stroke-linecap", "stroke-linejoin",
+  "opacity", "display", "visibility", "font-family", "font-size", "font-weight", "font-style", "text-anchor",
+  "dominant-baseline", "paint-order", "marker-end", "marker-start",
+];
+const SVG_NS = "http://www.w3.org/2000/svg";
+const MARGIN = 32;
+const PNG_SCALE = 2;
+const TABLE_HEADERS = {
+  sort: ["step", "pop", "what happens", "stack after", "sorted list"],
+  propagate: ["step", "i", "node", ".grad", "what happens"],
+};
+
+/** A standalone copy of the graph's SVG: computed styles inlined, the whole graph in view. */
+export function standaloneSvg(svg) {
+  const viewport = svg.querySelector(".vg-viewport");
+  const box = viewport.getBBox();
+  const copy = svg.cloneNode(true);
+  copy.querySelector(".vg-viewport").removeAttribute("transform"); // the whole graph, not the zoomed view
+  const originals = [svg, ...svg.querySelectorAll("*")];
+  const copies = [copy, ...copy.querySelectorAll("*")];
+  originals.forEach((original, i) => {
+    const computed = getComputedStyle(original);
+    const style = STYLE_PROPERTIES.map((name) => `${name}:${computed.getPropertyValue(name)}`).join(";");
+    copies[i].setAttribute("style", style);
+    copies[i].removeAttribute("class");
+    copies[i].removeAttribute("tabindex");
+  });
+  const width = Math.ceil(box.width + 2 * MARGIN);
+  const height = Math.ceil(box.height + 2 * MARGIN);
+  copy.setAttribute("xmlns", SVG_NS);
+  copy.setAttribute("width", String(width));
+  copy.setAttribute("height", String(height));
+  copy.setAttribute("viewBox", `${box.x - MARGIN} ${box.y - MARGIN} ${width} ${height}`);
+  const background = document.createElementNS(SVG_NS, "rect");
+  for (const [name, value] of [["x", box.x - MARGIN], ["y", box.y - MARGIN], ["width", width], ["height", height]]) background.setAttribute(name, String(value));
+  background.setAttribute("fill", getComputedStyle(svg.parentElement).backgroundColor || "#ffffff");
+  copy.insertBefore(background, copy.firstChild.nextSibling);
+  return { text: new XMLSerializer().serializeToString(copy), width, height };
+}
+
+/** The graph as a PNG blob, drawn from the standalone SVG. */
+export async function pngBlob(svg) {
+  const { text, width, height } = standaloneSvg(svg);
+  const url = URL.createObjectURL(new Blob([text], { type: "image/svg+xml" }));
+  try {
+    const image = new Image();
+    image.src = url;
+    await image.decode();
+    const canvas = document.createElement("canvas");
+    canvas.width = width * PNG_SCALE;
+    canvas.height = height * PNG_SCALE;
+    const context = canvas.getContext("2d");
+    context.scale(PNG_SCALE, PNG_SCALE);
+    context.drawImage(image, 0, 0, width, height);
+    return await new Promise((resolve) => canvas.toBlob(resolve, "image/png"));
+  } finally {
+    URL.revokeObjectURL(url);
+  }
+}
+
+/** The response in the wire format again: non-finite numbers as the strings "NaN", "Infinity", "-Infinity". */
+export function responseJson(model) {
+  return JSON.stringify(model, (key, value) => (typeof value === "number" && !Number.isFinite(value) ? String(value) : value), 2);
+}
+
+function csvCell(text) {
+  const s = String(text);
+  return /[",\n\r]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
+}
+
+/** One stage's table ("sort" or "propagate") as CSV, the same rows as the page's table. */
+export function tableCsv(tl, stage) {
+  const lines = [TABLE_HEADERS[stage].map(csvCell).join(",")];
+  for (let k = 0; k <= tl.last; k++) {
+    const row = tableRow(tl, k);
+    if (row.stage === stage) lines.push(row.cells.map(csvCell).join(","));
+  }
+  return lines.join("\r\n") + "\r\n";
+}
+
+export function formatSize(bytes) {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${Math.round(bytes / 1024)} kB`;
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
+}
+
+function download(blob, name) {
+  const url = URL.createObjectURL(blob);
+  const link = document.createElement("a");
+  link.href = url;
+  link.download = name;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
+/** The self-contained file for the page's current program, from the server. */
+async function fetchStandalone(app, root) {
+  const variables = root.querySelector('[data-vg="variables"]').value;
+  const parsed = {};
+  for (const part of variables.split(/[,;\n]/)) {
+    const match = part.match(/^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(\S+)\s*$/);
+    if (match && Number.isFinite(Number(match[2]))) parsed[match[1]] = Number(match[2]);
+  }
+  const response = await fetch(`/export/html?step=${app.controls.step}`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ expression: app.editor.value, variables: parsed, variant: app.model?.variant ?? "correct" }),
+  });
+  if (!response.ok) throw new Error(`The server answered ${response.status}`);
+  return response.blob();
+}
+
+export function wireExports(root) {
+  const app = root.valuegraph;
+  const el = (name) => root.querySelector(`[data-vg="${name}"]`);
+  const htmlButton = el("export-html");
+  const status = el("export-status");
+  const say = (text) => {
+    status.textContent = text;
+  };
+  let standalone = null; // {key, blob} for the program it was made from
+
+  const guarded = (fn) => async () => {
+    if (!app.model || !app.timeline) return say("Nothing to export yet.");
+    try {
+      await fn();
+    } catch (error) {
+      say(`Export failed: ${error.message}`);
+    }
+  };
+  el("export-svg").addEventListener("click", guarded(() => download(new Blob([standaloneSvg(app.svg).text], { type: "image/svg+xml" }), `valuegraph-step-${app.controls.step}.svg`)));
+  el("export-png").addEventListener("click", guarded(async () => download(await pngBlob(app.svg), `valuegraph-step-${app.controls.step}.png`)));
+  el("export-json").addEventListener("click", guarded(() => download(new Blob([responseJson(app.model)], { type: "application/json" }), "valuegraph.json")));
+  el("export-csv-sort").addEventListener("click", guarded(() => download(new Blob([tableCsv(app.timeline, "sort")], { type: "text/csv" }), "valuegraph-sort.csv")));
+  el("export-csv-propagate").addEventListener("click", guarded(() => download(new Blob([tableCsv(app.timeline, "propagate")], { type: "text/csv" }), "valuegraph-propagate.csv")));
+
+  // The file is made when the menu opens, so the button can say its size before it is pressed.
+  const programKey = () => `${app.editor.value}\n${el("variables").value}\n${app.model?.variant}\n${app.controls.step}`;
+  async function prepareStandalone() {
+    const key = programKey();
+    if (standalone?.key === key) return standalone.blob;
+    htmlButton.textContent = "Self-contained HTML (preparing…)";
+    const blob = await fetchStandalone(app, root);
+    standalone = { key, blob };
+    htmlButton.textContent = `Self-contained HTML (${formatSize(blob.size)})`;
+    htmlButton.dataset.size = String(blob.size);
+    return blob;
+  }
+  el("export-menu").addEventListener("toggle", (event) => {
+    if (event.target.open && app.model) prepareStandalone().catch((error) => say(`Export failed: ${error.message}`));
+  });
+  htmlButton.addEventListener("click", guarded(async () => download(await prepareStandalone(), "valuegraph.html")));
+}
+
+const root = document.querySelector("[data-valuegraph]");
+if (root?.valuegraph && root.querySelector('[data-vg="export-menu"]')) wireExports(root);

@@ -1,0 +1,85 @@
+// The "Share / embed" dialog: the page's link, an iframe snippet for the embed with the options
+// chosen in the dialog, and a live preview of that embed. All text is set as text or as values.
+
+// Each option's default, as app/export.py's EmbedOptions has it; defaults stay out of the URL.
+const EMBED_DEFAULTS = { stage: "both", controls: "full", editor: "shown", theme: "auto", table: "hidden", autoplay: "false" };
+const PREVIEW_DELAY_MS = 300;
+
+/** The /embed URL for a page state (URLSearchParams of the page) and the dialog's options. */
+export function embedUrl(origin, pageParams, options, step) {
+  const params = new URLSearchParams();
+  for (const name of ["expression", "variables", "speed", "variant"]) {
+    if (pageParams.get(name)) params.set(name, pageParams.get(name));
+  }
+  if (step !== null && step !== undefined && step > 0) params.set("step", String(step));
+  for (const [name, value] of Object.entries(options)) {
+    if (value !== EMBED_DEFAULTS[name]) params.set(name, value);
+  }
+  return `${origin}/embed?${params}`;
+}
+
+export function iframeSnippet(url, height = 640) {
+  const escaped = url.replaceAll("&", "&amp;").replaceAll('"', "&quot;");
+  return `<iframe src="${escaped}" title="valuegraph: reverse-mode autodiff, step by step" width="100%" height="${height}" style="border: 0" loading="lazy"></iframe>`;
+}
+
+export function wireShare(root) {
+  const app = root.valuegraph;
+  const el = (name) => root.ownerDocument.querySelector(`[data-vg="${name}"]`);
+  const dialog = el("share-dialog");
+  const link = el("share-link");
+  const snippet = el("share-snippet");
+  const preview = el("share-preview");
+  const form = el("share-options");
+  let previewTimer = null;
+
+  function options() {
+    const chosen = {};
+    for (const name of Object.keys(EMBED_DEFAULTS)) {
+      const field = form.elements.namedItem(name);
+      chosen[name] = field.type === "checkbox" ? String(field.checked) : field.value;
+    }
+    return chosen;
+  }
+
+  function update({ reload = true } = {}) {
+    const pageParams = new URLSearchParams(window.location.search);
+    link.value = window.location.href;
+    const step = app.timeline ? app.controls.step : null;
+    const url = embedUrl(window.location.origin, pageParams, options(), step);
+    snippet.value = iframeSnippet(url);
+    snippet.dataset.url = url;
+    if (!reload) return;
+    clearTimeout(previewTimer);
+    previewTimer = setTimeout(() => {
+      preview.src = url;
+    }, PREVIEW_DELAY_MS);
+  }
+
+  el("share-open").addEventListener("click", () => {
+    app.controls.pause();
+    update();
+    dialog.showModal();
+  });
+  el("share-close").addEventListener("click", () => dialog.close());
+  dialog.addEventListener("close", () => {
+    clearTimeout(previewTimer);
+    preview.src = "about:blank";
+  });
+  form.addEventListener("change", () => update());
+  for (const [button, field] of [[el("share-copy-link"), link], [el("share-copy-snippet"), snippet]]) {
+    button.addEventListener("click", async () => {
+      field.select();
+      try {
+        await navigator.clipboard.writeText(field.value);
+        button.textContent = "Copied";
+      } catch {
+        button.textContent = "Press Ctrl+C";
+      }
+      setTimeout(() => (button.textContent = "Copy"), 1500);
+    });
+  }
+}
+
+const root = document.querySelector("[data-valuegraph]");
+if (root?.valuegraph && document.querySelector('[data-vg="share-dialog"]')) wireShare(root);
