@@ -3,6 +3,7 @@
 
 import { fetchBackward } from "./api.js";
 import { createControls } from "./controls.js";
+import { startCoursePanels } from "./coursepanels.js";
 import { createEditor } from "./editor.js";
 import { DEFAULT_EXAMPLE, EXAMPLES } from "./examples.js";
 import { formatNumber, grouped, nodeName } from "./format.js";
@@ -152,6 +153,8 @@ export function startValuegraph(root, { location = window.location, history = wi
       hideError();
       await load(response, step, current);
       if (current()) writeUrl(how);
+      // The course panels (nudge test, broken walks) follow the graph on screen.
+      if (current()) root.dispatchEvent(new CustomEvent("valuegraph:loaded", { detail: { expression, variables: variables.values, model: response } }));
     } catch (error) {
       if (error.name === "AbortError" || !current()) return;
       showError(error, { moveCaret });
@@ -332,4 +335,4 @@ export function startValuegraph(root, { location = window.location, history = wi
 
 const root = document.querySelector("[data-valuegraph]");
 // export.js and share.js find the running page on its root element.
-if (root) root.valuegraph = startValuegraph(root);
+if (root) startCoursePanels(root, (root.valuegraph = startValuegraph(root)));

@@ -1,0 +1,41 @@
+// The course panels beside the visualiser: lessons, the nudge test and the broken walks.
+// They hear about each graph the page draws ("valuegraph:loaded" on the root) and drive the page
+// only through what startValuegraph returns (editor, run, controls, timeline).
+
+import { EXAMPLES } from "./examples.js";
+import { createLessons, lessonStep } from "./lessons.js";
+import { createNudgePanel } from "./nudge.js";
+import { readState } from "./url.js";
+import { createVariantsPanel } from "./variants.js";
+
+export function startCoursePanels(root, app) {
+  const el = (name) => root.querySelector(`[data-vg="${name}"]`);
+  const graphBox = el("graph");
+  const nudge = el("nudge") ? createNudgePanel(el("nudge"), { graphBox }) : null;
+  const variants = el("variants") ? createVariantsPanel(el("variants"), { initial: readState(window.location.search).variant }) : null;
+
+  root.addEventListener("valuegraph:loaded", (event) => {
+    nudge?.load(event.detail);
+    variants?.load(event.detail);
+  });
+  // A click on a leaf in the graph also picks it in the nudge panel.
+  graphBox.addEventListener("click", (event) => {
+    const node = event.target.closest?.("[data-node-id]");
+    if (node) nudge?.selectLeaf(Number(node.dataset.nodeId));
+  });
+
+  async function openLesson(lesson) {
+    app.controls.pause();
+    el("variables").value = "";
+    app.editor.value = lesson.program;
+    el("examples").value = EXAMPLES.find((e) => e.program === lesson.program)?.id ?? "";
+    if (lesson.variant) variants?.select(lesson.variant);
+    const atStart = lesson.stage !== "propagate" && lesson.step === 0;
+    // One history entry per lesson: either the run writes it, or the jump to the step does.
+    await app.run({ history: atStart ? "push" : "none", step: 0 });
+    if (atStart || app.editor.value !== lesson.program || !app.timeline) return;
+    app.controls.go(lessonStep(app.timeline, lesson), "jump");
+  }
+
+  if (el("lessons")) createLessons(el("lessons"), { open: openLesson });
+}
