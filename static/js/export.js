@@ -28,8 +28,8 @@ export function standaloneSvg(svg) {
   const copies = [copy, ...copy.querySelectorAll("*")];
   originals.forEach((original, i) => {
     const computed = getComputedStyle(original);
-    const style = STYLE_PROPERTIES.map((name) => `${name}:${computed.getPropertyValue(name)}`).join(";");
-    copies[i].setAttribute("style", style);
+    // Through the CSSOM: the page's policy blocks style attributes set as markup.
+    for (const name of STYLE_PROPERTIES) copies[i].style.setProperty(name, computed.getPropertyValue(name));
     copies[i].removeAttribute("class");
     copies[i].removeAttribute("tabindex");
   });

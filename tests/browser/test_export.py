@@ -1,0 +1,107 @@
+"""Exports in a browser: the self-contained file replays the walk from file:// with the network
+blocked, and the page's SVG, PNG, JSON, CSV and HTML downloads hold what they should."""
+
+import csv
+import io
+import json
+import re
+import xml.etree.ElementTree as ET
+
+import httpx
+from playwright.sync_api import expect
+
+from pagehelpers import open_program, wait_for_graph
+
+PROGRAM = "a = 2; b = 3; L = a * b + a"
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def test_the_standalone_file_plays_to_the_end_from_file_with_no_network(page, live_server, tmp_path):
+    answer = httpx.post(f"{live_server}/export/html?speed=50", json={"expression": PROGRAM})
+    assert answer.status_code == 200
+    lesson = tmp_path / "lesson.html"
+    lesson.write_bytes(answer.content)
+    blocked = []
+
+    def only_files(route):
+        if route.request.url.startswith("file://"):
+            route.continue_()
+        else:
+            blocked.append(route.request.url)
+            route.abort()
+
+    page.context.route("**/*", only_files)
+    page.goto(lesson.as_uri())
+    wait_for_graph(page, 4)
+    assert page.locator('[data-vg="program"]').input_value() == PROGRAM
+    # Gradients start blank and fill in as the walk plays.
+    grads = page.locator("[data-node-id] .vg-grad")
+    assert grads.all_text_contents() == ["", "", "", ""]
+    page.get_by_role("button", name="Play").click()
+    expect(page.locator('[data-vg="step-label"]')).to_have_text("13 / 13", timeout=5000)
+    by_id = {int(n.get_attribute("data-node-id")): n.locator(".vg-grad").text_content() for n in page.locator("[data-node-id]").all()}
+    assert by_id == {0: "4", 1: "2", 2: "1", 3: "1"}  # a, b, a*b, L
+    assert blocked == []
+    page.context.unroute("**/*")
+
+
+def download(page, name):
+    with page.expect_download() as info:
+        page.locator(f'[data-vg="{name}"]').click()
+    return info.value
+
+
+def test_the_page_exports_svg_png_json_csv_and_html(page, tmp_path):
+    open_program(page, PROGRAM, 4, step=13)
+    page.locator('[data-vg="export-menu"] summary').click()
+    html_button = page.locator('[data-vg="export-html"]')
+    expect(html_button).to_have_text(re.compile(r"Self-contained HTML \(\d+ kB\)"))
+
+    # SVG: stands alone (no class left to style it), shows each node's label, data and grad at this step.
+    svg_path = tmp_path / "graph.svg"
+    download(page, "export-svg").save_as(svg_path)
+    tree = ET.parse(svg_path)
+    root = tree.getroot()
+    assert root.tag == f"{SVG}svg" and float(root.get("width")) > 100
+    texts = [t.text for t in root.iter(f"{SVG}text") if t.text]
+    for label in ("a", "b", "L", "8", "4"):
+        assert label in texts
+    assert all("class" not in element.attrib for element in root.iter())
+    assert "fill:" in root.find(f".//{SVG}text").get("style")
+
+    png = download(page, "export-png")
+    png_path = tmp_path / "graph.png"
+    png.save_as(png_path)
+    data = png_path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000
+
+    exported = json.loads(open(download(page, "export-json").path()).read())
+    assert exported["output"] == 3 and [n["grad"] for n in exported["nodes"]] == [4, 2, 1, 1]
+
+    rows = list(csv.reader(io.StringIO(open(download(page, "export-csv-propagate").path()).read())))
+    assert rows[0] == ["step", "i", "node", ".grad", "what happens"]
+    assert [row[2] for row in rows[1:]] == ["L", "L", "#2", "b", "a"]
+    rows = list(csv.reader(io.StringIO(open(download(page, "export-csv-sort").path()).read())))
+    assert rows[0][:2] == ["step", "pop"] and len(rows) == 1 + 9  # the start, then 8 pops
+
+    html = download(page, "export-html")
+    size = int(html_button.get_attribute("data-size"))
+    assert html.suggested_filename == "valuegraph.html"
+    assert len(open(html.path(), "rb").read()) == size
+
+
+def test_the_share_dialog_gives_link_snippet_and_preview(page):
+    open_program(page, PROGRAM, 4, step=2)
+    page.get_by_role("button", name="Share / embed").click()
+    dialog = page.locator('[data-vg="share-dialog"]')
+    expect(dialog).to_be_visible()
+    assert "expression=" in page.locator('[data-vg="share-link"]').input_value()
+    page.locator('[data-vg="share-options"] select[name="controls"]').select_option("minimal")
+    snippet = page.locator('[data-vg="share-snippet"]').input_value()
+    assert snippet.startswith('<iframe src="http://127.0.0.1') and "/embed?expression=" in snippet
+    assert "controls=minimal" in snippet and "step=2" in snippet
+    preview = page.frame_locator('[data-vg="share-preview"]')
+    expect(preview.locator('[data-vg="graph"] svg[data-node-count="4"]')).to_have_count(1)
+    expect(preview.locator('[data-vg="step-label"]')).to_have_text("2 / 13")
+    page.locator('[data-vg="share-close"]').click()
+    expect(dialog).to_be_hidden()
