@@ -9,6 +9,8 @@ import sys
 
 import uvicorn
 
+from .export import add_export_arguments, export_command
+
 APP = "app.main:app"
 
 
@@ -38,6 +40,7 @@ def serve(args: argparse.Namespace) -> int:
 
 SUBCOMMANDS = {
     "serve": (serve, add_serve_arguments, "start the web server (the default)"),
+    "export": (export_command, add_export_arguments, "write a program's walk to a self-contained .html, or .json, .svg, .png"),
 }
 
 

@@ -15,7 +15,10 @@ from typing import Mapping
 from jinja2 import Environment, FileSystemLoader
 from markupsafe import Markup
 
+from engine import Limits, Value, evaluate, parse, trace
+
 from . import serialize
+from .layout import compute_layout
 
 REPO = Path(__file__).resolve().parent.parent
 STATIC_DIR = REPO / "static"
@@ -168,3 +171,114 @@ def standalone_html(response, *, expression: str = "", variables: str = "", opti
     }
     template = template_environment().get_template("embed.html")
     return template.render(options=options, inline=inline, title=title)
+
+
+def response_for_value(output: Value, limits: Limits = Limits(), variant: str = "correct") -> dict:
+    """The POST /backward answer (trace and layout included) for a graph built in Python."""
+    steps = trace(output, limits, variant)
+    return serialize.backward_response(steps, layout=compute_layout(steps))
+
+
+def response_for_program(program: str, variables: Mapping[str, float] | None = None, variant: str = "correct", limits: Limits = Limits()) -> dict:
+    """The same for a program's text; raises engine.ProgramError."""
+    return response_for_value(evaluate(parse(program, limits), dict(variables or {})), limits, variant)
+
+
+def response_json(response: dict) -> str:
+    """The wire format's JSON text (non-finite numbers as strings)."""
+    return serialize.to_json(response).decode("utf-8")
+
+
+# ---- images through a headless browser, and the `valuegraph export` command ----
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_FLAGS = ["--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+IMAGE_KINDS = ("svg", "png")
+
+
+class ExportError(Exception):
+    """An export that cannot be made here (no browser), with the reason to show."""
+
+
+def render_image(html: str, kind: str, step: int | None = None) -> bytes:
+    """The graph of a standalone file as SVG or PNG, at `step` (default: the end of the walk),
+    drawn by headless Chromium through Playwright."""
+    try:
+        from playwright.sync_api import Error as PlaywrightError, sync_playwright
+    except ImportError as error:
+        raise ExportError("SVG and PNG export need Playwright: pip install playwright (and Chromium at /usr/bin/chromium)") from error
+    if not Path(CHROMIUM).exists():
+        raise ExportError(f"SVG and PNG export need Chromium at {CHROMIUM} (Debian: apt-get install chromium)")
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+            try:
+                page = browser.new_page(viewport={"width": 1280, "height": 900})
+                page.route("**/*", lambda route: route.abort())  # the file needs nothing from outside
+                page.set_content(html)
+                page.wait_for_function("() => document.querySelectorAll('[data-node-id]').length > 0 && window.valuegraphExport")
+                target = "document.querySelector('[data-vg=\"scrubber\"]').max" if step is None else str(int(step))
+                page.evaluate(f"() => {{ const s = document.querySelector('[data-vg=\"scrubber\"]'); s.value = {target}; s.dispatchEvent(new Event('input')); }}")
+                page.wait_for_timeout(50)
+                if kind == "svg":
+                    return page.evaluate("() => window.valuegraphExport.svg()").encode("utf-8")
+                import base64
+
+                return base64.b64decode(page.evaluate("() => window.valuegraphExport.png()"))
+            finally:
+                browser.close()
+    except PlaywrightError as error:
+        raise ExportError(f"the browser could not draw the graph: {error.message.splitlines()[0]}") from error
+
+
+def read_program(source: str, stdin=None) -> str:
+    """The program: `-` reads stdin, an existing file's path reads the file, anything else is the text."""
+    import sys
+
+    if source == "-":
+        return (stdin or sys.stdin).read()
+    path = Path(source)
+    try:
+        if len(source) < 4096 and "\n" not in source and path.is_file():
+            return path.read_text(encoding="utf-8")
+    except OSError:
+        pass
+    return source
+
+
+def add_export_arguments(parser) -> None:
+    parser.add_argument("program", help="the program's text, a file holding it, or - for stdin")
+    parser.add_argument("-o", "--output", required=True, help="the file to write: .html (self-contained), .json (the API's answer), .svg or .png (the graph)")
+    parser.add_argument("--variant", default="correct", help="the backward walk: correct (default), no-visited-check, assign, no-topological-order")
+    parser.add_argument("--step", type=int, default=None, help="the step the file opens at, or the image shows (default: the start; images: the end)")
+    for name, allowed in (("stage", STAGES), ("controls", CONTROLS), ("theme", THEMES), ("table", TABLES)):
+        parser.add_argument(f"--{name}", choices=allowed, default=allowed[0], help=f"the file's {name} option (default: %(default)s)")
+
+
+def export_command(args) -> int:
+    from engine import VARIANTS, ProgramError
+
+    output = Path(args.output)
+    kind = output.suffix.lower().lstrip(".")
+    if kind not in ("html", "htm", "json", *IMAGE_KINDS):
+        raise SystemExit(f"valuegraph export: cannot write {output.name!r}: use .html, .json, .svg or .png")
+    if args.variant not in VARIANTS:
+        raise SystemExit(f"valuegraph export: unknown variant {args.variant!r} (one of {', '.join(VARIANTS)})")
+    program = read_program(args.program)
+    try:
+        response = response_for_program(program, variant=args.variant)
+    except ProgramError as error:
+        raise SystemExit(f"valuegraph export: line {error.line}, column {error.column}: {error.message}")
+    if kind == "json":
+        output.write_text(response_json(response), encoding="utf-8")
+        return 0
+    options = EmbedOptions(stage=args.stage, controls=args.controls, theme=args.theme, table=args.table, step=args.step if kind in ("html", "htm") else None, editor="read-only")
+    html = standalone_html(response, expression=program, options=options)
+    if kind in IMAGE_KINDS:
+        try:
+            output.write_bytes(render_image(html, kind, args.step))
+        except ExportError as error:
+            raise SystemExit(f"valuegraph export: {error}")
+        return 0
+    output.write_text(html, encoding="utf-8")
+    return 0

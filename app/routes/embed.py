@@ -31,7 +31,8 @@ def _standalone(request: schemas.BackwardRequest, limits, variables_text: str, o
 
 
 def _variables_text(variables: dict) -> str:
-    return ", ".join(f"{name} = {value!r}" for name, value in variables.items())
+    # As a person writes them: 3, not 3.0 (repr keeps every digit of the rest).
+    return ", ".join(f"{name} = {int(value) if float(value).is_integer() else value!r}" for name, value in variables.items())
 
 
 async def _answer(request: schemas.BackwardRequest, query, settings, limiter) -> Response:

@@ -12,6 +12,7 @@
 //   {type: "valuegraph:play"}           {type: "valuegraph:pause"}
 
 import { fetchBackward, reviveNumbers } from "./api.js";
+import { pngBlob, standaloneSvg } from "./export.js";
 import { startValuegraph } from "./main.js";
 
 const PREFIX = "valuegraph:";
@@ -92,6 +93,16 @@ export function startEmbed(root, { parent = window.parent } = {}) {
     post({ type: "height", height });
   }).observe(root);
 
+  // For scripts driving the page (the CLI's SVG and PNG export renders the standalone file).
+  window.valuegraphExport = {
+    svg: () => standaloneSvg(app.svg).text,
+    png: async () => {
+      const bytes = new Uint8Array(await (await pngBlob(app.svg)).arrayBuffer());
+      let binary = "";
+      for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+      return btoa(binary);
+    },
+  };
   return app;
 }
 

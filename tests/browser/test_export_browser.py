@@ -105,3 +105,21 @@ def test_the_share_dialog_gives_link_snippet_and_preview(page):
     expect(preview.locator('[data-vg="step-label"]')).to_have_text("2 / 13")
     page.locator('[data-vg="share-close"]').click()
     expect(dialog).to_be_hidden()
+
+
+def test_the_notebook_output_plays_in_its_iframe_with_no_network(page):
+    from app.notebook import show
+    from engine import Value
+
+    a = Value(3.0, label="a")
+    b = a**2
+    b.label = "b"
+    blocked = []
+    page.context.route("**/*", lambda route: blocked.append(route.request.url) or route.abort())
+    page.set_content(f"<!doctype html><title>notebook</title>{show(b)._repr_html_()}")
+    frame = page.frame_locator("iframe")
+    expect(frame.locator("[data-node-id]")).to_have_count(2)
+    frame.get_by_role("button", name="End", exact=True).click()
+    expect(frame.locator('[data-node-id="0"] .vg-grad')).to_have_text("6")
+    assert blocked == []
+    page.context.unroute("**/*")

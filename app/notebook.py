@@ -1,0 +1,59 @@
+"""valuegraph in Jupyter, for a graph built in Python:
+
+    from engine import Value
+    from app.notebook import show, export
+
+    a = Value(2.0, label="a"); b = Value(3.0, label="b")
+    L = a * b + a; L.label = "L"
+    show(L)                      # the interactive walk, inline, no server
+    export(L, "lesson.html")     # the same as one self-contained file
+
+The output is the self-contained file (app.export.standalone_html) inside an iframe's srcdoc, so
+its script runs in a document of its own, apart from the notebook's page and its other outputs.
+"""
+
+import html
+from pathlib import Path
+
+from engine import Limits, Value
+
+from .export import EmbedOptions, response_for_value, standalone_html
+
+DEFAULT_HEIGHT = 720
+
+
+class Visualiser:
+    """What show() returns: Jupyter displays it through _repr_html_."""
+
+    def __init__(self, document: str, height: int = DEFAULT_HEIGHT):
+        self.document = document
+        self.height = height
+
+    def _repr_html_(self) -> str:
+        return (
+            f'<iframe srcdoc="{html.escape(self.document, quote=True)}" title="valuegraph" '
+            f'style="width: 100%; height: {int(self.height)}px; border: 0" sandbox="allow-scripts allow-downloads"></iframe>'
+        )
+
+    def save(self, path) -> Path:
+        path = Path(path)
+        path.write_text(self.document, encoding="utf-8")
+        return path
+
+
+def _document(output: Value, *, variant: str, title: str, **options) -> str:
+    if not isinstance(output, Value):
+        raise TypeError(f"show() and export() take an engine.Value, not {type(output).__name__}")
+    response = response_for_value(output, Limits(), variant)
+    return standalone_html(response, options=EmbedOptions(editor="hidden", **options), title=title)
+
+
+def show(output: Value, *, variant: str = "correct", height: int = DEFAULT_HEIGHT, title: str = "valuegraph", **options) -> Visualiser:
+    """The walk for `output`'s graph, for a notebook cell. options: the embed's (stage, step,
+    autoplay, speed, controls, theme, table), e.g. show(L, table="shown", stage="propagate")."""
+    return Visualiser(_document(output, variant=variant, title=title, **options), height)
+
+
+def export(output: Value, path, *, variant: str = "correct", title: str = "valuegraph", **options) -> Path:
+    """Write the self-contained file for `output`'s graph to `path`; returns the path."""
+    return Visualiser(_document(output, variant=variant, title=title, **options)).save(path)

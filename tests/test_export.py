@@ -1,0 +1,122 @@
+"""The embed's page and options, the self-contained file (its bundle, its endpoint), and the
+`valuegraph export` command."""
+
+import io
+import json
+import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.cli import main as cli
+from app.export import EmbedOptions, script_bundle, standalone_html, response_for_program
+from app.main import create_app
+
+PROGRAM = "a = 2; b = 3; L = a * b + a"
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def client():
+    return TestClient(create_app())
+
+
+def stored_data(document: str) -> dict:
+    return json.loads(re.search(r'<script type="application/json" id="vg-data">(.*?)</script>', document, re.S)[1])
+
+
+def test_embed_may_be_framed_anywhere_and_writes_its_options_on_the_root(client):
+    answer = client.get("/embed", params={"expression": PROGRAM, "stage": "sort", "step": "2", "autoplay": "1", "speed": "4",
+                                          "controls": "none", "editor": "read-only", "theme": "dark", "table": "shown"})
+    assert answer.status_code == 200
+    assert answer.headers["content-security-policy"].endswith("frame-ancestors *")
+    assert "x-frame-options" not in answer.headers
+    assert "unsafe-inline" not in answer.headers["content-security-policy"]
+    page = answer.text
+    for attribute in ('data-stage="sort"', 'data-step="2"', 'data-autoplay="true"', 'data-speed="4"', 'data-controls="none"',
+                      'data-editor="read-only"', 'data-table="shown"', 'data-theme="dark"'):
+        assert attribute in page
+    assert re.search(r"<textarea[^>]* readonly", page)
+    assert not re.search(r"<script>|<script type=\"module\">", page)  # no inline script under the CSP
+
+
+def test_unknown_option_values_take_the_defaults():
+    options = EmbedOptions.from_query({"stage": "x", "step": "-3", "speed": "7", "controls": "<b>", "theme": "blue", "autoplay": "maybe"})
+    assert options == EmbedOptions()
+    assert EmbedOptions.from_query({"step": "12", "speed": "0.5"}) == EmbedOptions(step=12, speed="0.5")
+
+
+def test_the_bundle_holds_each_module_once_with_no_import_or_export_left():
+    bundle = script_bundle()
+    names = re.findall(r'^modules\["([\w-]+\.js)"\] = ', bundle, re.M)
+    assert names[-1] == "embed.js" and "main.js" in names and len(names) == len(set(names))
+    assert names.index("format.js") < names.index("timeline.js") < names.index("render.js") < names.index("main.js")
+    assert not re.search(r"^\s*(import|export)\s", bundle, re.M)
+
+
+def test_the_standalone_file_inlines_everything():
+    document = standalone_html(response_for_program(PROGRAM), expression=PROGRAM)
+    assert not re.search(r'<(?:script|link|img|iframe)[^>]+(?:src|href)=', document)
+    assert document.count("<script") == 3 and "<style>" in document
+    data = stored_data(document)
+    assert data["expression"] == PROGRAM and [n["grad"] for n in data["response"]["nodes"]] == [4.0, 2.0, 1.0, 1.0]
+    assert 'data-editor="read-only"' in document  # nothing can rerun a program offline
+    assert 'data-standalone="true"' in document
+
+
+def test_export_endpoint_post_and_get(client):
+    answer = client.post("/export/html?controls=minimal", json={"expression": "y = x * x", "variables": {"x": 3}})
+    assert answer.status_code == 200 and answer.headers["content-type"].startswith("text/html")
+    assert answer.headers["content-disposition"] == 'attachment; filename="valuegraph.html"'
+    data = stored_data(answer.text)
+    assert data["variables"] == "x = 3" and data["response"]["nodes"][0]["grad"] == 6.0
+    assert 'data-controls="minimal"' in answer.text
+    answer = client.get("/export/html", params={"expression": PROGRAM, "variant": "assign"})
+    assert answer.status_code == 200 and stored_data(answer.text)["response"]["variant"] == "assign"
+
+
+def test_export_endpoint_reports_program_errors_like_the_api(client):
+    answer = client.post("/export/html", json={"expression": "a = ("})
+    assert answer.status_code == 400 and answer.json()["detail"]["line"] == 1
+
+
+def test_cli_html_and_json_from_text_file_and_stdin(tmp_path, monkeypatch):
+    html_path = tmp_path / "lesson.html"
+    assert cli(["export", PROGRAM, "-o", str(html_path), "--stage", "propagate"]) == 0
+    document = html_path.read_text(encoding="utf-8")
+    assert stored_data(document)["expression"] == PROGRAM and 'data-stage="propagate"' in document
+
+    program_file = tmp_path / "chain.vg"
+    program_file.write_text("x = 3\ny = x ** 2\n", encoding="utf-8")
+    json_path = tmp_path / "chain.json"
+    assert cli(["export", str(program_file), "-o", str(json_path)]) == 0
+    assert [n["grad"] for n in json.loads(json_path.read_text())["nodes"]][0] == 6.0
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO("a = 1; b = log(a - 1)"))
+    assert cli(["export", "-", "-o", str(json_path)]) == 0
+    nodes = json.loads(json_path.read_text())["nodes"]
+    assert "-Infinity" in [n["data"] for n in nodes]  # the wire format's spelling
+
+
+def test_cli_refuses_unknown_kinds_and_reports_program_errors(tmp_path):
+    with pytest.raises(SystemExit, match=r"\.html, \.json, \.svg or \.png"):
+        cli(["export", PROGRAM, "-o", str(tmp_path / "x.pdf")])
+    with pytest.raises(SystemExit, match=r"line 1, column \d+"):
+        cli(["export", "a = (", "-o", str(tmp_path / "x.html")])
+
+
+def test_cli_svg_and_png_through_headless_chromium(tmp_path):
+    # A separate process, as a user runs it (Playwright's sync API keeps its own event loop).
+    for kind in ("svg", "png"):
+        out = tmp_path / f"lesson.{kind}"
+        done = subprocess.run([sys.executable, "-m", "app.cli", "export", PROGRAM, "-o", str(out)], cwd=REPO, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+    svg = ET.parse(tmp_path / "lesson.svg").getroot()
+    texts = [t.text for t in svg.iter("{http://www.w3.org/2000/svg}text")]
+    assert {"a", "b", "L", "8", "4"} <= set(texts)  # at the end of the walk a.grad is 4
+    png = (tmp_path / "lesson.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5000

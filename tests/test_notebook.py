@@ -1,0 +1,60 @@
+"""app.notebook: show(L) and export(L, path) for a graph built in Python, checked through the HTML
+they produce (the browser test in tests/browser/test_export.py plays it)."""
+
+import html
+import json
+import re
+
+import pytest
+
+from app.notebook import export, show
+from engine import Value
+
+
+def chapter_2_graph():
+    a = Value(2.0, label="a")
+    b = Value(3.0, label="b")
+    L = a * b + a
+    L.label = "L"
+    return L
+
+
+def inner_document(shown) -> str:
+    match = re.fullmatch(r'<iframe srcdoc="([^"]*)" title="valuegraph" style="[^"]*" sandbox="allow-scripts allow-downloads"></iframe>', shown._repr_html_())
+    assert match, "the output is one sandboxed iframe holding the whole document"
+    return html.unescape(match[1])
+
+
+def stored_data(document: str) -> dict:
+    match = re.search(r'<script type="application/json" id="vg-data">(.*?)</script>', document, re.S)
+    return json.loads(match[1])
+
+
+def test_show_holds_the_graph_with_its_gradients_and_needs_nothing_from_outside():
+    document = inner_document(show(chapter_2_graph()))
+    response = stored_data(document)["response"]
+    by_label = {node["label"]: node for node in response["nodes"] if node["label"]}
+    assert {label: node["grad"] for label, node in by_label.items()} == {"a": 4.0, "b": 2.0, "L": 1.0}
+    assert len(response["nodes"]) == 4 and "layout" in response and response["trace"]["propagate"]
+    assert not re.search(r'<(?:script|link|img)[^>]+(?:src|href)=', document)
+    assert 'data-editor="hidden"' in document  # there is no program text for a Python graph
+
+
+def test_options_reach_the_file_and_markup_in_labels_stays_data():
+    x = Value(1.0, label="</script><b>x</b>")
+    y = x * x
+    document = inner_document(show(y, stage="propagate", table="shown", theme="dark"))
+    assert 'data-stage="propagate"' in document and 'data-table="shown"' in document and 'data-theme="dark"' in document
+    assert "<b>x</b>" not in document
+    assert stored_data(document)["response"]["nodes"][0]["label"] == "</script><b>x</b>"
+
+
+def test_export_writes_the_same_document(tmp_path):
+    L = chapter_2_graph()
+    path = export(L, tmp_path / "lesson.html")
+    assert path.read_text(encoding="utf-8") == inner_document(show(L))
+
+
+def test_only_values_are_shown():
+    with pytest.raises(TypeError, match="engine.Value"):
+        show(3.0)
