@@ -1,0 +1,69 @@
+"""The lessons menu: each lesson opens its program at the stage and step it states, with its caption."""
+
+from pagehelpers import open_program, step_of, wait_for_graph
+
+LESSONS_MODULE = "/static/js/lessons.js"
+
+
+def lessons(page):
+    return page.evaluate(f"async () => (await import('{LESSONS_MODULE}')).LESSONS")
+
+
+def expected_step(api, lesson):
+    """The page's step number from the server's own trace: stage 1 is a start step plus one step
+    per pop of the stack; stage 2 is a seed step plus one step per node walked."""
+    trace = api.post("/backward", data={"expression": lesson["program"]}).json()["trace"]
+    sort_end = len(trace["sort"])
+    last = sort_end + 1 + len(trace["propagate"])
+    if lesson["stage"] == "sort":
+        return sort_end if lesson["step"] == "end" else lesson["step"]
+    return last if lesson["step"] == "end" else sort_end + 1 + lesson["step"]
+
+
+def test_every_lesson_opens_its_program_at_its_stage_and_step(page, playwright, base_url, artifacts):
+    api = playwright.request.new_context(base_url=base_url)
+    open_program(page, "a = 1\nb = a * 5", nodes=3)
+    all_lessons = lessons(page)
+    ids = [lesson["id"] for lesson in all_lessons]
+    for wanted in ["value", "local-add-mul", "local-curved", "nudge", "chapter1", "sort", "propagate", "reuse", "nan-log-zero", "nan-log-negative", "nan-power"]:
+        assert wanted in ids, f"the course walk lacks {wanted}"
+    menu = page.get_by_label("Lesson", exact=True)
+    caption = page.locator('[data-lesson="caption"]')
+    stage_title = page.locator('[data-vg="stage-title"]')
+    for lesson in all_lessons:
+        menu.select_option(lesson["id"])
+        step = expected_step(api, lesson)
+        # The URL is written once the lesson's graph is loaded and moved to its step.
+        page.wait_for_function(
+            "([program, step]) => { const q = new URLSearchParams(location.search);"
+            " return q.get('expression') === program && q.get('step') === String(step); }",
+            arg=[lesson["program"], step],
+        )
+        wait_for_graph(page)
+        assert step_of(page) == step, lesson["id"]
+        assert caption.text_content() == lesson["caption"]
+        assert stage_title.text_content().startswith("2" if lesson["stage"] == "propagate" else "1"), lesson["id"]
+        if lesson["id"] == "propagate":
+            page.screenshot(path=str(artifacts / "lesson-propagate.png"))
+    api.dispose()
+
+
+def test_next_and_previous_walk_the_course_in_order_and_back_returns(page):
+    open_program(page, "a = 1\nb = a * 5", nodes=3)
+    page.get_by_role("button", name="Next lesson").click()
+    page.wait_for_function("document.querySelector('[data-vg=\"program\"]').value === 'a = 2\\nb = 3\\nc = a * b'")
+    wait_for_graph(page, 3)
+    assert page.get_by_role("button", name="Previous lesson").is_disabled()
+    page.get_by_role("button", name="Next lesson").click()
+    wait_for_graph(page, 5)
+    assert page.get_by_label("Lesson", exact=True).input_value() == "local-add-mul"
+    page.go_back()
+    wait_for_graph(page, 3)
+    assert page.locator('[data-vg="program"]').input_value() == "a = 2\nb = 3\nc = a * b"
+
+
+def test_the_reuse_lesson_switches_the_broken_walk_to_assign(page):
+    open_program(page, "a = 1\nb = a * 5", nodes=3)
+    page.get_by_label("Lesson", exact=True).select_option("reuse")
+    assert page.get_by_label("= instead of +=").is_checked()
+    page.locator('[data-variant="table"] tr[data-node="a"][data-verdict="wrong"]').wait_for()
