@@ -48,14 +48,15 @@ function messageOf(detail, fallback) {
 /**
  * Run a program on the server. Resolves to the response with numbers revived; rejects with a
  * ProgramError (with its place when the server gives one), or an AbortError when `signal` fires.
+ * `fields` overrides request fields (trace, layout, check, nudge, variant).
  */
-export async function fetchBackward({ expression, variables = {}, variant = "correct" }, { signal, baseUrl = "" } = {}) {
+export async function fetchBackward({ expression, variables = {}, variant = "correct" }, { signal, baseUrl = "", fields = {} } = {}) {
   let response;
   try {
     response = await fetch(`${baseUrl}/backward`, {
       method: "POST",
       headers: { "Content-Type": "application/json", Accept: "application/json" },
-      body: JSON.stringify({ expression, variables, variant, trace: true, layout: true }),
+      body: JSON.stringify({ expression, variables, variant, trace: true, layout: true, ...fields }),
       signal,
     });
   } catch (error) {
