@@ -1,5 +1,5 @@
 """The parser fuzz target in the test suite: every committed input replayed, then a short
-coverage-guided run (VALUEGRAPH_FUZZ_SECONDS, default 15) in a subprocess."""
+coverage-guided run (VALUEGRAPH_FUZZ_SECONDS, default 10) in a subprocess."""
 
 import os
 import subprocess
@@ -17,7 +17,7 @@ FUZZER = HERE / "fuzz_parser.py"
 SEEDS = HERE / "seeds"
 REGRESSIONS = HERE / "regressions"
 DICTIONARY = HERE / "program.dict"
-SECONDS = int(os.environ.get("VALUEGRAPH_FUZZ_SECONDS", "15"))
+SECONDS = int(os.environ.get("VALUEGRAPH_FUZZ_SECONDS", "10"))
 
 COMMITTED = sorted(SEEDS.iterdir()) + sorted(p for p in REGRESSIONS.iterdir() if p.name != "README.md")
 
