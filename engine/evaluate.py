@@ -80,10 +80,11 @@ def _lookup(node, scope, variables):
         leaf = scope[node.name] = Value(variables[node.name], label=node.name)
         return leaf
     known = sorted(set(scope) | set(variables))
-    hint = f"; defined so far: {', '.join(known[:8])}{', ...' if len(known) > 8 else ''}" if known else ""
+    hint = f"; defined so far: {', '.join(map(_shown, known[:8]))}{', ...' if len(known) > 8 else ''}" if known else ""
     if node.name in FUNCTIONS:
         hint = f"; to call the function write {node.name}(x)"
-    raise ProgramError(f"unknown name '{node.name}': assign it first (as in {node.name} = 2) or pass it as a variable{hint}", node.span)
+    name = _shown(node.name)
+    raise ProgramError(f"unknown name '{name}': assign it first (as in {name} = 2) or pass it as a variable{hint}", node.span)
 
 
 def _binary(node, left, right):
@@ -97,8 +98,13 @@ def _binary(node, left, right):
 def _call(node, args):
     function = FUNCTIONS.get(node.function)
     if function is None:
-        raise ProgramError(f"unknown function '{node.function}': the functions are {', '.join(FUNCTIONS)}", node.span)
+        raise ProgramError(f"unknown function '{_shown(node.function)}': the functions are {', '.join(FUNCTIONS)}", node.span)
     if len(args) != 1:
         raise ProgramError(f"{node.function}() takes exactly one argument, got {len(args)}", node.span)
     (arg,) = args
     return function(arg if isinstance(arg, Value) else Value(arg))
+
+
+def _shown(name, longest=40):
+    """A name as an error message quotes it: a 100,000-character name is not echoed whole."""
+    return name if len(name) <= longest else name[: longest - 1] + "…"

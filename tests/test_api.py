@@ -605,3 +605,24 @@ def test_non_finite_strings_match_the_contract():
          "order": [0], "warnings": [], "variant": "correct"}
     )
     assert b'"data":"NaN","grad":"Infinity"' in schemas.WireResponse.__pydantic_serializer__.to_json(adapter)
+
+
+def test_the_collector_still_runs_when_requests_keep_overlapping():
+    """A request pauses the cyclic collector; if others overlap without a gap it would never run
+    again, so every COLLECT_EVERY ended requests it collects anyway."""
+    import gc
+
+    from app import budget
+
+    collections = []
+    gc.callbacks.append(lambda phase, info: phase == "start" and collections.append(info["generation"]))
+    try:
+        with budget.collector_paused():  # a long request that keeps the collector paused
+            for _ in range(budget.COLLECT_EVERY):
+                with budget.collector_paused():
+                    pass
+            assert not gc.isenabled()
+            assert 2 in collections
+        assert gc.isenabled()
+    finally:
+        gc.callbacks.pop()

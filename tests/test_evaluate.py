@@ -305,3 +305,11 @@ def test_10000_nested_parentheses_and_signs_with_a_raised_depth_limit():
     assert out.data == -3.0
     out.backward()
     assert run("log(" * 2_000 + "a" + ")" * 2_000, limits, a=1e300).op == "log"
+
+
+def test_a_very_long_unknown_name_is_not_echoed_whole():
+    name = "x" * 100_000
+    with pytest.raises(ProgramError) as error:
+        evaluate(parse(f"{name} + 1"))
+    assert len(error.value.message) < 300 and "…" in error.value.message
+    assert (error.value.line, error.value.column) == (1, 1)
