@@ -2,7 +2,7 @@
 pydantic TypedDicts. The OpenAPI schema comes from these types.
 
 Responses are TypedDicts because a large graph has tens of thousands of records: plain
-dicts built in one pass and dumped by one TypeAdapter (serialize.py) cost a few µs per node,
+dicts built in one pass and dumped by pydantic-core in one call (serialize.py) cost a few µs per node,
 where constructing a model per record costs ten times more. Optional keys (`exponent`,
 `numeric_grad`, `trace`, `layout`) are NotRequired: absent, never null. Non-finite numbers
 are written as the strings "NaN", "Infinity" and "-Infinity".
@@ -10,7 +10,7 @@ are written as the strings "NaN", "Infinity" and "-Infinity".
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel, WithJsonSchema
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 from typing_extensions import NotRequired, TypedDict
 
 from engine import DEFAULT_NUDGE
@@ -152,13 +152,6 @@ class BackwardResponse(TypedDict):
     warnings: list[NonFiniteWarning]
     variant: Variant
     layout: NotRequired[Layout]  # when layout is true
-
-
-class WireResponse(RootModel[BackwardResponse]):
-    """Writes a BackwardResponse as JSON. Only a model's own config reaches the serializer
-    (a TypedDict's is ignored at the top level, pydantic 2.13), hence this wrapper."""
-
-    model_config = ConfigDict(ser_json_inf_nan="strings")
 
 
 class Health(BaseModel):
