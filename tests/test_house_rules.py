@@ -91,3 +91,10 @@ def test_forbidden_call_finder_finds_them(tmp_path):
 def test_forbidden_word_finder_finds_them():
     text = "evaluate(p); _evaluate(x); re.compile('a')\nf = x.eval(s); exec (s); ast.parse(s); compile(s)"
     assert forbidden_words(text) == ["eval(", "ast.parse", "compile("]
+
+
+def test_test_modules_have_unique_names():
+    """pytest imports test modules by basename here: two test_x.py in different folders stop
+    the whole suite from collecting."""
+    names = [path.name for path in pathlib.Path(__file__).resolve().parent.rglob("test_*.py")]
+    assert sorted(set(n for n in names if names.count(n) > 1)) == []
