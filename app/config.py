@@ -10,6 +10,7 @@
 | VALUEGRAPH_MAX_VARIANT_STEPS       | 200000    | steps a deliberately broken walk (variant) may take        |
 | VALUEGRAPH_TIME_BUDGET             | 2.0       | seconds of wall-clock time per request (longer: 503)       |
 | VALUEGRAPH_WORKER_THREADS          | 4         | requests computed at once per process; the rest queue      |
+| VALUEGRAPH_RESPONSE_CACHE_BYTES    | 16000000  | bytes of answers kept in the in-process LRU response cache |
 
 Program-level limits (source length to variant steps) answer 400 with the place in the program.
 """
@@ -35,6 +36,7 @@ class Settings:
     max_variant_steps: int = Limits.max_variant_steps
     time_budget: float = 2.0
     worker_threads: int = 4
+    response_cache_bytes: int = 16_000_000
 
     def __post_init__(self):
         for field in fields(self):

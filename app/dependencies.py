@@ -7,6 +7,7 @@ in the thread pool, and those hops were a quarter of a small request's time."""
 import anyio
 from fastapi import Request
 
+from .cache import ResponseCache
 from .config import Settings
 
 
@@ -17,3 +18,7 @@ async def get_settings(request: Request) -> Settings:
 async def get_work_limiter(request: Request) -> anyio.CapacityLimiter:
     """Bounds how many requests compute at once; the rest wait (within their time budget)."""
     return request.app.state.work_limiter
+
+
+async def get_response_cache(request: Request) -> ResponseCache:
+    return request.app.state.response_cache

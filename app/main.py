@@ -11,6 +11,7 @@ from fastapi.middleware.gzip import GZipMiddleware
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
+from .cache import ResponseCache
 from .config import Settings
 from .errors import register_error_handlers
 from .middleware import BodySizeLimit
@@ -44,6 +45,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     static_versions = StaticVersions(STATIC_DIR)
     app.state.templates.env.globals["static_url"] = static_versions.template_function()
     app.state.work_limiter = anyio.CapacityLimiter(settings.worker_threads)
+    app.state.response_cache = ResponseCache(settings.response_cache_bytes)
     register_error_handlers(app)
 
     # Added innermost first: CORS headers go on every answer, 413 included.

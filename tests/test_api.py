@@ -625,3 +625,31 @@ def test_the_collector_still_runs_when_requests_keep_overlapping():
         assert gc.isenabled()
     finally:
         gc.callbacks.pop()
+
+
+def test_response_cache_is_an_lru_bounded_in_bytes():
+    from app.cache import ResponseCache
+
+    cache = ResponseCache(max_bytes=800)
+    for key in "abcdefgh":
+        cache.put(key, b"x" * 100)
+    assert len(cache) == 8 and cache.size == 800
+    assert cache.get("a") == b"x" * 100  # now the most recent
+    cache.put("i", b"y" * 100)
+    assert cache.get("b") is None and cache.get("a") is not None, "the least recently used goes first"
+    cache.put("huge", b"z" * 101)  # more than an eighth of the cache
+    assert cache.get("huge") is None and cache.size <= 800
+
+
+async def test_repeated_requests_are_answered_from_the_cache():
+    app = create_app(Settings(response_cache_bytes=1_000_000))
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+        body = {"expression": "a = 2; b = 3; c = a * b; L = c + a"}
+        first = await client.post("/backward", json=body)
+        second = await client.post("/backward", json=body)
+        other = await client.post("/backward", json={**body, "variant": "assign"})
+        by_get = await client.get("/backward", params={"expression": body["expression"]})
+    assert first.content == second.content == by_get.content
+    assert len(app.state.response_cache) == 2, "one entry per distinct request; GET and POST share it"
+    assert other.json()["nodes"][0]["grad"] == 3.0

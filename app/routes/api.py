@@ -11,7 +11,8 @@ from engine import Limits, evaluate, measure_leaf_gradients, parse, trace
 from .. import schemas
 from ..budget import collector_paused, run_within_budget
 from ..config import Settings
-from ..dependencies import get_settings, get_work_limiter
+from ..cache import ResponseCache
+from ..dependencies import get_response_cache, get_settings, get_work_limiter
 from ..layout import compute_layout
 from ..serialize import backward_response, to_json
 
@@ -33,8 +34,12 @@ def _backward_json(request: schemas.BackwardRequest, limits: Limits) -> bytes:
         return to_json(compute_backward(request, limits))
 
 
-async def _answer(request: schemas.BackwardRequest, settings: Settings, limiter: anyio.CapacityLimiter) -> Response:
-    body = await run_within_budget(_backward_json, request, settings.limits, seconds=settings.time_budget, limiter=limiter)
+async def _answer(request: schemas.BackwardRequest, settings: Settings, limiter: anyio.CapacityLimiter, cache: ResponseCache) -> Response:
+    key = request.model_dump_json()
+    body = cache.get(key)
+    if body is None:
+        body = await run_within_budget(_backward_json, request, settings.limits, seconds=settings.time_budget, limiter=limiter)
+        cache.put(key, body)
     return Response(body, media_type="application/json")
 
 
@@ -47,6 +52,7 @@ BACKWARD_RESPONSES = {
 }
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 LimiterDep = Annotated[anyio.CapacityLimiter, Depends(get_work_limiter)]
+CacheDep = Annotated[ResponseCache, Depends(get_response_cache)]
 
 
 @router.post("/backward", response_model=schemas.BackwardResponse, responses=BACKWARD_RESPONSES)
@@ -57,16 +63,19 @@ async def post_backward(
     ],
     settings: SettingsDep,
     limiter: LimiterDep,
+    cache: CacheDep,
 ) -> Response:
     """Run a program and its backward pass; return the graph, its gradients and every step."""
-    return await _answer(request, settings, limiter)
+    return await _answer(request, settings, limiter, cache)
 
 
 @router.get("/backward", response_model=schemas.BackwardResponse, responses=BACKWARD_RESPONSES)
-async def get_backward(query: Annotated[schemas.BackwardQuery, Query()], settings: SettingsDep, limiter: LimiterDep) -> Response:
+async def get_backward(
+    query: Annotated[schemas.BackwardQuery, Query()], settings: SettingsDep, limiter: LimiterDep, cache: CacheDep
+) -> Response:
     """The same as POST, for links and curl; variables are written in the program."""
     request = schemas.BackwardRequest.model_construct(**dict(query), variables={})
-    return await _answer(request, settings, limiter)
+    return await _answer(request, settings, limiter, cache)
 
 
 def add_response_examples(openapi: dict) -> dict:
