@@ -1,7 +1,7 @@
 """A small in-process LRU cache of /backward answers, bounded in bytes.
 
 The same program asked again (a lesson's examples, a class loading one shared link) is
-answered from memory. Keys are the whole request as JSON, so any field that changes the
+answered from memory. Keys are the whole request as canonical JSON, so any field that changes the
 answer changes the key; only successful answers are kept, and one answer may take at most an
 eighth of the cache so a single huge graph cannot evict every lesson. Used only from the
 event loop's thread, so it needs no lock.

@@ -653,3 +653,8 @@ async def test_repeated_requests_are_answered_from_the_cache():
     assert first.content == second.content == by_get.content
     assert len(app.state.response_cache) == 2, "one entry per distinct request; GET and POST share it"
     assert other.json()["nodes"][0]["grad"] == 3.0
+
+
+async def test_healthz_answers_head_for_uptime_checkers(client):
+    response = await client.head("/healthz")
+    assert response.status_code == 200 and response.content == b""

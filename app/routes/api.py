@@ -1,5 +1,6 @@
 """The JSON API: POST and GET /backward, and /healthz."""
 
+import json
 from typing import Annotated
 
 import anyio
@@ -35,7 +36,7 @@ def _backward_json(request: schemas.BackwardRequest, limits: Limits) -> bytes:
 
 
 async def _answer(request: schemas.BackwardRequest, settings: Settings, limiter: anyio.CapacityLimiter, cache: ResponseCache) -> Response:
-    key = request.model_dump_json()
+    key = json.dumps(request.model_dump(), sort_keys=True)  # escapes lone surrogates, unlike model_dump_json
     body = cache.get(key)
     if body is None:
         body = await run_within_budget(_backward_json, request, settings.limits, seconds=settings.time_budget, limiter=limiter)
@@ -86,7 +87,7 @@ def add_response_examples(openapi: dict) -> dict:
     return openapi
 
 
-@router.get("/healthz", response_model=schemas.Health)
+@router.api_route("/healthz", methods=["GET", "HEAD"], response_model=schemas.Health)
 async def healthz() -> dict[str, str]:
     """Answers while the server can take requests (the event loop is never blocked by work)."""
     return {"status": "ok"}
