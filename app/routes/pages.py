@@ -1,11 +1,13 @@
 """The HTML pages: the visualiser at GET /, and the favicon every browser asks for."""
 
 from pathlib import Path
+from typing import Annotated
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import FileResponse, HTMLResponse
 
-from engine import Limits
+from ..config import Settings
+from ..dependencies import get_settings
 
 router = APIRouter(include_in_schema=False)
 
@@ -13,12 +15,8 @@ FAVICON = Path(__file__).resolve().parents[2] / "static" / "favicon.ico"
 
 
 @router.get("/", response_class=HTMLResponse)
-def index(request: Request):
-    settings = getattr(request.app.state, "settings", None)
-    max_source_length = settings.max_source_length if settings else Limits.max_source_length
-    return request.app.state.templates.TemplateResponse(
-        request, "index.html", {"max_source_length": max_source_length}
-    )
+async def index(request: Request, settings: Annotated[Settings, Depends(get_settings)]):
+    return request.app.state.templates.TemplateResponse(request, "index.html", {"max_source_length": settings.max_source_length})
 
 
 @router.get("/favicon.ico")
