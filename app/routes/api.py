@@ -87,7 +87,8 @@ def add_response_examples(openapi: dict) -> dict:
     return openapi
 
 
-@router.api_route("/healthz", methods=["GET", "HEAD"], response_model=schemas.Health)
+@router.head("/healthz", include_in_schema=False)  # uptime checkers often ask with HEAD
+@router.get("/healthz", response_model=schemas.Health)
 async def healthz() -> dict[str, str]:
     """Answers while the server can take requests (the event loop is never blocked by work)."""
     return {"status": "ok"}
