@@ -22,8 +22,7 @@ router = APIRouter(tags=["api"])
 
 def compute_backward(request: schemas.BackwardRequest, limits: Limits) -> schemas.BackwardResponse:
     """The pipeline: parse -> evaluate -> trace -> (nudge test) -> (layout) -> response."""
-    program = parse(request.expression, limits)
-    output = evaluate(program, request.variables)
+    output = evaluate(parse(request.expression, limits), request.variables)  # the syntax tree is freed here
     steps = trace(output, limits, request.variant)
     measured = measure_leaf_gradients(output, request.nudge, limits) if request.check else None
     layout = compute_layout(steps) if request.layout else None
