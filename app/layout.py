@@ -1,8 +1,8 @@
 """A layered (Sugiyama-style) left-to-right layout of a traced graph, computed on the server.
 
-The browser only maps (rank, row) to pixels; every choice is made here, in four linear passes
-over the graph plus dummy nodes, so thousands of nodes take milliseconds and the same graph
-always gets the same picture.
+The browser only maps (rank, row) to pixels; every choice is made here, in a few passes over the
+graph plus its dummy nodes, each linear (or n log n within one rank), so the same graph always
+gets the same picture and a few thousand nodes take tens of milliseconds in pure Python.
 
 1. Ranks (columns). A node's rank is its longest-path distance from the output, counted from
    the right: rank = max_depth - depth, so the output has the highest rank and every edge goes
@@ -19,30 +19,40 @@ always gets the same picture.
    browser draws them straight. Measured: a 500-term sum laid out in 2.2 s with 124,000 bends,
    in 80 ms with the budget.
 3. Order within a rank (crossing reduction). A depth-first walk from the output, children in slot
-   order, gives the first order: crossing-free for any tree, with a * b drawn a above b. Then a
-   few barycenter sweeps (left to right by children, right to left by parents) reorder each rank;
-   nodes with no neighbour on the swept side keep their places, ties keep the previous order, and
-   the order with the fewest crossings seen so far is kept, so a sweep can never make it worse.
-4. Rows (vertical positions). Rows minimise the sum of weighted squared edge slopes, keeping the
-   order and a spacing of at least 1 within each rank. Each pass solves one rank exactly with the
-   pool-adjacent-violators algorithm (linear time), sweeping the ranks alternately left and right.
-   Segments between dummies weigh most, so long edges come out straight. Rows are then rounded to
-   integers monotonically, which keeps the order and the spacing.
+   order, gives the first order: crossing-free for any tree, with a * b drawn a above b. Then
+   rounds of barycenter sweeps (left to right by children, then right to left by parents)
+   reorder each rank; nodes with no neighbour on the swept side keep their places, ties keep the
+   previous order, and the order with the fewest crossings counted after each round is kept, so
+   the sweeps never make it worse than the walk's order.
+4. Rows (vertical positions). Each vertex prefers the median row of its neighbours (dot's
+   heuristic; weighted, with segments between dummies weighing most, so long edges come out
+   straight). Each rank then takes the rows nearest to its vertices' preferences (weighted least
+   squares) that keep the order and a spacing of at least 1: the pool-adjacent-violators
+   algorithm solves that exactly in linear time. Passes sweep the ranks alternately left and
+   right. Rows are then rounded to integers monotonically, which keeps the order and the spacing.
+
+Graphs with more than LARGE vertices (nodes plus bends) get one round of sweeps and two passes of
+rows instead of two and three: beyond that size the page shows an overview, and the lighter effort
+measured 0-14% more crossings in about 70% of the time on random DAGs, MLPs, chains and sums.
 
 Node ids are positions in trace.nodes, which is creation order: a Value's children exist before
 it, so every child's id is smaller than its parent's, and walking ids upwards is a topological order.
 """
 
 from bisect import bisect_right, insort
-from operator import mul
+from itertools import compress, islice
+from math import ceil
+from operator import add, le, not_, sub
 
 BENDS_PER_NODE = 3
 MIN_BENDS = 2_000
-ORDER_SWEEPS = 4
-ROW_PASSES = 6
-# Weights of an edge segment's squared slope: real-real, one end a dummy, both ends dummies.
-REAL_WEIGHT, MIXED_WEIGHT, DUMMY_WEIGHT = 1.0, 2.0, 8.0
-ANCHOR_WEIGHT = 1e-3  # a faint pull to the previous row, so a node without neighbours stays put
+# Effort: rounds of crossing reduction (a sweep left to right, then one right to left) and
+# passes of row placement. Past LARGE vertices (nodes and bends) the picture is only seen as an
+# overview, so fewer passes keep the time linear with a smaller factor.
+ORDER_ROUNDS, ROW_PASSES = 2, 3
+LARGE, LARGE_ORDER_ROUNDS, LARGE_ROW_PASSES = 20_000, 1, 2
+# How hard an edge segment pulls its ends into line: real-real, one end a dummy, both dummies.
+REAL_WEIGHT, MIXED_WEIGHT, DUMMY_WEIGHT = 1, 2, 8
 
 
 def compute_layout(trace, max_bends: int | None = None) -> dict:
@@ -57,14 +67,16 @@ def compute_layout(trace, max_bends: int | None = None) -> dict:
     long_edges = _edges_with_dummies(children, rank, max_bends)
     rank, left, right, chains = _expand(children, rank, long_edges)
     layers = _initial_order(trace.output, left, rank)
-    _reduce_crossings(layers, left, right)
-    row = _assign_rows(layers, left, right, len(nodes))
+    large = len(left) > LARGE
+    _reduce_crossings(layers, left, right, LARGE_ORDER_ROUNDS if large else ORDER_ROUNDS)
+    row = _assign_rows(layers, left, right, chains, len(nodes), LARGE_ROW_PASSES if large else ROW_PASSES)
 
     edges = []
     for parent, kids in enumerate(children):
         for slot, child in enumerate(kids):
-            chain = chains.get((parent, slot), ())
-            edges.append({"parent": parent, "slot": slot, "child": child, "bends": [[rank[d], row[d]] for d in chain]})
+            chain = chains.get((parent, slot))
+            bends = [[rank[d], row[d]] for d in chain] if chain else []
+            edges.append({"parent": parent, "slot": slot, "child": child, "bends": bends})
     return {
         "ranks": rank[trace.output] + 1,
         "rows": max(row) + 1,
@@ -113,9 +125,8 @@ def _expand(children, rank, long_edges):
     order, or the last dummy of each long edge), right[v] those one rank to the right.
     An edge left without dummies is left out of the adjacency: it does not take part in ordering."""
     rank = list(rank)
-    count = len(children)
-    left = [[] for _ in range(count)]
-    right = [[] for _ in range(count)]
+    left = [[] for _ in children]
+    right = [[] for _ in children]
     chains = {}
     for parent, kids in enumerate(children):
         for slot, child in enumerate(kids):
@@ -124,11 +135,14 @@ def _expand(children, rank, long_edges):
                 left[parent].append(child)
                 right[child].append(parent)
             elif (parent, slot) in long_edges:
-                chain = list(range(len(rank), len(rank) + span - 1))
+                first = len(rank)
+                chain = range(first, first + span - 1)
                 rank.extend(range(rank[child] + 1, rank[parent]))
-                left.extend([previous] for previous in [child] + chain[:-1])
-                right.extend([following] for following in chain[1:] + [parent])
-                right[child].append(chain[0])
+                left.append([child])
+                left.extend([d] for d in range(first, chain[-1]))
+                right.extend([d] for d in range(first + 1, chain[-1] + 1))
+                right.append([parent])
+                right[child].append(first)
                 left[parent].append(chain[-1])
                 chains[parent, slot] = chain
     return rank, left, right, chains
@@ -147,29 +161,25 @@ def _initial_order(output, left, rank):
             if not seen[neighbour]:
                 seen[neighbour] = 1
                 stack.append(neighbour)
-    for vertex in range(len(left)):  # cut off from the output only by edges drawn without dummies
-        if not seen[vertex]:
-            layers[rank[vertex]].append(vertex)
+    for vertex in compress(range(len(left)), map(not_, seen)):  # cut off by edges drawn straight
+        layers[rank[vertex]].append(vertex)
     return layers
 
 
-def _reduce_crossings(layers, left, right):
-    """Barycenter sweeps in place; the best order seen is the one left in `layers`."""
+def _reduce_crossings(layers, left, right, rounds):
+    """Rounds of barycenter sweeps, in place; the order with the fewest crossings seen is kept."""
     position = [0] * len(left)
     for layer in layers:
-        for i, vertex in enumerate(layer):
-            position[vertex] = i
+        _place(position, layer)
     best = _crossings(layers, right, position)
     best_layers = [list(layer) for layer in layers]
-    for sweep in range(ORDER_SWEEPS):
+    for _ in range(rounds):
         if best == 0:
             break
-        if sweep % 2 == 0:
-            sweep_ranks, neighbours = range(1, len(layers)), left
-        else:
-            sweep_ranks, neighbours = range(len(layers) - 2, -1, -1), right
-        for r in sweep_ranks:
-            _barycenter_order(layers[r], neighbours, position)
+        for r in range(1, len(layers)):  # left to right, by children
+            _barycenter_order(layers[r], left, position)
+        for r in range(len(layers) - 2, -1, -1):  # right to left, by parents
+            _barycenter_order(layers[r], right, position)
         crossings = _crossings(layers, right, position)
         if crossings < best:
             best = crossings
@@ -177,88 +187,139 @@ def _reduce_crossings(layers, left, right):
     layers[:] = best_layers
 
 
+def _place(position, layer):
+    """position[v] = index of v in its layer, for the whole layer (a loop in C)."""
+    for _ in map(position.__setitem__, layer, range(len(layer))):
+        pass
+
+
 def _barycenter_order(layer, neighbours, position):
-    """Reorder one rank by the mean position of each vertex's neighbours on the swept side."""
-    places, keys = [], []
+    """Reorder one rank by the mean position of each vertex's neighbours on the swept side.
+
+    A stable sort keeps ties in their previous order; vertices with no neighbour on that side
+    keep their places and the others fill the remaining places."""
+    if len(layer) < 2:
+        return
     at = position.__getitem__
-    for i, vertex in enumerate(layer):
-        around = neighbours[vertex]
-        if around:
-            places.append(i)
-            keys.append((sum(map(at, around)) / len(around), i, vertex))
-    keys.sort()
-    for i, (_, _, vertex) in zip(places, keys):
-        layer[i] = vertex
-        position[vertex] = i
+    means = [sum(map(at, around)) / len(around) if around else None for around in map(neighbours.__getitem__, layer)]
+    if None in means:
+        places = [i for i, mean in enumerate(means) if mean is not None]
+        movable = [layer[i] for i in places]
+        means = [means[i] for i in places]
+    else:
+        places, movable = None, layer
+    order = sorted(range(len(movable)), key=means.__getitem__)
+    if order == list(range(len(movable))):
+        return
+    moved = [movable[j] for j in order]
+    if places is None:
+        layer[:] = moved
+    else:
+        for i, vertex in zip(places, moved):
+            layer[i] = vertex
+    _place(position, layer)
 
 
 def _crossings(layers, right, position):
     """Edge crossings between each pair of neighbouring ranks: inversions among the right ends
     of the segments taken in left-end order (a sorted list and bisect: fast for real widths)."""
     total = 0
+    at = position.__getitem__
     for layer in layers:
+        ends = []
+        for around in map(right.__getitem__, layer):
+            if len(around) == 1:
+                ends.append(at(around[0]))
+            else:
+                ends.extend(sorted(map(at, around)))
+        if ends == sorted(ends):
+            continue
         seen = []
-        for vertex in layer:
-            ends = sorted(map(position.__getitem__, right[vertex]))
-            for end in ends:
-                total += len(seen) - bisect_right(seen, end)
-            for end in ends:
-                insort(seen, end)
+        for count, end in enumerate(ends):
+            total += count - bisect_right(seen, end)
+            insort(seen, end)
     return total
 
 
-def _assign_rows(layers, left, right, real_count):
-    """Integer rows: weighted least squares on edge slopes under the order and spacing constraints."""
+def _assign_rows(layers, left, right, chains, real_count, passes):
+    """Integer rows, each vertex near the median of its neighbours, in order, spaced at least 1.
+
+    A segment weighs more by repeating its far end in the vertex's neighbour list; a vertex's
+    weight in its rank (how hard it resists being pushed) is the sum of its segments' weights."""
+    neighbours = list(map(add, left, right))
+    weights = [REAL_WEIGHT * len(around) or 1 for around in neighbours[:real_count]]
+    weights += [2 * DUMMY_WEIGHT] * (len(left) - real_count)  # between two dummies, the common case
+    mixed = set()
+    for (parent, _), chain in chains.items():
+        child = left[chain[0]][0]
+        mixed.update((child, parent))
+        if len(chain) == 1:
+            weights[chain[0]] = 2 * MIXED_WEIGHT
+        else:  # the ends of a chain have a real neighbour and a dummy one
+            for end, real in ((chain[0], child), (chain[-1], parent)):
+                neighbours[end] = [real] * MIXED_WEIGHT + [u for u in neighbours[end] if u != real] * DUMMY_WEIGHT
+                weights[end] = MIXED_WEIGHT + DUMMY_WEIGHT
+    for vertex in mixed:
+        around = [u for u in neighbours[vertex] for _ in range(MIXED_WEIGHT if u >= real_count else REAL_WEIGHT)]
+        neighbours[vertex] = around
+        weights[vertex] = len(around)
+    for vertex in compress(range(real_count), map(not_, neighbours[:real_count])):
+        neighbours[vertex] = [vertex]  # no neighbours: it stays where it is
+
+    # A vertex's preferred row is the (weighted) median of its neighbours' rows. For an even count
+    # a real node takes the upper middle one, so it lines up with its first operand and a chain
+    # stays one straight row to its end; a dummy takes the point halfway, so long edges run evenly.
+    middles = [((len(around) - 1) // 2,) * 2 for around in neighbours[:real_count]]
+    middles += [((len(around) - 1) // 2, len(around) // 2) for around in neighbours[real_count:]]
+
     row = [0.0] * len(left)
     for layer in layers:
-        for i, vertex in enumerate(layer):
-            row[vertex] = float(i)
-    neighbours, weights, totals = [], [], []
-    for vertex in range(len(left)):
-        around = left[vertex] + right[vertex]
-        if vertex < real_count:
-            w = [REAL_WEIGHT if u < real_count else MIXED_WEIGHT for u in around]
-        else:
-            w = [MIXED_WEIGHT if u < real_count else DUMMY_WEIGHT for u in around]
-        neighbours.append(around)
-        weights.append(w)
-        totals.append(sum(w) + ANCHOR_WEIGHT)
-
+        for _ in map(row.__setitem__, layer, map(float, range(len(layer)))):
+            pass
     at = row.__getitem__
-    for sweep in range(ROW_PASSES):
-        ordered = layers if sweep % 2 == 0 else reversed(layers)
-        for layer in ordered:
-            # Shifting row i by -i turns "spacing >= 1" into "nondecreasing": isotonic regression.
-            targets = [
-                (sum(map(mul, weights[v], map(at, neighbours[v]))) + ANCHOR_WEIGHT * row[v]) / totals[v] - i
-                for i, v in enumerate(layer)
-            ]
-            shifted = _isotonic([totals[v] for v in layer], targets)
-            for i, v in enumerate(layer):
-                row[v] = i + shifted[i]
+    for sweep in range(passes):
+        for layer in layers if sweep % 2 == 0 else reversed(layers):
+            wanted = []
+            for vertex in layer:
+                ordered = sorted(map(at, neighbours[vertex]))
+                low, high = middles[vertex]
+                wanted.append((ordered[low] + ordered[high]) * 0.5)
+            if len(layer) == 1:
+                row[layer[0]] = max(wanted[0], 0.0)
+                continue
+            # Row i shifted by -i turns "spacing >= 1" into "nondecreasing": isotonic regression.
+            shifted = list(map(sub, wanted, range(len(layer))))
+            if shifted[0] < 0.0 or not all(map(le, shifted, islice(shifted, 1, None))):
+                wanted = _isotonic(shifted, list(map(weights.__getitem__, layer)))
+            for _ in map(row.__setitem__, layer, wanted):
+                pass
 
     rounded = [0] * len(left)
     for layer in layers:
-        for i, v in enumerate(layer):
-            rounded[v] = i + int(row[v] - i + 0.5)  # shifted values are >= 0 and nondecreasing
+        previous = -1
+        for vertex in layer:
+            # Halves round up the page (towards row 0), like the upper median above; the max
+            # keeps the spacing whatever a float's last bit does.
+            previous = max(previous + 1, ceil(row[vertex] - 0.5 - 1e-9))
+            rounded[vertex] = previous
     return rounded
 
 
-def _isotonic(weights, targets):
-    """Pool adjacent violators: the nondecreasing, nonnegative sequence nearest to targets in
-    weighted squared distance."""
-    block_weight, block_sum, block_size = [], [], []
-    for w, t in zip(weights, targets):
+def _isotonic(shifted, weights):
+    """Pool adjacent violators: the nondecreasing, nonnegative sequence nearest to `shifted` in
+    weighted squared distance, shifted back (+i) to rows."""
+    sums, totals, sizes = [], [], []
+    for w, t in zip(weights, shifted):
         s, size = w * t, 1
-        while block_weight and block_sum[-1] * w > s * block_weight[-1]:  # previous mean is larger
-            w += block_weight.pop()
-            s += block_sum.pop()
-            size += block_size.pop()
-        block_weight.append(w)
-        block_sum.append(s)
-        block_size.append(size)
-    shifted = []
-    for w, s, size in zip(block_weight, block_sum, block_size):
-        value = s / w
-        shifted.extend([value if value > 0.0 else 0.0] * size)
-    return shifted
+        while totals and sums[-1] * w > s * totals[-1]:  # the previous block's mean is larger
+            w += totals.pop()
+            s += sums.pop()
+            size += sizes.pop()
+        sums.append(s)
+        totals.append(w)
+        sizes.append(size)
+    shifts = []
+    for s, w, size in zip(sums, totals, sizes):
+        shifts += [s / w if s > 0.0 else 0.0] * size
+    return list(map(add, shifts, range(len(shifts))))
+
