@@ -6,6 +6,7 @@ import random
 
 import pytest
 
+import app.layout as layout_module
 from app.layout import BENDS_PER_NODE, MIN_BENDS, compute_layout
 from engine import Limits, evaluate, parse, trace
 
@@ -39,8 +40,11 @@ def by_id(layout):
 GRAPHS = [CHAPTER_2, NEURON, REUSE, CHAIN, random_program(random.Random(1), 60), random_program(random.Random(2), 400)]
 
 
+@pytest.mark.parametrize("lighter", [False, True], ids=["full-effort", "large-graph-effort"])
 @pytest.mark.parametrize("source", GRAPHS, ids=["chapter2", "neuron", "reuse", "chain", "random60", "random400"])
-def test_layout_invariants(source):
+def test_layout_invariants(source, lighter, monkeypatch):
+    if lighter:  # the fewer passes used for large graphs keep every invariant
+        monkeypatch.setattr(layout_module, "LARGE", 0)
     t = traced(source)
     layout = compute_layout(t)
     place = by_id(layout)
@@ -56,8 +60,11 @@ def test_layout_invariants(source):
         if edge["bends"]:
             assert [rank for rank, _ in edge["bends"]] == list(range(child_rank + 1, parent_rank))
     assert sum(len(e["bends"]) for e in layout["edges"]) <= max(MIN_BENDS, BENDS_PER_NODE * len(t.nodes))
-    # no two real nodes in one place; the output alone on the last rank
+    # no two real nodes in one place, nor a bend on a node or on another bend; integer rows >= 0
     assert len(set(place.values())) == len(place)
+    points = list(place.values()) + [tuple(bend) for e in layout["edges"] for bend in e["bends"]]
+    assert len(set(points)) == len(points), "every vertex of a rank has a row of its own"
+    assert all(isinstance(row, int) and row >= 0 for _, row in points)
     assert place[t.output][0] == layout["ranks"] - 1 == max(rank for rank, _ in place.values())
     rows = [row for _, row in place.values()] + [row for e in layout["edges"] for _, row in e["bends"]]
     assert layout["rows"] == max(rows) + 1, "rows is the extent of nodes and bends"
@@ -139,3 +146,31 @@ def test_bend_budget_drops_the_longest_edges_first():
     kept = [e for e in capped["edges"] if e["bends"]]
     span = lambda e: by_id(capped)[e["parent"]][0] - by_id(capped)[e["child"]][0]
     assert dropped and min(map(span, dropped)) >= max(map(span, kept), default=0)
+
+
+def test_a_single_node_is_one_rank_and_one_row():
+    layout = compute_layout(traced("L = 3"))
+    assert layout == {"ranks": 1, "rows": 1, "nodes": [{"id": 0, "rank": 0, "row": 0}], "edges": []}
+
+
+def test_leaves_sit_just_left_of_their_first_consumer():
+    # a chain: each step's constants are leaves next to the operation that uses them
+    t = traced("x = 1\n" + "x = x * 1.0001 + 0.5\n" * 50)
+    layout = compute_layout(t)
+    place = by_id(layout)
+    for edge in layout["edges"]:
+        if not t.nodes[edge["child"]]._children:
+            assert place[edge["parent"]][0] - place[edge["child"]][0] == 1
+    # and the chain itself is one straight row
+    chain_rows = {place[i][1] for i, node in enumerate(t.nodes) if node.op == "+"}
+    assert len(chain_rows) == 1
+
+
+def test_sweeps_undo_the_first_orders_crossing():
+    # depth-first from L visits c, a, b and then the bend of a -> L, which crosses b -> c;
+    # the sweeps must find the crossing-free order (the bend above c)
+    layout = compute_layout(traced(CHAPTER_2))
+    place = by_id(layout)
+    a_to_L = next(e for e in layout["edges"] if e["parent"] == 3 and e["child"] == 0)
+    assert a_to_L["bends"][0][1] < place[2][1]
+    assert crossings(layout) == 0
