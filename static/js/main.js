@@ -2,6 +2,7 @@
 // Everything is found inside one root element, so the page could hold more than one.
 
 import { fetchBackward } from "./api.js";
+import { createCodeLink } from "./codelink.js";
 import { createControls } from "./controls.js";
 import { startCoursePanels } from "./coursepanels.js";
 import { createEditor } from "./editor.js";
@@ -89,6 +90,7 @@ export function startValuegraph(root, { location = window.location, history = wi
     },
     onRun: () => run({ history: "push", moveCaret: true }),
   });
+  const codeLink = createCodeLink(root, { onLine: (line, ids) => graph.setLinked(ids) });
 
   // ---- the examples menu and the other inputs ----
   examples.append(new Option("Choose an example…", ""));
@@ -152,6 +154,7 @@ export function startValuegraph(root, { location = window.location, history = wi
       if (!current()) return;
       hideError();
       await load(response, step, current);
+      if (current()) codeLink.setModel(response, expression);
       if (current()) writeUrl(how);
       // The course panels (nudge test, broken walks) follow the graph on screen.
       if (current()) root.dispatchEvent(new CustomEvent("valuegraph:loaded", { detail: { expression, variables: variables.values, model: response } }));
@@ -270,6 +273,7 @@ export function startValuegraph(root, { location = window.location, history = wi
     walk.showFrame(tl, frame);
     tables.show(k);
     caption.textContent = frame.caption;
+    codeLink.showWalk(frame.focus);
     showStory();
     notifyStep(k, frame);
     if (how === "jump") writeUrl("push");
@@ -279,6 +283,7 @@ export function startValuegraph(root, { location = window.location, history = wi
   function showStory() {
     const id = pinned ?? hovered;
     walk.showStory(tl, id !== null && tl && id < tl.n ? id : null, controls.step);
+    codeLink.showNodes(tl ? [hovered ?? pinned] : []);
   }
 
   // ---- the URL ----

@@ -67,6 +67,7 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
   let hotEdges = []; // keys of the edges the current frame highlights
   let pinned = null;
   let hovered = null;
+  let linked = new Set(); // nodes made by the code line pointed at in the editor
   let drawToken = 0;
   let charWidth = 7.8;
   let lastFrame = null;
@@ -318,6 +319,7 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
     if (hasGrad) cls += " has-grad";
     if (id === pinned) cls += " is-pinned";
     if (id === hovered) cls += " is-hovered";
+    if (linked.has(id)) cls += " is-linked";
     return cls;
   }
 
@@ -431,6 +433,14 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
     }
   }
 
+  /** Mark the nodes a line of code made (codelink.js); [] clears. */
+  function setLinked(ids) {
+    const before = linked;
+    linked = new Set(ids);
+    for (const id of before) if (!linked.has(id)) redrawNode(id);
+    for (const id of linked) if (!before.has(id)) redrawNode(id);
+  }
+
   /** Mark one node as the one whose story is shown (null: none). */
   function pin(id) {
     const before = pinned;
@@ -468,5 +478,5 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
     svg.transition().duration(300).call(zoom.transform, d3.zoomIdentity.translate(vw / 2 - p.cx * k, vh / 2 - p.cy * k).scale(k));
   }
 
-  return { setGraph, applyFrame, fit, zoomBy, reveal, pin, svg: svg.node() };
+  return { setGraph, applyFrame, fit, zoomBy, reveal, pin, setLinked, svg: svg.node() };
 }
