@@ -15,7 +15,7 @@ from typing import Mapping
 from jinja2 import Environment, FileSystemLoader
 from markupsafe import Markup
 
-from engine import Limits, Value, evaluate, parse, trace
+from engine import Limits, ProgramRun, Value, run_program, trace
 
 from . import serialize
 from .layout import compute_layout
@@ -173,15 +173,18 @@ def standalone_html(response, *, expression: str = "", variables: str = "", opti
     return template.render(options=options, inline=inline, title=title)
 
 
-def response_for_value(output: Value, limits: Limits = Limits(), variant: str = "correct") -> dict:
+def response_for_value(output: Value, limits: Limits = Limits(), variant: str = "correct", program: ProgramRun | None = None) -> dict:
     """The POST /backward answer (trace and layout included) for a graph built in Python."""
     steps = trace(output, limits, variant)
-    return serialize.backward_response(steps, layout=compute_layout(steps))
+    return serialize.backward_response(steps, layout=compute_layout(steps), program=program)
 
 
-def response_for_program(program: str, variables: Mapping[str, float] | None = None, variant: str = "correct", limits: Limits = Limits()) -> dict:
-    """The same for a program's text; raises engine.ProgramError."""
-    return response_for_value(evaluate(parse(program, limits), dict(variables or {})), limits, variant)
+def response_for_program(
+    program: str, variables: Mapping[str, float] | None = None, variant: str = "correct", limits: Limits = Limits(), seed: int = 0, run: int | None = None
+) -> dict:
+    """The same for a program's text (the shorthand or Python); raises engine.ProgramError."""
+    result = run_program(program, dict(variables or {}), limits, seed, run)
+    return response_for_value(result.output, limits, variant, result)
 
 
 def response_json(response: dict) -> str:

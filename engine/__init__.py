@@ -7,11 +7,13 @@ from .evaluate import FUNCTIONS, evaluate
 from .limits import Limits
 from .nudge import DEFAULT_NUDGE, measure_gradient, measure_leaf_gradients
 from .parser import parse
+from .program import ProgramRun, distinct_labels, is_python, run_program
 from .syntax import Span
 from .trace import VARIANTS, Trace, format_number, trace
 from .value import Value
 
 __all__ = [
     "DEFAULT_NUDGE", "FUNCTIONS", "Limits", "ProgramError", "Span", "Trace", "VARIANTS", "Value",
-    "evaluate", "format_number", "measure_gradient", "measure_leaf_gradients", "parse", "trace",
+    "ProgramRun", "distinct_labels", "evaluate", "format_number", "is_python", "measure_gradient", "measure_leaf_gradients",
+    "parse", "run_program", "trace",
 ]
