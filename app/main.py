@@ -15,7 +15,7 @@ from .cache import ResponseCache
 from .config import Settings
 from .errors import register_error_handlers
 from .middleware import BodySizeLimit
-from .routes import api, embed, pages
+from .routes import api, embed, layout, pages
 from .security import SecurityHeaders, StaticVersions
 
 REPO = Path(__file__).resolve().parent.parent
@@ -58,6 +58,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(CORSMiddleware, allow_origins=["*"], allow_methods=["GET", "POST"], allow_headers=["*"])
 
     app.include_router(api.router)
+    app.include_router(layout.router)
     app.include_router(pages.router)
     app.include_router(embed.router)
     app.mount("/static", StaticFiles(directory=STATIC_DIR, check_dir=False), name="static")

@@ -1,15 +1,16 @@
 // Wiring: editor -> API -> timeline -> graph, walk panel, tables, player, URL.
 // Everything is found inside one root element, so the page could hold more than one.
 
-import { fetchBackward } from "./api.js";
+import { fetchBackward, fetchLayout } from "./api.js";
 import { createCodeLink } from "./codelink.js";
 import { createControls } from "./controls.js";
 import { startCoursePanels } from "./coursepanels.js";
 import { createEditor } from "./editor.js";
 import { DEFAULT_EXAMPLE, EXAMPLES } from "./examples.js";
 import { formatNumber, grouped, nodeName } from "./format.js";
-import { placeGraph } from "./layout.js";
+import { createLossCurve } from "./losscurve.js";
 import { createGraphView } from "./render.js";
+import { createScopes } from "./scopes.js";
 import { createTables } from "./table.js";
 import { buildTimeline, frameAt } from "./timeline.js";
 import { parseVariables, readState, stateSearch } from "./url.js";
@@ -24,10 +25,12 @@ const nextTask = () => new Promise((resolve) => setTimeout(resolve, 0));
 // Options for the embed and the standalone file: `backend` answers instead of the server,
 // `history: null` leaves the URL alone, `state` overrides what the URL asks for, and
 // `onStep(step, frame)` hears every step shown.
-export function startValuegraph(root, { location = window.location, history = window.history, backend = fetchBackward, state = {}, onStep: notifyStep = () => {} } = {}) {
+// `layout` lays out collapsed scopes on the server (null: no server, scopes stay expanded).
+export function startValuegraph(root, { location = window.location, history = window.history, backend = fetchBackward, layout = fetchLayout, state = {}, onStep: notifyStep = () => {} } = {}) {
   const el = (name) => root.querySelector(`[data-vg="${name}"]`);
   const initial = { ...readState(location.search), ...state };
-  const view = { direction: initial.direction, variant: initial.variant };
+  const view = { direction: initial.direction, variant: initial.variant, seed: initial.seed, run: initial.run };
+  let runProgram = initial.expression; // the program view.run (a backward() call) was chosen for
   let tl = null;
   let model = null;
   let placement = null;
@@ -90,7 +93,38 @@ export function startValuegraph(root, { location = window.location, history = wi
     },
     onRun: () => run({ history: "push", moveCaret: true }),
   });
-  const codeLink = createCodeLink(root, { onLine: (line, ids) => graph.setLinked(ids) });
+  let pointedScope = []; // the members of the collapsed scope pointed at
+  const scopes = createScopes(root, graph, {
+    fetchLayout: layout,
+    onChange: () => model && redraw({ refit: true }),
+    onPoint: (ids) => {
+      pointedScope = ids;
+      showStory();
+    },
+  });
+  const lossCurve = createLossCurve(root, {
+    onPick: (index) => {
+      view.run = index === model.runs.length - 1 ? null : index; // null: the last call, the default
+      runProgram = editor.value;
+      run({ history: "push" });
+    },
+  });
+  const seedInput = el("seed");
+  seedInput?.addEventListener("change", () => {
+    const seed = Number(seedInput.value);
+    if (!Number.isInteger(seed) || seed < 0 || seed > 2 ** 32 - 1) {
+      showError({ message: "Seed: write a whole number from 0 to 4294967295" });
+      return;
+    }
+    view.seed = seed;
+    run({ history: "push" });
+  });
+  const codeLink = createCodeLink(root, {
+    onLine: (line, ids) => {
+      graph.setLinked(ids);
+      scopes.setLinked(ids);
+    },
+  });
 
   // ---- the examples menu and the other inputs ----
   examples.append(new Option("Choose an example…", ""));
@@ -149,12 +183,14 @@ export function startValuegraph(root, { location = window.location, history = wi
     const id = ++requestCount;
     const current = () => id === requestCount;
     summary.textContent = "Computing…";
+    if (view.run !== null && expression !== runProgram) view.run = null; // a new program: its last backward() call
     try {
-      const response = await backend({ expression, variables: variables.values, variant: view.variant }, { signal: pending.signal });
+      const response = await backend({ expression, variables: variables.values, variant: view.variant, seed: view.seed, run: view.run }, { signal: pending.signal });
       if (!current()) return;
       hideError();
       await load(response, step, current);
       if (current()) codeLink.setModel(response, expression);
+      if (current()) lossCurve.show(response);
       if (current()) writeUrl(how);
       // The course panels (nudge test, broken walks) follow the graph on screen.
       if (current()) root.dispatchEvent(new CustomEvent("valuegraph:loaded", { detail: { expression, variables: variables.values, model: response } }));
@@ -172,6 +208,8 @@ export function startValuegraph(root, { location = window.location, history = wi
     await nextTask();
     const timeline = buildTimeline(response);
     await nextTask();
+    if (!current()) return;
+    await scopes.prepare(response); // which scopes are collapsed, and their layout
     if (!current()) return;
     model = response;
     tl = timeline;
@@ -192,15 +230,18 @@ export function startValuegraph(root, { location = window.location, history = wi
 
   /** Lay out and draw the current model; refit when the picture changed shape. */
   async function redraw({ refit }) {
-    placement = placeGraph(model, { direction: view.direction, compact: model.nodes.length > COMPACT_ABOVE });
+    placement = scopes.place(model, view.direction, COMPACT_ABOVE);
     const key = `${view.direction}:${model.nodes.length}:${placement.width}x${placement.height}`;
     const reshaped = key !== shapeKey;
     shapeKey = key;
     setNote(placement.compact ? `Drawing ${grouped(model.nodes.length)} nodes…` : "");
     const drawing = graph.setGraph(model, placement, tl);
+    scopes.draw(placement);
     if (refit || reshaped) graph.fit(false);
     graph.pin(pinned);
-    graph.applyFrame(frameAt(tl, controls.step));
+    const shown = frameAt(tl, controls.step);
+    graph.applyFrame(shown);
+    scopes.applyFrame(shown);
     const complete = await drawing;
     if (complete) setNote(compactNote());
   }
@@ -270,6 +311,7 @@ export function startValuegraph(root, { location = window.location, history = wi
     if (!tl) return;
     const frame = frameAt(tl, k);
     graph.applyFrame(frame);
+    scopes.applyFrame(frame);
     walk.showFrame(tl, frame);
     tables.show(k);
     caption.textContent = frame.caption;
@@ -283,12 +325,12 @@ export function startValuegraph(root, { location = window.location, history = wi
   function showStory() {
     const id = pinned ?? hovered;
     walk.showStory(tl, id !== null && tl && id < tl.n ? id : null, controls.step);
-    codeLink.showNodes(tl ? [hovered ?? pinned] : []);
+    codeLink.showNodes(pointedScope.length ? pointedScope : tl ? [hovered ?? pinned] : []);
   }
 
   // ---- the URL ----
   function currentState() {
-    return { expression: editor.value, variables: variablesInput.value.trim(), step: tl ? controls.step : null, direction: view.direction, speed: controls.speed, variant: view.variant };
+    return { expression: editor.value, variables: variablesInput.value.trim(), step: tl ? controls.step : null, direction: view.direction, speed: controls.speed, variant: view.variant, seed: view.seed, run: view.run };
   }
 
   function writeUrl(how, { throttle = false } = {}) {
@@ -310,10 +352,14 @@ export function startValuegraph(root, { location = window.location, history = wi
     controls.pause();
     controls.speed = state.speed;
     const program = state.expression ?? DEFAULT_EXAMPLE.program;
-    const sameGraph = program === editor.value && state.variables === variablesInput.value.trim() && state.variant === view.variant;
+    const sameGraph = program === editor.value && state.variables === variablesInput.value.trim() && state.variant === view.variant && state.seed === view.seed && state.run === view.run;
     const directionChanged = state.direction !== view.direction;
     view.direction = state.direction;
     view.variant = state.variant;
+    view.seed = state.seed;
+    view.run = state.run;
+    runProgram = program;
+    if (seedInput) seedInput.value = String(view.seed);
     showDirection();
     if (sameGraph && model) {
       if (directionChanged) redraw({ refit: true });
@@ -332,6 +378,7 @@ export function startValuegraph(root, { location = window.location, history = wi
   const program = initial.expression ?? DEFAULT_EXAMPLE.program;
   editor.value = program;
   variablesInput.value = initial.variables;
+  if (seedInput) seedInput.value = String(view.seed);
   examples.value = EXAMPLES.find((e) => e.program === program)?.id ?? "";
   const ready = run({ history: "replace", step: initial.step ?? 0 });
 

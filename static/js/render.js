@@ -134,7 +134,7 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
     compact = newPlacement.compact;
     const n = model.nodes.length;
     svg.classed("vg-compact", compact).classed("vg-bt", placement.direction === "BT");
-    svg.attr("data-node-count", n).attr("data-edge-count", placement.edges.length);
+    svg.attr("data-node-count", placement.visible ?? n).attr("data-edge-count", placement.edges.length); // visible: scopes.js's collapsed view
     nodeEls = new Array(n);
     parts = new Array(n);
     shownGrad = new Array(n);
@@ -180,7 +180,8 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
       if (token !== drawToken) return false;
       const first = chunks[c];
       const last = Math.min(n, first + chunkSize);
-      const nodes = d3.select(groupEls[c]).selectAll("g.vg-node").data(model.nodes.slice(first, last), (d) => d.id)
+      const shown = model.nodes.slice(first, last).filter((d) => !placement.nodes[d.id].hidden); // hidden: inside a collapsed scope
+      const nodes = d3.select(groupEls[c]).selectAll("g.vg-node").data(shown, (d) => d.id)
         .join(enter, (existing) => existing, (exit) => exit.remove());
       nodes.each(function (d) {
         nodeEls[d.id] = this;

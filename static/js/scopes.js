@@ -1,0 +1,372 @@
+// Scopes: every node carries the chain of calls and loop iterations it was made in (its `scope`,
+// from the server). A scope can be collapsed into one box that stands for all the nodes made in
+// it, showing what goes in and what comes out; clicking the box expands it again. A big graph
+// opens with the scopes just above the innermost ones collapsed: an MLP's layers (whose neurons
+// are the innermost), its parameters (made in the layers' __init__).
+//
+// A scope instance is a maximal run of consecutive node ids that share a scope prefix: nodes are
+// numbered in creation order, so one call or one loop iteration is such a run. (Two calls of the
+// same function back to back, with no node made between them, read as one run.) Because a box is a
+// run of ids, the collapsed view is still a graph whose edges go from lower to higher ids, and it
+// is laid out by the server's layered layout (POST /layout), the same code that lays out every
+// graph, rather than by a second layout in the page. The graph's output is never hidden.
+//
+// Positions: placeGraph (layout.js) turns the collapsed graph's layout into pixels; real nodes
+// keep their ids and are drawn by render.js as usual, hidden nodes get their box's position (so
+// anything that centres a node finds its box), and this module draws the boxes and the edges
+// that end in a box, in a layer of the graph's viewport.
+
+import d3 from "./d3.js";
+import { formatNumber, grouped, nodeName } from "./format.js";
+import { placeGraph } from "./layout.js";
+
+/** Above this many nodes a graph opens with its scopes collapsed (an MLP(3, [4, 4, 1]) forward pass has 125). */
+export const COLLAPSE_ABOVE = 80;
+const SEPARATOR = " › ";
+const LISTED = 6; // inputs and outputs named in a box's description
+
+/** The scope instances of a graph, outermost first, each {key, name, path, depth, first, last, parent, children}. */
+export function scopeInstances(model) {
+  const instances = [];
+  const seen = new Map(); // path -> how many instances of it so far
+  const open = [];
+  for (const node of model.nodes) {
+    const scope = node.scope ?? [];
+    let depth = 0;
+    while (depth < open.length && depth < scope.length && open[depth].name === scope[depth]) depth++;
+    open.length = depth;
+    for (let d = depth; d < scope.length; d++) {
+      const path = scope.slice(0, d + 1).join(SEPARATOR);
+      const count = seen.get(path) ?? 0;
+      seen.set(path, count + 1);
+      const parent = d > 0 ? open[d - 1] : null;
+      const instance = { key: `${path}#${count}`, name: scope[d], path, depth: d, first: node.id, last: node.id, parent, children: [] };
+      if (parent) parent.children.push(instance);
+      instances.push(instance);
+      open.push(instance);
+    }
+    for (const instance of open) instance.last = node.id;
+  }
+  return instances;
+}
+
+/** The scopes just above the innermost ones (an MLP's layers): those whose sub-scopes have none. */
+export function layerScopes(instances) {
+  return new Set(instances.filter((s) => s.children.length > 0 && s.children.every((c) => c.children.length === 0)).map((s) => s.key));
+}
+
+/** The scopes a graph opens collapsed: its layer scopes when it is big, else none. */
+export function defaultCollapsed(model, instances) {
+  return model.nodes.length > COLLAPSE_ABOVE ? layerScopes(instances) : new Set();
+}
+
+/**
+ * The graph with some scopes collapsed: items in id order (a box where a collapsed scope starts,
+ * a node elsewhere), itemOf[node id], and each item's children as item indices.
+ */
+export function collapsedGraph(model, instances, collapsed) {
+  const n = model.nodes.length;
+  const boxAt = new Map(); // first id -> the outermost collapsed instance starting there
+  for (const s of instances) {
+    if (!collapsed.has(s.key)) continue;
+    let outer = s.parent;
+    while (outer && !collapsed.has(outer.key)) outer = outer.parent;
+    if (outer) continue; // inside a collapsed scope already
+    const last = Math.min(s.last, model.output - 1); // the output stays in view
+    if (last >= s.first && !boxAt.has(s.first)) boxAt.set(s.first, { scope: s, last });
+  }
+  const items = [];
+  const itemOf = new Int32Array(n);
+  for (let id = 0; id < n; id++) {
+    const box = boxAt.get(id);
+    if (box) {
+      const item = { box: box.scope, first: id, last: box.last, children: [], counts: [], index: items.length };
+      items.push(item);
+      for (let m = id; m <= box.last; m++) itemOf[m] = item.index;
+      id = box.last;
+    } else {
+      items.push({ box: null, node: id, children: [], index: items.length });
+      itemOf[id] = items.length - 1;
+    }
+  }
+  for (const item of items) {
+    if (!item.box) {
+      item.children = model.nodes[item.node].children.map((c) => itemOf[c]);
+      continue;
+    }
+    const slots = new Map();
+    for (let m = item.first; m <= item.last; m++) {
+      for (const c of model.nodes[m].children) {
+        const from = itemOf[c];
+        if (from === item.index) continue;
+        if (!slots.has(from)) {
+          slots.set(from, item.children.length);
+          item.children.push(from);
+          item.counts.push(0);
+        }
+        item.counts[slots.get(from)] += 1;
+      }
+    }
+  }
+  return { items, itemOf };
+}
+
+/** What leaves a box: its members used by a node outside it (or the output's inputs). */
+function boxOutputs(model, item, itemOf) {
+  const out = new Set();
+  for (let id = item.last + 1; id < model.nodes.length; id++) {
+    for (const c of model.nodes[id].children) if (itemOf[c] === item.index && itemOf[id] !== item.index) out.add(c);
+  }
+  return [...out].sort((a, b) => a - b);
+}
+
+function boxInputs(model, item, itemOf) {
+  const inputs = new Set();
+  for (let m = item.first; m <= item.last; m++) for (const c of model.nodes[m].children) if (itemOf[c] !== item.index) inputs.add(c);
+  return [...inputs].sort((a, b) => a - b);
+}
+
+function listed(model, ids) {
+  const names = ids.slice(0, LISTED).map((id) => `${nodeName(model.nodes[id])} = ${formatNumber(model.nodes[id].data)}`);
+  return ids.length > LISTED ? `${names.join(", ")}, and ${grouped(ids.length - LISTED)} more` : names.join(", ");
+}
+
+/**
+ * The page's scope view. `fetchLayout(children, {signal})` asks the server for a layout (null:
+ * no server, as in the self-contained file: everything stays expanded). `onChange()` is called
+ * when the learner collapses or expands a scope and the new layout is ready; `onPoint(ids)` when
+ * a box is pointed at (its member ids) or left ([]).
+ */
+export function createScopes(root, graph, { fetchLayout = null, onChange = () => {}, onPoint = () => {} } = {}) {
+  const el = (name) => root.querySelector(`[data-vg="${name}"]`);
+  const viewport = d3.select(graph.svg).select(".vg-viewport");
+  const layer = viewport.insert("g", ".vg-nodes").attr("class", "vg-scope-layer");
+  const panel = el("scopes");
+  const list = el("scope-list");
+  const summary = el("scopes-summary");
+
+  let model = null;
+  let instances = [];
+  let collapsed = new Set();
+  let shape = ""; // the scope structure the collapsed set belongs to
+  let view = null; // {items, itemOf, layout} for the collapsed set, when something is collapsed
+  const layouts = new Map(); // collapsed keys -> the server's layout, for this model
+  let pending = null;
+  let boxEls = new Map(); // item index -> element
+  let focusItem = null;
+  let linkedItems = new Set();
+
+  const canCollapse = () => fetchLayout !== null;
+
+  /** For a newly loaded model: its scopes, the collapsed set (kept when the scopes are the same), and its layout. */
+  async function prepare(newModel) {
+    model = newModel;
+    instances = scopeInstances(model);
+    const newShape = instances.map((s) => `${s.key}:${s.first}-${s.last}`).join("|");
+    if (newShape !== shape) {
+      shape = newShape;
+      collapsed = canCollapse() ? defaultCollapsed(model, instances) : new Set();
+    }
+    layouts.clear();
+    await load();
+    showList();
+  }
+
+  /** Fetch the layout of the current collapsed set (if any); false when a newer request replaced it. */
+  async function load() {
+    pending?.abort();
+    view = null;
+    if (collapsed.size === 0 || !canCollapse()) return true;
+    const graphView = collapsedGraph(model, instances, collapsed);
+    if (graphView.items.length === model.nodes.length) return true; // nothing to fold
+    const key = [...collapsed].sort().join("|");
+    let layout = layouts.get(key);
+    if (!layout) {
+      const controller = (pending = new AbortController());
+      try {
+        layout = await fetchLayout(graphView.items.map((item) => item.children), { signal: controller.signal });
+      } catch (error) {
+        if (error.name === "AbortError") return false;
+        collapsed = new Set(); // no layout, no boxes: the full graph is still right
+        return true;
+      }
+      layouts.set(key, layout);
+    }
+    view = { ...graphView, layout };
+    return true;
+  }
+
+  async function setCollapsed(next) {
+    collapsed = next;
+    const done = await load();
+    showList();
+    if (done) onChange();
+  }
+
+  function toggle(key) {
+    const next = new Set(collapsed);
+    if (next.has(key)) next.delete(key);
+    else next.add(key);
+    return setCollapsed(next);
+  }
+
+  /** Pixel positions for render.js: placeGraph's, with collapsed nodes at their box. */
+  function place(shownModel, direction, compactAbove) {
+    if (!view || shownModel !== model) {
+      return placeGraph(shownModel, { direction, compact: shownModel.nodes.length > compactAbove });
+    }
+    const { items, itemOf, layout } = view;
+    const itemModel = { nodes: items.map((item) => ({ children: item.children })), layout };
+    const placed = placeGraph(itemModel, { direction, compact: items.length > compactAbove });
+    const nodes = model.nodes.map((node) => {
+      const item = items[itemOf[node.id]];
+      const p = placed.nodes[item.index];
+      return item.box ? { ...p, hidden: true } : p;
+    });
+    const edges = [];
+    const boxEdges = [];
+    for (const e of placed.edges) {
+      const parent = items[e.parent];
+      if (parent.box) {
+        boxEdges.push({ ...e, count: parent.counts[e.slot] });
+      } else {
+        const child = model.nodes[parent.node].children[e.slot];
+        edges.push({ ...e, key: `${parent.node}:${e.slot}`, parent: parent.node, child });
+      }
+    }
+    const boxes = items.filter((item) => item.box).map((item) => ({ item, p: placed.nodes[item.index] }));
+    return { ...placed, nodes, edges, visible: items.length - boxes.length, boxes, boxEdges };
+  }
+
+  /** Draw the boxes and the edges into them (after render.js drew the placement). */
+  function draw(placement) {
+    boxEls = new Map();
+    layer.selectAll("*").remove();
+    if (!placement.boxes?.length || !view) return;
+    const g = placement.geometry;
+    const W = g.box.width;
+    const H = g.box.height;
+    const before = 2 * g.opRadius + g.opGap;
+    const lr = placement.direction !== "BT";
+    const edges = layer.append("g").attr("class", "vg-scope-edges");
+    for (const e of placement.boxEdges) {
+      edges.append("path").attr("class", "vg-edge vg-scope-edge").attr("d", e.d).attr("marker-end", "url(#" + arrowId() + ")");
+      if (e.count > 1 && !placement.compact) {
+        const label = edges.append("g").attr("class", "vg-scope-count").attr("transform", `translate(${e.lx},${e.ly})`);
+        const text = `×${e.count}`;
+        label.append("rect").attr("x", -(text.length * 4 + 7)).attr("y", -10).attr("width", text.length * 8 + 14).attr("height", 20).attr("rx", 9);
+        label.append("text").attr("text-anchor", "middle").attr("dy", "0.35em").text(text);
+      }
+    }
+    for (const { item, p } of placement.boxes) {
+      const { itemOf } = view;
+      const inputs = boxInputs(model, item, itemOf);
+      const outputs = boxOutputs(model, item, itemOf);
+      const members = item.last - item.first + 1;
+      // The box covers the record and the room for its op circle, so edges end at its border.
+      const [x, y, w, h] = lr ? [p.cx - W / 2 - before, p.cy - H / 2, W + before, H] : [p.cx - W / 2, p.cy - H / 2, W, H + before];
+      const scope = item.box;
+      const description = `${scope.path}, collapsed: ${grouped(members)} nodes; ${grouped(inputs.length)} in (${listed(model, inputs)}); ${grouped(outputs.length)} out (${listed(model, outputs)}). Click to expand.`;
+      const box = layer.append("g").attr("class", "vg-scope-box").attr("data-scope", scope.key)
+        .attr("role", "button").attr("tabindex", 0).attr("aria-expanded", "false").attr("aria-label", description);
+      box.append("title").text(description);
+      box.append("rect").attr("class", "vg-scope-rect").attr("x", x).attr("y", y).attr("width", w).attr("height", h).attr("rx", 10);
+      if (placement.compact) {
+        box.append("text").attr("class", "vg-scope-title").attr("x", x + 6).attr("y", y + h / 2).attr("dy", "0.35em").text(`⊞ ${scope.name}`);
+      } else {
+        box.append("text").attr("class", "vg-scope-title").attr("x", x + 12).attr("y", y + 19).text(`⊞ ${scope.name}`);
+        box.append("text").attr("class", "vg-scope-sub").attr("x", x + 12).attr("y", y + h - 10)
+          .text(`${grouped(inputs.length)} in → ${grouped(outputs.length)} out · ${grouped(members)} nodes`);
+      }
+      box.on("click", (event) => {
+        event.stopPropagation();
+        toggle(scope.key);
+      });
+      box.on("keydown", (event) => {
+        if (event.key !== "Enter" && event.key !== " ") return;
+        event.preventDefault();
+        event.stopPropagation();
+        toggle(scope.key);
+      });
+      const ids = d3.range(item.first, item.last + 1);
+      box.on("mouseenter focus", () => onPoint(ids)).on("mouseleave blur", () => onPoint([]));
+      boxEls.set(item.index, box.node());
+    }
+    applyClasses();
+  }
+
+  function arrowId() {
+    return graph.svg.querySelector("marker")?.id ?? "";
+  }
+
+  function itemOfNode(id) {
+    return view && id !== null && id !== undefined && id < model.nodes.length ? view.itemOf[id] : null;
+  }
+
+  function applyClasses() {
+    for (const [index, box] of boxEls) {
+      box.classList.toggle("is-focus", index === focusItem);
+      box.classList.toggle("is-linked", linkedItems.has(index));
+    }
+  }
+
+  /** The walk's current node: its box glows when it is inside one. */
+  function applyFrame(frame) {
+    focusItem = itemOfNode(frame?.focus ?? null);
+    applyClasses();
+  }
+
+  /** Nodes a line of code made: their boxes are marked too. */
+  function setLinked(ids) {
+    linkedItems = new Set(view ? ids.map((id) => itemOfNode(id)) : []);
+    applyClasses();
+  }
+
+  // ---- the list of scopes under the graph ----
+
+  function showList() {
+    if (!panel) return;
+    const named = instances.filter((s) => s.last > s.first || s.children.length); // one-node scopes are not worth a box
+    panel.hidden = named.length === 0 || !canCollapse();
+    if (panel.hidden) return;
+    summary.textContent = `Scopes (${grouped(named.length)}, ${grouped(collapsed.size)} collapsed)`;
+    const make = (scopes) => {
+      const ul = document.createElement("ul");
+      for (const s of scopes) {
+        const li = document.createElement("li");
+        const label = document.createElement("label");
+        const box = document.createElement("input");
+        box.type = "checkbox";
+        box.checked = collapsed.has(s.key);
+        box.dataset.scope = s.key;
+        box.addEventListener("change", () => toggle(s.key));
+        label.append(box, document.createTextNode(` ${s.name} `));
+        const count = document.createElement("span");
+        count.className = "vg-muted";
+        count.textContent = `(${grouped(s.last - s.first + 1)} nodes)`;
+        label.append(count);
+        li.append(label);
+        const inner = s.children.filter((c) => named.includes(c));
+        if (inner.length) li.append(make(inner));
+        ul.append(li);
+      }
+      return ul;
+    };
+    list.replaceChildren(make(named.filter((s) => s.parent === null || !named.includes(s.parent))));
+  }
+
+  el("scopes-expand")?.addEventListener("click", () => setCollapsed(new Set()));
+  el("scopes-layers")?.addEventListener("click", () => setCollapsed(layerScopes(instances)));
+
+  return {
+    prepare,
+    place,
+    draw,
+    applyFrame,
+    setLinked,
+    toggle,
+    get collapsed() {
+      return new Set(collapsed);
+    },
+  };
+}
