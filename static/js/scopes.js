@@ -61,41 +61,55 @@ export function defaultCollapsed(model, instances) {
 }
 
 /**
- * The graph with some scopes collapsed: items in id order (a box where a collapsed scope starts,
- * a node elsewhere), itemOf[node id], and each item's children as item indices.
+ * The graph with some scopes collapsed: items (a box for each outermost collapsed
+ * scope, a node elsewhere), itemOf[node id], and each item's children as item indices. A box
+ * also takes in the leaves that only it uses (an MLP layer's weights and biases, even when they
+ * were made in another scope): they are part of what it computes, and drawn apart they would
+ * crowd the picture. A box that keeps no member is dropped.
  */
 export function collapsedGraph(model, instances, collapsed) {
   const n = model.nodes.length;
-  const boxAt = new Map(); // first id -> the outermost collapsed instance starting there
+  const boxOf = new Int32Array(n).fill(-1);
+  const scopes = [];
   for (const s of instances) {
     if (!collapsed.has(s.key)) continue;
     let outer = s.parent;
     while (outer && !collapsed.has(outer.key)) outer = outer.parent;
     if (outer) continue; // inside a collapsed scope already
-    const last = Math.min(s.last, model.output - 1); // the output stays in view
-    if (last >= s.first && !boxAt.has(s.first)) boxAt.set(s.first, { scope: s, last });
+    for (let id = s.first; id <= Math.min(s.last, model.output - 1); id++) boxOf[id] = scopes.length; // the output stays in view
+    scopes.push(s);
   }
+  const users = model.nodes.map(() => []);
+  for (const node of model.nodes) for (const c of node.children) users[c].push(node.id);
+  for (const node of model.nodes) {
+    if (node.children.length || !users[node.id].length) continue;
+    const box = boxOf[users[node.id][0]];
+    if (box >= 0 && users[node.id].every((u) => boxOf[u] === box)) boxOf[node.id] = box;
+  }
+
+  // Items in an order where every edge goes up: a node at its id, a box where its scope starts
+  // (the leaves it took in have no inputs, so they need no earlier place).
   const items = [];
-  const itemOf = new Int32Array(n);
+  const boxItems = scopes.map((scope) => ({ box: scope, key: scope.first, members: [], children: [], counts: [] }));
   for (let id = 0; id < n; id++) {
-    const box = boxAt.get(id);
-    if (box) {
-      const item = { box: box.scope, first: id, last: box.last, children: [], counts: [], index: items.length };
-      items.push(item);
-      for (let m = id; m <= box.last; m++) itemOf[m] = item.index;
-      id = box.last;
-    } else {
-      items.push({ box: null, node: id, children: [], index: items.length });
-      itemOf[id] = items.length - 1;
-    }
+    if (boxOf[id] < 0) items.push({ box: null, key: id, node: id, children: [] });
+    else boxItems[boxOf[id]].members.push(id);
   }
+  items.push(...boxItems.filter((item) => item.members.length));
+  items.sort((a, b) => a.key - b.key);
+  const itemOf = new Int32Array(n);
+  items.forEach((item, index) => {
+    item.index = index;
+    if (item.box) for (const m of item.members) itemOf[m] = index;
+    else itemOf[item.node] = index;
+  });
   for (const item of items) {
     if (!item.box) {
       item.children = model.nodes[item.node].children.map((c) => itemOf[c]);
       continue;
     }
     const slots = new Map();
-    for (let m = item.first; m <= item.last; m++) {
+    for (const m of item.members) {
       for (const c of model.nodes[m].children) {
         const from = itemOf[c];
         if (from === item.index) continue;
@@ -111,18 +125,20 @@ export function collapsedGraph(model, instances, collapsed) {
   return { items, itemOf };
 }
 
-/** What leaves a box: its members used by a node outside it (or the output's inputs). */
+/** What leaves a box: its members used outside it. */
 function boxOutputs(model, item, itemOf) {
   const out = new Set();
-  for (let id = item.last + 1; id < model.nodes.length; id++) {
-    for (const c of model.nodes[id].children) if (itemOf[c] === item.index && itemOf[id] !== item.index) out.add(c);
+  for (const node of model.nodes) {
+    if (itemOf[node.id] === item.index) continue;
+    for (const c of node.children) if (itemOf[c] === item.index) out.add(c);
   }
   return [...out].sort((a, b) => a - b);
 }
 
+/** What goes into a box: the nodes outside it that its members use. */
 function boxInputs(model, item, itemOf) {
   const inputs = new Set();
-  for (let m = item.first; m <= item.last; m++) for (const c of model.nodes[m].children) if (itemOf[c] !== item.index) inputs.add(c);
+  for (const m of item.members) for (const c of model.nodes[m].children) if (itemOf[c] !== item.index) inputs.add(c);
   return [...inputs].sort((a, b) => a - b);
 }
 
@@ -262,7 +278,7 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
       const { itemOf } = view;
       const inputs = boxInputs(model, item, itemOf);
       const outputs = boxOutputs(model, item, itemOf);
-      const members = item.last - item.first + 1;
+      const members = item.members.length;
       // The box covers the record and the room for its op circle, so edges end at its border.
       const [x, y, w, h] = lr ? [p.cx - W / 2 - before, p.cy - H / 2, W + before, H] : [p.cx - W / 2, p.cy - H / 2, W, H + before];
       const scope = item.box;
@@ -274,7 +290,7 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
       if (placement.compact) {
         box.append("text").attr("class", "vg-scope-title").attr("x", x + 6).attr("y", y + h / 2).attr("dy", "0.35em").text(`⊞ ${scope.name}`);
       } else {
-        box.append("text").attr("class", "vg-scope-title").attr("x", x + 12).attr("y", y + 19).text(`⊞ ${scope.name}`);
+        box.append("text").attr("class", "vg-scope-title").attr("x", x + 12).attr("y", y + 22).text(`⊞ ${scope.name}`);
         box.append("text").attr("class", "vg-scope-sub").attr("x", x + 12).attr("y", y + h - 10)
           .text(`${grouped(inputs.length)} in → ${grouped(outputs.length)} out · ${grouped(members)} nodes`);
       }
@@ -288,7 +304,7 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
         event.stopPropagation();
         toggle(scope.key);
       });
-      const ids = d3.range(item.first, item.last + 1);
+      const ids = item.members;
       box.on("mouseenter focus", () => onPoint(ids)).on("mouseleave blur", () => onPoint([]));
       boxEls.set(item.index, box.node());
     }
