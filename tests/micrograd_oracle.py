@@ -127,7 +127,7 @@ def recorded_backward(self):
 Value.backward = recorded_backward
 
 random.seed(int(sys.argv[2]))
-runpy.run_path(sys.argv[1], run_name="__main__")
+runpy.run_path(sys.argv[1], init_globals={"Value": Value}, run_name="__main__")  # notebook cells use the Value defined above them
 print("\n@@ORACLE@@" + json.dumps(calls))
 '''
 
