@@ -134,8 +134,10 @@ print("\n@@ORACLE@@" + json.dumps(calls))
 LECTURE_WORDS = ("tanh", ".exp(", ".log(", "label")
 
 
-def micrograd_calls(program: str, seed: int = 0, lecture: bool | None = None) -> list:
-    """[{"data", "nodes": [[op, data, grad] in creation order]}] per backward() call, from CPython."""
+def micrograd_calls(program: str, seed: int = 0, lecture: bool | None = None, arithmetic_errors: bool = False) -> list | None:
+    """[{"data", "nodes": [[op, data, grad] in creation order]}] per backward() call, from CPython.
+    arithmetic_errors: return None where CPython raises ZeroDivisionError or OverflowError (valuegraph
+    follows IEEE there instead), rather than failing."""
     if lecture is None:
         lecture = any(word in program for word in LECTURE_WORDS)
     with tempfile.TemporaryDirectory() as folder:
@@ -146,6 +148,8 @@ def micrograd_calls(program: str, seed: int = 0, lecture: bool | None = None) ->
         done = subprocess.run(
             [sys.executable, str(harness), str(script), str(seed), "1" if lecture else "0"], capture_output=True, text=True, timeout=120
         )
+    if arithmetic_errors and done.returncode != 0 and ("ZeroDivisionError" in done.stderr or "OverflowError" in done.stderr):
+        return None
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout.rsplit("@@ORACLE@@", 1)[1])
 
