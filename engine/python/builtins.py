@@ -292,6 +292,20 @@ def builtin_enumerate(state, args, kwargs):
     return enumerate(iterate(args[0]), start)
 
 
+def builtin_map(state, args, kwargs):
+    _arity("map", args, kwargs, 2, 16)
+    function, iterables = args[0], [iterate(a) for a in args[1:]]
+    site = state.site  # the Values it makes are the map(...) call's
+
+    def results():
+        for items in zip(*iterables):
+            result = state.call(function, items, {})
+            state.mark(result, site)
+            yield result
+
+    return results()
+
+
 def builtin_print(state, args, kwargs):
     _arity("print", args, kwargs, 0, 1 << 30, ("sep", "end"))
     sep, end = kwargs.get("sep", " "), kwargs.get("end", "\n")
@@ -505,7 +519,7 @@ def builtin_names():
     names = {
         "range": builtin_range, "len": builtin_len, "sum": builtin_sum, "zip": builtin_zip,
         "enumerate": builtin_enumerate, "min": _extreme("min", "Lt"), "max": _extreme("max", "Gt"),
-        "abs": builtin_abs, "print": builtin_print, "isinstance": builtin_isinstance,
+        "abs": builtin_abs, "print": builtin_print, "map": builtin_map, "isinstance": builtin_isinstance,
     }
     table = {name: Builtin(name, run) for name, run in names.items()}
     table.update(

@@ -142,6 +142,8 @@ def check_tree(tree: ast.Module, source: Source, limits: Limits) -> None:
             raise ProgramError(f"`{kind.__name__.lower()}` is only possible inside a loop", source.node_span(node))
         if kind is ast.Return and not in_function:
             raise ProgramError("`return` is only possible inside a function", source.node_span(node))
+        if kind in (ast.BinOp, ast.AugAssign, ast.UnaryOp) and type(node.op) in REFUSED:
+            raise ProgramError(REFUSED[type(node.op)], _operator_span(node, source))
         _check_node(node, source)
         if kind in (ast.FunctionDef, ast.Lambda, ast.ClassDef):
             in_loop, in_function = False, kind is not ast.ClassDef
@@ -149,6 +151,20 @@ def check_tree(tree: ast.Module, source: Source, limits: Limits) -> None:
             chained = kind is ast.BinOp and child is node.left and type(child) is ast.BinOp
             loop_body = kind in (ast.For, ast.While) and child not in node.orelse and child is not getattr(node, "iter", None) and child is not getattr(node, "test", None)
             stack.append((child, depth if chained or isinstance(child, (ast.expr_context, ast.operator)) else depth + 1, in_loop or loop_body, in_function))
+
+
+def _operator_span(node, source: Source) -> Span:
+    """Where the operator of a binary operation is written: the first character after the left
+    operand (and its closing parentheses) that is not blank."""
+    if type(node) is not ast.BinOp:
+        return source.node_span(node)
+    line, column = node.left.end_lineno, source.column(node.left.end_lineno, node.left.end_col_offset)
+    text = source.lines[line - 1]
+    while column < len(text) and text[column] in " \t)":
+        column += 1
+    if column >= len(text):
+        return source.node_span(node)
+    return source.span(line, len(text[:column].encode("utf-8")))
 
 
 def _refusal(node) -> str:

@@ -58,6 +58,7 @@ def run_python(text: str, limits: Limits = Limits(), seed: int = 0, run: int | N
     prelude_names = dict(shared, Value=B.VALUE_CLASS, random=random_module, math=math_module)
     prelude_names["_call_in_scope"] = Builtin("_call_in_scope", _call_in_scope)
     nn = Frame({}, None)
+    state.steps = -(1 << 62)  # defining the classes is not the program's work: not counted
     Compiler(Source(NN_SOURCE), state, prelude_names, prelude=True).block(_prelude_tree().body)(nn)
     state.steps = 0
 
