@@ -20,6 +20,7 @@ export function createLossCurve(root, { onPick = () => {} } = {}) {
   const summary = el("runs-summary");
   const printedBox = el("printed-box");
   const printed = el("printed");
+  const hint = el("runs-hint");
   if (!box || !chart) return { show: () => {}, clear: () => {} };
 
   const svg = d3.select(chart).append("svg").attr("class", "vg-loss-svg").attr("viewBox", `0 0 ${WIDTH} ${HEIGHT}`)
@@ -39,7 +40,9 @@ export function createLossCurve(root, { onPick = () => {} } = {}) {
     const shown = runs[current];
     const plural = runs.length === 1 ? "" : "s";
     summary.textContent = `${grouped(runs.length)} backward() call${plural}; the graph is from call ${grouped(current + 1)} (line ${shown.line}), loss ${formatNumber(shown.data)}`;
-    draw();
+    // One point is no curve: the sentence says it all.
+    for (const part of [chart, hint]) if (part) part.hidden = runs.length < 2;
+    if (runs.length >= 2) draw();
   }
 
   function clear() {

@@ -24,6 +24,8 @@ import { placeGraph } from "./layout.js";
 export const COLLAPSE_ABOVE = 80;
 const SEPARATOR = " › ";
 const LISTED = 6; // inputs and outputs named in a box's description
+const TITLE_PX = 19; // a box's title, shrunk to fit a long one (CHAR_EM: a monospace character's width in em)
+const CHAR_EM = 0.6;
 
 /** The scope instances of a graph, outermost first, each {key, name, path, depth, first, last, parent, children}. */
 export function scopeInstances(model) {
@@ -290,7 +292,10 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
       if (placement.compact) {
         box.append("text").attr("class", "vg-scope-title").attr("x", x + 6).attr("y", y + h / 2).attr("dy", "0.35em").text(`⊞ ${scope.name}`);
       } else {
-        box.append("text").attr("class", "vg-scope-title").attr("x", x + 12).attr("y", y + 22).text(`⊞ ${scope.name}`);
+        // A call's name repeats from layer to layer; the loop iteration around it says which one.
+        const title = `⊞ ${scope.name}${scope.parent?.name.startsWith("for ") ? ` · ${scope.parent.name}` : ""}`;
+        const size = Math.min(TITLE_PX, (w - 24) / (CHAR_EM * title.length));
+        box.append("text").attr("class", "vg-scope-title").attr("x", x + 12).attr("y", y + 22).style("font-size", `${size}px`).text(title);
         box.append("text").attr("class", "vg-scope-sub").attr("x", x + 12).attr("y", y + h - 10)
           .text(`${grouped(inputs.length)} in → ${grouped(outputs.length)} out · ${grouped(members)} nodes`);
       }
