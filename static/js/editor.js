@@ -19,7 +19,10 @@ export function createEditor(root, { onChange = () => {}, onRun = () => {} } = {
   let lineCount = 0;
   let errorLine = null;
   let timer = null;
+  // Tab moves on (instead of indenting) until the learner does something in the editor, when it
+  // came by keyboard: tabbing through the page passes the editor; Escape gives the way out later.
   let tabMovesFocus = false;
+  let pointerFocus = false;
 
   function lineStarts(text) {
     const starts = [0];
@@ -199,6 +202,14 @@ export function createEditor(root, { onChange = () => {}, onRun = () => {} } = {
       newLine();
     }
     if (event.key !== "Shift") tabMovesFocus = false;
+  });
+  textarea.addEventListener("pointerdown", () => {
+    pointerFocus = true;
+    tabMovesFocus = false;
+  });
+  textarea.addEventListener("focus", () => {
+    tabMovesFocus = !pointerFocus;
+    pointerFocus = false;
   });
   textarea.addEventListener("scroll", syncScroll);
   for (const type of ["keyup", "click", "select", "focus"]) textarea.addEventListener(type, showCaret);

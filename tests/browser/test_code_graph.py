@@ -282,3 +282,19 @@ def test_every_example_on_the_page_runs(page):
         page.goto(url_for(programs[example_id]))
         wait_for_graph(page)
         assert page.locator('[data-vg="error"]').is_hidden(), example_id
+
+
+@pytest.mark.allow_console(ANSWERED_400)
+def test_tabbing_through_the_page_passes_the_editor(page):
+    page.goto(url_for("a = 2\nb = a * 3"))
+    wait_for_graph(page)
+    editor(page).focus()  # as Tab would bring it: Tab goes on to the next control
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.dataset.vg") != "program"
+    assert editor(page).input_value() == "a = 2\nb = a * 3"
+    # Once the learner works in the editor, Tab indents.
+    editor(page).click()
+    page.keyboard.press("Home")
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.dataset.vg") == "program"
+    assert "    " in editor(page).input_value()
