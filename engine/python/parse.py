@@ -109,6 +109,13 @@ def parse_python(text: str, limits: Limits = Limits()) -> tuple[ast.Module, Sour
             f"the program is {len(text):,} characters long; the limit is {limits.max_source_length:,}",
             Source(text[: limits.max_source_length + 1]).span(text[: limits.max_source_length].count("\n") + 1, 0),
         )
+    unreadable = next((i for i, c in enumerate(text) if c == "\0" or "\ud800" <= c <= "\udfff"), None)
+    if unreadable is not None:
+        place = Source(text[:unreadable] + " ")
+        line = text.count("\n", 0, unreadable) + 1
+        raise ProgramError("the program contains a character Python cannot read (a NUL or an unpaired surrogate)", place.span(line, len(place.lines[line - 1].encode("utf-8")) - 1))
+    # A lone carriage return ends a line for Python but not for the editor (or for spans): a blank.
+    text = text.replace("\r\n", "\n\0").replace("\r", " ").replace("\n\0", "\r\n")
     source = Source(text)
     try:
         tree = ast.parse(text, "<program>", "exec")  # the standard library's parser: builds a tree, runs nothing
@@ -120,7 +127,7 @@ def parse_python(text: str, limits: Limits = Limits()) -> tuple[ast.Module, Sour
             message = "expected ':' at the end of the line (as in `for i in range(3):`)"
         span = source.span(line, len(source.lines[line - 1][:column].encode("utf-8")) if line <= len(source.lines) else 0)
         raise ProgramError(f"Python syntax error: {message}", span) from None
-    except (MemoryError, RecursionError):
+    except (MemoryError, RecursionError, ValueError):
         raise ProgramError(f"the program nests too deeply to read (more than {limits.max_depth} levels)", source.span(1, 0)) from None
     check_tree(tree, source, limits)
     return tree, source
