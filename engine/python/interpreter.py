@@ -20,6 +20,7 @@ from . import builtins as B
 from .objects import BoundMethod, Builtin, BuiltinType, Class, Function, Instance, Module, show, type_name
 from .parse import Source
 
+IN_PRELUDE = Span(-1, 0, 0, -1)  # the place of prelude code: replaced by the program's call into it
 BREAK = object()
 CONTINUE = object()
 EXPR_LENGTH = 40
@@ -56,6 +57,7 @@ class State:
         self.depth = 0
         self.scope = ()
         self.entry = None  # extent of the program's call that is running micrograd's nn code
+        self.entry_span = Span(0, 1, 1, 0)  # and its Span, for errors inside that code
         self.site = (None, "", ())  # (extent, expr, scope) of the built-in being called
         self.marks = []  # (last serial, extent, expr, scope), serials increasing
         self.last_serial = -1
@@ -189,7 +191,7 @@ class Compiler:
     # ---- places ----
 
     def span(self, node) -> Span:
-        return self.source.node_span(node)
+        return IN_PRELUDE if self.prelude else self.source.node_span(node)
 
     def site(self, node):
         """(extent, expr) of a node, as a node made by it shows them."""
@@ -198,6 +200,20 @@ class Compiler:
     def guard(self, node, run):
         """run(frame), with any failure reported at the node's place."""
         span = self.span(node)
+        if self.prelude:
+            state = self.state
+
+            def guarded_prelude(frame):
+                try:
+                    return run(frame)
+                except ProgramError as error:
+                    if error.span is IN_PRELUDE:
+                        raise ProgramError(error.message, state.entry_span) from None
+                    raise
+                except Exception as error:
+                    raise _error(error, state.entry_span) from None
+
+            return guarded_prelude
 
         def guarded(frame):
             try:
@@ -846,6 +862,7 @@ class Compiler:
         extent, expr = self.site(node)
         prelude = self.prelude
         line = node.lineno
+        span = self.span(node)
         function = node.func
         if type(function) is ast.Attribute:
             owner = self.expr(function.value)
@@ -858,6 +875,7 @@ class Compiler:
                 named = {key: value(frame) for key, value in keywords}
                 if not prelude:
                     state.entry = extent
+                    state.entry_span = span
                 state.site = (state.entry if prelude else extent, expr, state.scope)
                 return record(method(obj, values, named))
 
@@ -870,6 +888,7 @@ class Compiler:
             named = {key: value(frame) for key, value in keywords}
             if not prelude:
                 state.entry = extent
+                state.entry_span = span
             state.site = (state.entry if prelude else extent, expr, state.scope)
             return record(state.call(target, values, named))
 

@@ -7,6 +7,7 @@ with a message that says what to write instead, and to bound its nesting so the 
 recurses over the tree) stays far from Python's recursion limit."""
 
 import ast
+import warnings
 
 from ..errors import ProgramError
 from ..limits import Limits
@@ -55,6 +56,11 @@ class Source:
         parts = [self.lines[line - 1][column - 1 :], *self.lines[line : end_line - 1], self.lines[end_line - 1][: end_column - 1]]
         return "\n".join(parts)
 
+
+# The parser warns about some texts (an invalid escape, `1if x`): a program's text is not the
+# server's code, so those warnings are not written to the server's log.
+warnings.filterwarnings("ignore", category=SyntaxWarning, module="<program>")
+warnings.filterwarnings("ignore", category=DeprecationWarning, module="<program>")
 
 NOT_AVAILABLE = "valuegraph runs micrograd code, not arbitrary Python"
 IMPORTABLE = {"math", "random"}  # `import x` (also `import x as y`)
@@ -109,6 +115,13 @@ def parse_python(text: str, limits: Limits = Limits()) -> tuple[ast.Module, Sour
             f"the program is {len(text):,} characters long; the limit is {limits.max_source_length:,}",
             Source(text[: limits.max_source_length + 1]).span(text[: limits.max_source_length].count("\n") + 1, 0),
         )
+    unreadable = next((i for i, c in enumerate(text) if c == "\0" or "\ud800" <= c <= "\udfff"), None)
+    if unreadable is not None:
+        place = Source(text[:unreadable] + " ")
+        line = text.count("\n", 0, unreadable) + 1
+        raise ProgramError("the program contains a character Python cannot read (a NUL or an unpaired surrogate)", place.span(line, len(place.lines[line - 1].encode("utf-8")) - 1))
+    # A lone carriage return ends a line for Python but not for the editor (or for spans): a blank.
+    text = text.replace("\r\n", "\n\0").replace("\r", " ").replace("\n\0", "\r\n")
     source = Source(text)
     try:
         tree = ast.parse(text, "<program>", "exec")  # the standard library's parser: builds a tree, runs nothing
@@ -120,8 +133,13 @@ def parse_python(text: str, limits: Limits = Limits()) -> tuple[ast.Module, Sour
             message = "expected ':' at the end of the line (as in `for i in range(3):`)"
         span = source.span(line, len(source.lines[line - 1][:column].encode("utf-8")) if line <= len(source.lines) else 0)
         raise ProgramError(f"Python syntax error: {message}", span) from None
-    except (MemoryError, RecursionError):
-        raise ProgramError(f"the program nests too deeply to read (more than {limits.max_depth} levels)", source.span(1, 0)) from None
+    except (MemoryError, RecursionError, ValueError):
+        longest = max(range(len(source.lines)), key=lambda i: len(source.lines[i]))  # most likely the culprit
+        raise ProgramError(
+            f"the program nests too deeply for Python's parser: write at most {limits.max_depth} levels of nesting "
+            "and at most about 2,500 operators in one expression (split a long sum over several lines with +=)",
+            source.span(longest + 1, 0),
+        ) from None
     check_tree(tree, source, limits)
     return tree, source
 
