@@ -26,6 +26,7 @@ const SEPARATOR = " › ";
 const LISTED = 6; // inputs and outputs named in a box's description
 const TITLE_PX = 19; // a box's title, shrunk to fit a long one (CHAR_EM: a monospace character's width in em)
 const CHAR_EM = 0.6;
+const LIST_SHOWN = 300; // scopes listed under the graph (a long loop makes thousands)
 
 /** The scope instances of a graph, outermost first, each {key, name, path, depth, first, last, parent, children}. */
 export function scopeInstances(model) {
@@ -127,21 +128,24 @@ export function collapsedGraph(model, instances, collapsed) {
   return { items, itemOf };
 }
 
-/** What leaves a box: its members used outside it. */
-function boxOutputs(model, item, itemOf) {
-  const out = new Set();
+/** For every box item: the nodes outside it that it uses (in) and its members used outside it (out), in one pass. */
+function boxPorts(model, items, itemOf) {
+  const ports = new Map(items.filter((item) => item.box).map((item) => [item.index, { inputs: new Set(), outputs: new Set() }]));
   for (const node of model.nodes) {
-    if (itemOf[node.id] === item.index) continue;
-    for (const c of node.children) if (itemOf[c] === item.index) out.add(c);
+    const to = itemOf[node.id];
+    for (const c of node.children) {
+      const from = itemOf[c];
+      if (from === to) continue;
+      ports.get(to)?.inputs.add(c);
+      ports.get(from)?.outputs.add(c);
+    }
   }
-  return [...out].sort((a, b) => a - b);
-}
-
-/** What goes into a box: the nodes outside it that its members use. */
-function boxInputs(model, item, itemOf) {
-  const inputs = new Set();
-  for (const m of item.members) for (const c of model.nodes[m].children) if (itemOf[c] !== item.index) inputs.add(c);
-  return [...inputs].sort((a, b) => a - b);
+  const sorted = (set) => [...set].sort((x, y) => x - y);
+  for (const port of ports.values()) {
+    port.inputs = sorted(port.inputs);
+    port.outputs = sorted(port.outputs);
+  }
+  return ports;
 }
 
 function listed(model, ids) {
@@ -276,10 +280,9 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
         label.append("text").attr("text-anchor", "middle").attr("dy", "0.35em").text(text);
       }
     }
+    const ports = boxPorts(model, view.items, view.itemOf);
     for (const { item, p } of placement.boxes) {
-      const { itemOf } = view;
-      const inputs = boxInputs(model, item, itemOf);
-      const outputs = boxOutputs(model, item, itemOf);
+      const { inputs, outputs } = ports.get(item.index);
       const members = item.members.length;
       // The box covers the record and the room for its op circle, so edges end at its border.
       const [x, y, w, h] = lr ? [p.cx - W / 2 - before, p.cy - H / 2, W + before, H] : [p.cx - W / 2, p.cy - H / 2, W, H + before];
@@ -347,13 +350,15 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
 
   function showList() {
     if (!panel) return;
-    const named = instances.filter((s) => s.last > s.first || s.children.length); // one-node scopes are not worth a box
-    panel.hidden = named.length === 0 || !canCollapse();
+    const named = new Set(instances.filter((s) => s.last > s.first || s.children.length)); // one-node scopes are not worth a box
+    panel.hidden = named.size === 0 || !canCollapse();
     if (panel.hidden) return;
-    summary.textContent = `Scopes (${grouped(named.length)}, ${grouped(collapsed.size)} collapsed)`;
+    summary.textContent = `Scopes (${grouped(named.size)}, ${grouped(collapsed.size)} collapsed)`;
+    let listedCount = 0;
     const make = (scopes) => {
       const ul = document.createElement("ul");
       for (const s of scopes) {
+        if (++listedCount > LIST_SHOWN) break;
         const li = document.createElement("li");
         const label = document.createElement("label");
         const box = document.createElement("input");
@@ -367,13 +372,19 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
         count.textContent = `(${grouped(s.last - s.first + 1)} nodes)`;
         label.append(count);
         li.append(label);
-        const inner = s.children.filter((c) => named.includes(c));
+        const inner = s.children.filter((c) => named.has(c));
         if (inner.length) li.append(make(inner));
         ul.append(li);
       }
       return ul;
     };
-    list.replaceChildren(make(named.filter((s) => s.parent === null || !named.includes(s.parent))));
+    list.replaceChildren(make([...named].filter((s) => s.parent === null || !named.has(s.parent))));
+    if (listedCount > LIST_SHOWN) {
+      const more = document.createElement("p");
+      more.className = "vg-muted";
+      more.textContent = `The first ${grouped(LIST_SHOWN)} scopes are listed; collapse or expand the others by their boxes.`;
+      list.append(more);
+    }
   }
 
   el("scopes-expand")?.addEventListener("click", () => setCollapsed(new Set()));
