@@ -193,7 +193,7 @@ export function startValuegraph(root, { location = window.location, history = wi
       if (current()) lossCurve.show(response);
       if (current()) writeUrl(how);
       // The course panels (nudge test, broken walks) follow the graph on screen.
-      if (current()) root.dispatchEvent(new CustomEvent("valuegraph:loaded", { detail: { expression, variables: variables.values, model: response } }));
+      if (current()) root.dispatchEvent(new CustomEvent("valuegraph:loaded", { detail: { expression, variables: variables.values, seed: view.seed, run: view.run, model: response } }));
     } catch (error) {
       if (error.name === "AbortError" || !current()) return;
       showError(error, { moveCaret });
