@@ -287,20 +287,22 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
       // The box covers the record and the room for its op circle, so edges end at its border.
       const [x, y, w, h] = lr ? [p.cx - W / 2 - before, p.cy - H / 2, W + before, H] : [p.cx - W / 2, p.cy - H / 2, W, H + before];
       const scope = item.box;
-      const description = `${scope.path}, collapsed: ${grouped(members)} nodes; ${grouped(inputs.length)} in (${listed(model, inputs)}); ${grouped(outputs.length)} out (${listed(model, outputs)}). Click to expand.`;
+      // A call's name repeats from layer to layer; the loop iteration around it says which one.
+      const title = `⊞ ${scope.name}${!placement.compact && scope.parent?.name.startsWith("for ") ? ` · ${scope.parent.name}` : ""}`;
+      const sub = `${grouped(inputs.length)} in → ${grouped(outputs.length)} out · ${grouped(members)} nodes`;
+      // The name starts with the text on screen (as assistive technology expects), then the details.
+      const shown = placement.compact ? title : `${title} ${sub}`;
+      const description = `${shown}. ${scope.path}, collapsed: ${grouped(inputs.length)} in (${listed(model, inputs)}); ${grouped(outputs.length)} out (${listed(model, outputs)}). Click to expand.`;
       const box = layer.append("g").attr("class", "vg-scope-box").attr("data-scope", scope.key)
         .attr("role", "button").attr("tabindex", 0).attr("aria-expanded", "false").attr("aria-label", description);
       box.append("title").text(description);
       box.append("rect").attr("class", "vg-scope-rect").attr("x", x).attr("y", y).attr("width", w).attr("height", h).attr("rx", 10);
       if (placement.compact) {
-        box.append("text").attr("class", "vg-scope-title").attr("x", x + 6).attr("y", y + h / 2).attr("dy", "0.35em").text(`⊞ ${scope.name}`);
+        box.append("text").attr("class", "vg-scope-title").attr("x", x + 6).attr("y", y + h / 2).attr("dy", "0.35em").text(title);
       } else {
-        // A call's name repeats from layer to layer; the loop iteration around it says which one.
-        const title = `⊞ ${scope.name}${scope.parent?.name.startsWith("for ") ? ` · ${scope.parent.name}` : ""}`;
         const size = Math.min(TITLE_PX, (w - 24) / (CHAR_EM * title.length));
         box.append("text").attr("class", "vg-scope-title").attr("x", x + 12).attr("y", y + 22).style("font-size", `${size}px`).text(title);
-        box.append("text").attr("class", "vg-scope-sub").attr("x", x + 12).attr("y", y + h - 10)
-          .text(`${grouped(inputs.length)} in → ${grouped(outputs.length)} out · ${grouped(members)} nodes`);
+        box.append("text").attr("class", "vg-scope-sub").attr("x", x + 12).attr("y", y + h - 10).text(sub);
       }
       box.on("click", (event) => {
         event.stopPropagation();

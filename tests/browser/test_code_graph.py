@@ -298,3 +298,24 @@ def test_tabbing_through_the_page_passes_the_editor(page):
     page.keyboard.press("Tab")
     assert page.evaluate("document.activeElement.dataset.vg") == "program"
     assert "    " in editor(page).input_value()
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_loss_curve_scopes_and_printed_output_pass_axe(page, scheme):
+    from test_page_look import AXE, axe_violations
+
+    page.emulate_media(color_scheme=scheme)
+    page.add_init_script(path=str(AXE))
+    open_example(page, "py-mlp-training")
+    page.locator('[data-vg="scopes"] summary').click()
+    page.locator(".vg-scope-box").first.focus()
+    assert axe_violations(page) == []
+
+
+def test_columns_count_characters_not_utf16_units(page):
+    # The emoji is one character for the server and two UTF-16 units for the browser.
+    program = "a = Value(1.0, label='😀'); b = a * 2; b.label = 'b'\nb.backward()\n"
+    page.goto(url_for(program))
+    wait_for_graph(page)
+    node(page, "b").hover()
+    expect(page.locator("mark.vg-link-mark")).to_have_text(["a * 2"])
