@@ -21,12 +21,15 @@ import { formatNumber, grouped, nodeName } from "./format.js";
 import { placeGraph } from "./layout.js";
 
 /** Above this many nodes a graph opens with its scopes collapsed (an MLP(3, [4, 4, 1]) forward pass has 125). */
-export const COLLAPSE_ABOVE = 80;
+export const COLLAPSE_ABOVE = 100;
 const SEPARATOR = " › ";
 const LISTED = 6; // inputs and outputs named in a box's description
 const TITLE_PX = 19; // a box's title, shrunk to fit a long one (CHAR_EM: a monospace character's width in em)
 const CHAR_EM = 0.6;
 const LIST_SHOWN = 300; // scopes listed under the graph (a long loop makes thousands)
+const FRAMES_SHOWN = 60; // frames around expanded scopes; more would only clutter
+const FRAME_PAD = 10;
+const FOLD_CHAR_PX = 8.4; // a character of the frame's button text, in graph pixels
 
 /** The scope instances of a graph, outermost first, each {key, name, path, depth, first, last, parent, children}. */
 export function scopeInstances(model) {
@@ -235,7 +238,9 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
   /** Pixel positions for render.js: placeGraph's, with collapsed nodes at their box. */
   function place(shownModel, direction, compactAbove) {
     if (!view || shownModel !== model) {
-      return placeGraph(shownModel, { direction, compact: shownModel.nodes.length > compactAbove });
+      const placed = placeGraph(shownModel, { direction, compact: shownModel.nodes.length > compactAbove });
+      placed.scoped = shownModel === model; // draw() frames the scopes of this model only
+      return placed;
     }
     const { items, itemOf, layout } = view;
     const itemModel = { nodes: items.map((item) => ({ children: item.children })), layout };
@@ -257,13 +262,14 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
       }
     }
     const boxes = items.filter((item) => item.box).map((item) => ({ item, p: placed.nodes[item.index] }));
-    return { ...placed, nodes, edges, visible: items.length - boxes.length, boxes, boxEdges };
+    return { ...placed, nodes, edges, visible: items.length - boxes.length, boxes, boxEdges, scoped: true };
   }
 
   /** Draw the boxes and the edges into them (after render.js drew the placement). */
   function draw(placement) {
     boxEls = new Map();
     layer.selectAll("*").remove();
+    if (placement.scoped && !placement.compact) drawFrames(placement);
     if (!placement.boxes?.length || !view) return;
     const g = placement.geometry;
     const W = g.box.width;
@@ -319,6 +325,62 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
       boxEls.set(item.index, box.node());
     }
     applyClasses();
+  }
+
+  /**
+   * A dashed frame around each expanded layer scope (the kind a big graph opens collapsed), with
+   * a "⊟ name" button above it that collapses it: the way to fold a scope from the graph itself.
+   */
+  function drawFrames(placement) {
+    const g = placement.geometry;
+    const frames = layer.append("g").attr("class", "vg-scope-frames");
+    let drawn = 0;
+    const layers = layerScopes(instances);
+    for (const scope of instances) {
+      if (drawn >= FRAMES_SHOWN) break;
+      const key = scope.key;
+      if (!layers.has(key) || collapsed.has(key) || insideCollapsed(scope)) continue;
+      let [x0, y0, x1, y1] = [Infinity, Infinity, -Infinity, -Infinity];
+      let members = 0;
+      for (let id = scope.first; id <= scope.last; id++) {
+        const p = placement.nodes[id];
+        if (!p || p.hidden) continue;
+        members += 1;
+        const opX = p.cx + p.ox;
+        const opY = p.cy + p.oy;
+        x0 = Math.min(x0, p.cx - g.box.width / 2, opX - g.opRadius);
+        x1 = Math.max(x1, p.cx + g.box.width / 2, opX + g.opRadius);
+        y0 = Math.min(y0, p.cy - g.box.height / 2, opY - g.opRadius);
+        y1 = Math.max(y1, p.cy + g.box.height / 2, opY + g.opRadius);
+      }
+      if (members < 2) continue;
+      drawn += 1;
+      const pad = FRAME_PAD;
+      frames.append("rect").attr("class", "vg-scope-frame").attr("x", x0 - pad).attr("y", y0 - pad)
+        .attr("width", x1 - x0 + 2 * pad).attr("height", y1 - y0 + 2 * pad).attr("rx", 12);
+      const label = frames.append("g").attr("class", "vg-scope-fold").attr("data-scope", key).attr("role", "button")
+        .attr("tabindex", 0).attr("aria-expanded", "true").attr("transform", `translate(${x0 - pad},${y0 - pad - 8})`);
+      const text = `⊟ ${scope.name}${scope.parent?.name.startsWith("for ") ? ` · ${scope.parent.name}` : ""}`;
+      label.attr("aria-label", `${text}: collapse ${scope.path} into one box`);
+      label.append("rect").attr("class", "vg-scope-fold-pill").attr("y", -14).attr("height", 22).attr("rx", 8)
+        .attr("width", text.length * FOLD_CHAR_PX + 16);
+      label.append("text").attr("x", 8).attr("dy", "0.1em").text(text);
+      label.on("click", (event) => {
+        event.stopPropagation();
+        toggle(key);
+      });
+      label.on("keydown", (event) => {
+        if (event.key !== "Enter" && event.key !== " ") return;
+        event.preventDefault();
+        event.stopPropagation();
+        toggle(key);
+      });
+    }
+  }
+
+  function insideCollapsed(scope) {
+    for (let outer = scope.parent; outer; outer = outer.parent) if (collapsed.has(outer.key)) return true;
+    return false;
   }
 
   function arrowId() {

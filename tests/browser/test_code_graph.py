@@ -183,9 +183,17 @@ def test_a_collapsed_scope_expands_on_click_and_collapses_again(page):
     # Its weights are drawn again, as the parameters' scope (made in __init__), still collapsed.
     titles = page.locator(".vg-scope-title").all_text_contents()
     assert titles == ["⊞ Layer.__init__", "⊞ Layer[0]", "⊞ Layer[2]"]
-    # The scopes list collapses it again; the keyboard expands a box too.
+    # A frame around the expanded layer has a button that folds it again.
+    page.locator('.vg-scope-fold[data-scope="MLP.__call__ › Layer[1]#0"]').click()
+    expect(page.locator(".vg-scope-title")).to_have_text(["⊞ Layer[0]", "⊞ Layer[1]", "⊞ Layer[2]"])
+    expect(page.locator(".vg-scope-fold")).to_have_count(0)
+    # So does the scopes list; the keyboard expands a box too.
     page.locator('[data-vg="scopes"] summary').click()
-    page.locator('[data-vg="scope-list"] input[data-scope="MLP.__call__ › Layer[1]#0"]').check()
+    layer1 = page.locator('[data-vg="scope-list"] input[data-scope="MLP.__call__ › Layer[1]#0"]')
+    expect(layer1).to_be_checked()
+    layer1.uncheck()
+    expect(page.locator('.vg-scope-box[data-scope^="MLP.__call__ › Layer[1]"]')).to_have_count(0)
+    layer1.check()
     expect(page.locator(".vg-scope-box")).to_have_count(3)
     page.locator('.vg-scope-box[data-scope^="MLP.__call__ › Layer[0]"]').focus()
     page.keyboard.press("Enter")
