@@ -253,6 +253,8 @@ def add_export_arguments(parser) -> None:
     parser.add_argument("program", help="the program's text, a file holding it, or - for stdin")
     parser.add_argument("-o", "--output", required=True, help="the file to write: .html (self-contained), .json (the API's answer), .svg or .png (the graph)")
     parser.add_argument("--variant", default="correct", help="the backward walk: correct (default), no-visited-check, assign, no-topological-order")
+    parser.add_argument("--seed", type=int, default=0, help="Python programs: the seed of their random module (default: %(default)s)")
+    parser.add_argument("--run", dest="backward_run", type=int, default=None, help="Python programs: which backward() call to show, from 0 (default: the last)")
     parser.add_argument("--step", type=int, default=None, help="the step the file opens at, or the image shows (default: the start; images: the end)")
     for name, allowed in (("stage", STAGES), ("controls", CONTROLS), ("theme", THEMES), ("table", TABLES)):
         parser.add_argument(f"--{name}", choices=allowed, default=allowed[0], help=f"the file's {name} option (default: %(default)s)")
@@ -269,7 +271,7 @@ def export_command(args) -> int:
         raise SystemExit(f"valuegraph export: unknown variant {args.variant!r} (one of {', '.join(VARIANTS)})")
     program = read_program(args.program)
     try:
-        response = response_for_program(program, variant=args.variant)
+        response = response_for_program(program, variant=args.variant, seed=args.seed, run=args.backward_run)  # args.run is the subcommand
     except ProgramError as error:
         raise SystemExit(f"valuegraph export: line {error.line}, column {error.column}: {error.message}")
     if kind == "json":

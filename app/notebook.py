@@ -8,6 +8,10 @@
     show(L)                      # the interactive walk, inline, no server
     export(L, "lesson.html")     # the same as one self-contained file
 
+    show('''x = Value(2.0)           # or a program's text (the shorthand or Python for micrograd),
+    y = (x * 3).tanh()           # shown beside its graph; seed= and run= as in the API
+    y.backward()''', run=0)
+
 The output is the self-contained file (app.export.standalone_html) inside an iframe's srcdoc, so
 its script runs in a document of its own, apart from the notebook's page and its other outputs.
 """
@@ -17,7 +21,7 @@ from pathlib import Path
 
 from engine import Limits, Value
 
-from .export import EmbedOptions, response_for_value, standalone_html
+from .export import EmbedOptions, response_for_program, response_for_value, standalone_html
 
 DEFAULT_HEIGHT = 720
 
@@ -41,19 +45,23 @@ class Visualiser:
         return path
 
 
-def _document(output: Value, *, variant: str, title: str, **options) -> str:
+def _document(output: Value | str, *, variant: str, title: str, seed: int = 0, run: int | None = None, **options) -> str:
+    if isinstance(output, str):  # a program's text: raises engine.ProgramError as the API answers 400
+        response = response_for_program(output, variant=variant, seed=seed, run=run)
+        return standalone_html(response, expression=output, options=EmbedOptions(editor="read-only", **options), title=title)
     if not isinstance(output, Value):
-        raise TypeError(f"show() and export() take an engine.Value, not {type(output).__name__}")
+        raise TypeError(f"show() and export() take an engine.Value or a program's text, not {type(output).__name__}")
     response = response_for_value(output, Limits(), variant)
     return standalone_html(response, options=EmbedOptions(editor="hidden", **options), title=title)
 
 
-def show(output: Value, *, variant: str = "correct", height: int = DEFAULT_HEIGHT, title: str = "valuegraph", **options) -> Visualiser:
-    """The walk for `output`'s graph, for a notebook cell. options: the embed's (stage, step,
-    autoplay, speed, controls, theme, table), e.g. show(L, table="shown", stage="propagate")."""
+def show(output: Value | str, *, variant: str = "correct", height: int = DEFAULT_HEIGHT, title: str = "valuegraph", **options) -> Visualiser:
+    """The walk for `output`'s graph (a Value, or a program's text), for a notebook cell. options:
+    seed and run for a Python program's text, and the embed's (stage, step, autoplay, speed,
+    controls, theme, table), e.g. show(L, table="shown", stage="propagate")."""
     return Visualiser(_document(output, variant=variant, title=title, **options), height)
 
 
-def export(output: Value, path, *, variant: str = "correct", title: str = "valuegraph", **options) -> Path:
+def export(output: Value | str, path, *, variant: str = "correct", title: str = "valuegraph", **options) -> Path:
     """Write the self-contained file for `output`'s graph to `path`; returns the path."""
     return Visualiser(_document(output, variant=variant, title=title, **options)).save(path)

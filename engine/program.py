@@ -5,6 +5,7 @@ How the two are told apart: a program is Python when it calls `Value(...)`, `MLP
 `def`, `class`, `for`, `while` or `if`. Everything else is the shorthand, exactly as before
 (`a = 2` makes a leaf labelled a)."""
 
+import bisect
 import re
 from dataclasses import dataclass, field
 
@@ -41,11 +42,13 @@ class ProgramRun:
     run: int | None = None  # which of them `output` is from
     printed: list = field(default_factory=list)
     python: PythonRun | None = None
+    shorthand: "ShorthandOrigins | None" = None
 
     def origins(self, nodes) -> list:
         """NodeOrigin per node (in the given order, creation order for distinct labels)."""
         if self.python is None:
-            found = [NodeOrigin(node.label, None, "", []) for node in nodes]
+            where = self.shorthand.origin if self.shorthand else lambda node: (None, "")
+            found = [NodeOrigin(node.label, *where(node), []) for node in nodes]
         else:
             found = []
             for node in nodes:
@@ -64,7 +67,59 @@ def run_program(text: str, variables=None, limits: Limits = Limits(), seed: int 
         return ProgramRun(result.output, result.runs, result.run, result.printed, result)
     if run is not None:
         raise ProgramError(f"run {run} does not exist: the program calls backward() never (runs are numbered from 0)", WHOLE_PROGRAM)
-    return ProgramRun(evaluate(parse(text, limits), variables))
+    marks = []
+    output = evaluate(parse(text, limits), variables, marks)
+    return ProgramRun(output, shorthand=ShorthandOrigins(text, marks))
+
+
+class ShorthandOrigins:
+    """Where each node of a shorthand program came from, from evaluate()'s marks."""
+
+    def __init__(self, text: str, marks: list):
+        self.text = text
+        self.marks = marks
+        self.serials = [mark[0] for mark in marks]
+        self.line_starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
+
+    def origin(self, node):
+        i = bisect.bisect_left(self.serials, node._serial)
+        if i == len(self.marks):
+            return None, ""
+        start, end = _balanced(self.text, self.marks[i][1], self.marks[i][2])
+        return self._place(start) + self._place(end), _shorten(self.text[start:end])
+
+    def _place(self, offset):
+        line = bisect.bisect_right(self.line_starts, offset)
+        return line, offset - self.line_starts[line - 1] + 1
+
+
+def _balanced(text, start, end):
+    """Widen [start, end) over the parentheses its operands were written in: `(a + b) * c` is
+    found as `a + b) * c`, `exp(a)` as `exp(a`, `a.tanh()` as `a.tanh`."""
+    rest = text[end:].lstrip(" \t")
+    if rest.startswith("()") and "." in text[start:end]:
+        end = len(text) - len(rest) + 2
+    depth = lowest = 0
+    for char in text[start:end]:
+        if char == "(" or char == ")":
+            depth += 1 if char == "(" else -1
+            lowest = min(lowest, depth)
+    for _ in range(-lowest):  # a ')' closes a '(' written before start
+        preceding = text.rfind("(", 0, start)
+        if preceding < 0:
+            break
+        start = preceding
+    for _ in range(depth - lowest):  # a '(' is closed after end
+        following = text.find(")", end)
+        if following < 0:
+            break
+        end = following + 1
+    return start, end
+
+
+def _shorten(text, longest=40):
+    text = " ".join(text.split())
+    return text if len(text) <= longest else text[: longest - 1] + "…"
 
 
 def distinct_labels(labels: list) -> list:

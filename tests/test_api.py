@@ -25,10 +25,14 @@ CHAPTER_2 = schemas.CHAPTER_2_PROGRAM
 CHAPTER_2_RESPONSE = {
     "output": 3,
     "nodes": [
-        {"id": 0, "label": "a", "op": None, "data": 2.0, "grad": 4.0, "children": [], "local_grads": [], "span": None, "expr": "", "scope": []},
-        {"id": 1, "label": "b", "op": None, "data": 3.0, "grad": 2.0, "children": [], "local_grads": [], "span": None, "expr": "", "scope": []},
-        {"id": 2, "label": "c", "op": "*", "data": 6.0, "grad": 1.0, "children": [0, 1], "local_grads": [3.0, 2.0], "span": None, "expr": "", "scope": []},
-        {"id": 3, "label": "L", "op": "+", "data": 8.0, "grad": 1.0, "children": [2, 0], "local_grads": [1.0, 1.0], "span": None, "expr": "", "scope": []},
+        {"id": 0, "label": "a", "op": None, "data": 2.0, "grad": 4.0, "children": [], "local_grads": [],
+         "span": {"line": 1, "column": 1, "end_line": 1, "end_column": 6}, "expr": "a = 2", "scope": []},
+        {"id": 1, "label": "b", "op": None, "data": 3.0, "grad": 2.0, "children": [], "local_grads": [],
+         "span": {"line": 1, "column": 8, "end_line": 1, "end_column": 13}, "expr": "b = 3", "scope": []},
+        {"id": 2, "label": "c", "op": "*", "data": 6.0, "grad": 1.0, "children": [0, 1], "local_grads": [3.0, 2.0],
+         "span": {"line": 1, "column": 19, "end_line": 1, "end_column": 24}, "expr": "a * b", "scope": []},
+        {"id": 3, "label": "L", "op": "+", "data": 8.0, "grad": 1.0, "children": [2, 0], "local_grads": [1.0, 1.0],
+         "span": {"line": 1, "column": 30, "end_line": 1, "end_column": 35}, "expr": "c + a", "scope": []},
     ],
     "order": [0, 1, 2, 3],
     "trace": {

@@ -379,3 +379,19 @@ def test_errors_say_what_and_where(program, message, line, column):
         run_program(program)
     assert message in caught.value.message
     assert (caught.value.line, caught.value.column) == (line, column)
+
+
+def test_shorthand_nodes_know_their_code_too():
+    result = run_program("x = 2\ny = (x + 1) * exp(x) + x.tanh()")
+    nodes = trace(result.output).nodes
+    found = [(o.span, o.expr) for o in result.origins(nodes)]
+    assert found == [
+        ((1, 1, 1, 6), "x = 2"),
+        ((2, 6, 2, 11), "x + 1"),  # the constant 1 is made by the same code
+        ((2, 6, 2, 11), "x + 1"),
+        ((2, 15, 2, 21), "exp(x)"),
+        ((2, 5, 2, 21), "(x + 1) * exp(x)"),
+        ((2, 24, 2, 32), "x.tanh()"),
+        ((2, 5, 2, 32), "(x + 1) * exp(x) + x.tanh()"),
+    ]
+    assert all(o.scope == [] for o in result.origins(nodes))

@@ -561,6 +561,10 @@ class Compiler:
             count = len(stores)
 
             def store_unpacked(frame, value):
+                if (type(value) is tuple or type(value) is list) and len(value) == count:
+                    for store, item in zip(stores, value):
+                        store(frame, item)
+                    return
                 items = list(itertools.islice(B.iterate(value), count + 1))
                 if len(items) != count:
                     raise B.RunError(f"cannot unpack {'more' if len(items) > count else len(items)} values into {count} names")

@@ -193,13 +193,18 @@ def _refusal(node) -> str:
     return f"`{name}` is not part of the Python valuegraph runs: {NOT_AVAILABLE}"
 
 
+_CHECKED = {ast.Name, ast.Attribute, ast.Constant, ast.Import, ast.ImportFrom, ast.FunctionDef, ast.Lambda, ast.ClassDef, ast.Call, ast.comprehension, ast.FormattedValue}
+
+
 def _is_dunder(name: str) -> bool:
     return len(name) > 4 and name.startswith("__") and name.endswith("__")
 
 
 def _check_node(node, source: Source) -> None:
-    span = source.node_span(node)
     kind = type(node)
+    if kind not in _CHECKED:
+        return
+    span = source.node_span(node)
     if kind is ast.Name and _is_dunder(node.id):
         raise ProgramError(f"names like `{node.id[:40]}` are not available: {NOT_AVAILABLE}", span)
     if kind is ast.Attribute and node.attr.startswith("__"):

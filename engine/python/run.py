@@ -55,17 +55,17 @@ def run_python(text: str, limits: Limits = Limits(), seed: int = 0, run: int | N
     math_module, random_module = B.math_module(), B.random_module(state.rng)
     shared.update({"module math": math_module, "module random": random_module})
 
-    prelude_names = dict(shared, Value=B.VALUE_CLASS, random=random_module, math=math_module)
-    prelude_names["_call_in_scope"] = Builtin("_call_in_scope", _call_in_scope)
-    nn = Frame({}, None)
-    state.steps = -(1 << 62)  # defining the classes is not the program's work: not counted
-    Compiler(Source(NN_SOURCE), state, prelude_names, prelude=True).block(_prelude_tree().body)(nn)
-    state.steps = 0
-
     names = dict(shared, Value=B.VALUE_CLASS, math=math_module, random=random_module)
     names["micrograd Value"] = B.VALUE_CLASS
-    for name in NN_NAMES:
-        names[name] = names["micrograd " + name] = nn.vars[name]
+    if any(name in text for name in NN_NAMES):  # micrograd's nn module, only for programs that name it
+        prelude_names = dict(shared, Value=B.VALUE_CLASS, random=random_module, math=math_module)
+        prelude_names["_call_in_scope"] = Builtin("_call_in_scope", _call_in_scope)
+        nn = Frame({}, None)
+        state.steps = -(1 << 62)  # defining the classes is not the program's work: not counted
+        Compiler(Source(NN_SOURCE), state, prelude_names, prelude=True).block(_prelude_tree().body)(nn)
+        state.steps = 0
+        for name in NN_NAMES:
+            names[name] = names["micrograd " + name] = nn.vars[name]
     program = Compiler(source, state, names).block(tree.body)
     try:
         program(Frame({}, None))
