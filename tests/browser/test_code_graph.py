@@ -327,3 +327,12 @@ def test_columns_count_characters_not_utf16_units(page):
     wait_for_graph(page)
     node(page, "b").hover()
     expect(page.locator("mark.vg-link-mark")).to_have_text(["a * 2"])
+
+
+def test_the_course_shorthand_is_linked_too(page):
+    page.goto(url_for("a = 2\nb = 3\nc = a * b\nL = c + a"))
+    wait_for_graph(page, nodes=4)
+    node(page, "c").hover()
+    expect(page.locator("mark.vg-link-mark")).to_have_text(["a * b"])
+    page.mouse.move(editor(page).bounding_box()["x"] + 60, line_y(page, 4))
+    expect(page.locator("[data-node-id].is-linked .vg-label")).to_have_text(["L"])
