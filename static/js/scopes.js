@@ -180,6 +180,12 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
   let boxEls = new Map(); // item index -> element
   let focusItem = null;
   let linkedItems = new Set();
+  let pointed = false; // a box is pointed at (its members' code is marked)
+
+  function point(ids) {
+    pointed = ids.length > 0;
+    onPoint(ids);
+  }
 
   const canCollapse = () => fetchLayout !== null;
 
@@ -269,6 +275,7 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
   function draw(placement) {
     boxEls = new Map();
     layer.selectAll("*").remove();
+    if (pointed) point([]); // the box under the pointer is gone (no mouseleave comes)
     if (placement.scoped && !placement.compact) drawFrames(placement);
     if (!placement.boxes?.length || !view) return;
     const g = placement.geometry;
@@ -321,7 +328,7 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
         toggle(scope.key);
       });
       const ids = item.members;
-      box.on("mouseenter focus", () => onPoint(ids)).on("mouseleave blur", () => onPoint([]));
+      box.on("mouseenter focus", () => point(ids)).on("mouseleave blur", () => point([]));
       boxEls.set(item.index, box.node());
     }
     applyClasses();

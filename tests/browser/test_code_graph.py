@@ -163,8 +163,10 @@ def test_an_mlp_forward_pass_opens_collapsed_to_layers_and_reads_at_1280x720(pag
         assert box["height"] >= 11, "text a learner can read"
         assert graph["x"] <= box["x"] and box["x"] + box["width"] <= graph["x"] + graph["width"]
         assert graph["y"] <= box["y"] and box["y"] + box["height"] <= graph["y"] + graph["height"]
-    # Each box says what goes in and what comes out.
+    # Each box says what goes in and what comes out; pointing at it marks the code that made it.
     layer1 = boxes.nth(1)
+    layer1.hover()
+    expect(page.locator("mark.vg-link-mark")).to_have_text(["MLP(3, [4, 4, 1])", "n(x)"])  # its weights, its sums
     assert "4 in → 4 out" in layer1.locator(".vg-scope-sub").text_content()
     assert re.search(r"4 in \(.*\); 4 out \(", layer1.get_attribute("aria-label"))
 
