@@ -1,6 +1,6 @@
 """Every benchmark table in one command, from the repository root:
 
-    python -m benchmarks.run [--quick] [--only engine,pipeline,python,layout,cache,http,browser]
+    python -m benchmarks.run [--quick] [--only engine,pipeline,python,layout,cache,http,browser,scopes]
     python benchmarks/run.py ...          (the same)
 
 Prints Markdown tables (engine vs micrograd, the request pipeline, Python programs, HTTP load, the browser)
@@ -18,7 +18,7 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a file: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks import bench_browser, bench_cache, bench_engine, bench_http, bench_layout, bench_pipeline, bench_python  # noqa: E402
+from benchmarks import bench_browser, bench_cache, bench_engine, bench_http, bench_layout, bench_pipeline, bench_python, bench_scopes  # noqa: E402
 from benchmarks.common import load, machine  # noqa: E402
 
 SECTIONS = {
@@ -29,6 +29,7 @@ SECTIONS = {
     "cache": bench_cache.main,
     "http": bench_http.main,
     "browser": bench_browser.main,
+    "scopes": bench_scopes.main,
 }
 
 
