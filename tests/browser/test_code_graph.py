@@ -338,3 +338,38 @@ def test_the_course_shorthand_is_linked_too(page):
     expect(page.locator("mark.vg-link-mark")).to_have_text(["a * b"])
     page.mouse.move(editor(page).bounding_box()["x"] + 60, line_y(page, 4))
     expect(page.locator("[data-node-id].is-linked .vg-label")).to_have_text(["L"])
+
+
+def test_every_collapsed_view_is_a_graph_the_layout_takes(page):
+    """scopes.js on every example and on the MLP programs, collapsing each scope in turn and the
+    default set: every item's inputs come before it, every node is in exactly one item, and a box
+    holds its scope's nodes (but never the output)."""
+    page.goto("/?expression=a%3D1")
+    wait_for_graph(page)
+    problems = page.evaluate(
+        """async (extra) => {
+            const { EXAMPLES } = await import('/static/js/examples.js');
+            const { scopeInstances, collapsedGraph, layerScopes } = await import('/static/js/scopes.js');
+            const problems = [];
+            for (const program of [...EXAMPLES.map((e) => e.program), ...extra]) {
+                const model = await (await fetch('/backward', { method: 'POST', headers: { 'Content-Type': 'application/json' },
+                    body: JSON.stringify({ expression: program, trace: false }) })).json();
+                const instances = scopeInstances(model);
+                const sets = [layerScopes(instances), ...instances.map((s) => new Set([s.key]))];
+                for (const collapsed of sets) {
+                    const { items, itemOf } = collapsedGraph(model, instances, collapsed);
+                    const counted = new Array(model.nodes.length).fill(0);
+                    for (const item of items) {
+                        for (const c of item.children) if (c >= item.index) problems.push(`${program.slice(0, 20)}: item ${item.index} has input ${c}`);
+                        for (const m of item.box ? item.members : [item.node]) counted[m] += 1;
+                        if (item.box && item.members.includes(model.output)) problems.push('the output is in a box');
+                    }
+                    if (counted.some((n) => n !== 1)) problems.push(`${program.slice(0, 20)}: a node in ${counted.find((n) => n !== 1)} items`);
+                    if (items[itemOf[model.output]].box) problems.push('the output is hidden');
+                }
+            }
+            return problems;
+        }""",
+        [MLP_FORWARD],
+    )
+    assert problems == []
