@@ -26,6 +26,7 @@ const SEPARATOR = " › ";
 const LISTED = 6; // inputs and outputs named in a box's description
 const TITLE_PX = 19; // a box's title, shrunk to fit a long one (CHAR_EM: a monospace character's width in em)
 const CHAR_EM = 0.6;
+const STORY_LISTED = 12; // inputs and outputs listed in the story panel
 const LIST_SHOWN = 300; // scopes listed under the graph (a long loop makes thousands)
 const FRAMES_SHOWN = 60; // frames around expanded scopes; more would only clutter
 const FRAME_PAD = 10;
@@ -180,11 +181,11 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
   let boxEls = new Map(); // item index -> element
   let focusItem = null;
   let linkedItems = new Set();
-  let pointed = false; // a box is pointed at (its members' code is marked)
+  let pointed = null; // the box pointed at: {item, inputs, outputs} (its members' code is marked)
 
-  function point(ids) {
-    pointed = ids.length > 0;
-    onPoint(ids);
+  function point(box) {
+    pointed = box;
+    onPoint(box ? box.item.members : []);
   }
 
   const canCollapse = () => fetchLayout !== null;
@@ -275,7 +276,7 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
   function draw(placement) {
     boxEls = new Map();
     layer.selectAll("*").remove();
-    if (pointed) point([]); // the box under the pointer is gone (no mouseleave comes)
+    if (pointed) point(null); // the box under the pointer is gone (no mouseleave comes)
     if (placement.scoped && !placement.compact) drawFrames(placement);
     if (!placement.boxes?.length || !view) return;
     const g = placement.geometry;
@@ -327,8 +328,8 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
         event.stopPropagation();
         toggle(scope.key);
       });
-      const ids = item.members;
-      box.on("mouseenter focus", () => point(ids)).on("mouseleave blur", () => point([]));
+      const described = { item, inputs, outputs };
+      box.on("mouseenter focus", () => point(described)).on("mouseleave blur", () => point(null));
       boxEls.set(item.index, box.node());
     }
     applyClasses();
@@ -388,6 +389,35 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
   function insideCollapsed(scope) {
     for (let outer = scope.parent; outer; outer = outer.parent) if (collapsed.has(outer.key)) return true;
     return false;
+  }
+
+  /**
+   * The story of the box pointed at, in the story panel: what goes in and what comes out, with
+   * their data and their grads as the walk has them (gradsNow(): the frame's grads). False: no box.
+   */
+  function showStory(title, body, gradsNow) {
+    if (!pointed) return false;
+    const { item, inputs, outputs } = pointed;
+    const grads = gradsNow();
+    title.textContent = `${item.box.path}: collapsed`;
+    const doc = body.ownerDocument;
+    const section = (heading, ids) => {
+      const p = doc.createElement("p");
+      p.textContent = `${heading} (${grouped(ids.length)}):`;
+      const ul = doc.createElement("ul");
+      for (const id of ids.slice(0, STORY_LISTED)) {
+        const li = doc.createElement("li");
+        const grad = grads?.[id];
+        li.textContent = `${nodeName(model.nodes[id])}: data ${formatNumber(model.nodes[id].data)}, grad ${grad === null || grad === undefined ? "not reached yet" : formatNumber(grad)}`;
+        ul.append(li);
+      }
+      if (ids.length > STORY_LISTED) ul.append(Object.assign(doc.createElement("li"), { textContent: `and ${grouped(ids.length - STORY_LISTED)} more` }));
+      return [p, ul];
+    };
+    const summary = doc.createElement("p");
+    summary.textContent = `${grouped(item.members.length)} nodes made in this scope are folded into one box. Click it (or press Enter) to expand it.`;
+    body.replaceChildren(summary, ...section("In", inputs), ...section("Out", outputs));
+    return true;
   }
 
   function arrowId() {
@@ -467,6 +497,7 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
     draw,
     applyFrame,
     setLinked,
+    showStory,
     toggle,
     get collapsed() {
       return new Set(collapsed);

@@ -167,6 +167,10 @@ def test_an_mlp_forward_pass_opens_collapsed_to_layers_and_reads_at_1280x720(pag
     layer1 = boxes.nth(1)
     layer1.hover()
     expect(page.locator("mark.vg-link-mark")).to_have_text(["MLP(3, [4, 4, 1])", "n(x)"])  # its weights, its sums
+    story = page.locator('[data-vg="story"]')
+    expect(story.locator("h3")).to_have_text("MLP.__call__ › Layer[1]: collapsed")
+    assert "In (4):" in story.text_content() and "Out (4):" in story.text_content()
+    assert story.locator("li").count() == 8 and "grad not reached yet" in story.text_content()
     assert "4 in → 4 out" in layer1.locator(".vg-scope-sub").text_content()
     assert re.search(r"4 in \(.*\); 4 out \(", layer1.get_attribute("aria-label"))
 
