@@ -2,6 +2,7 @@
 collapsed scopes, the loss curve and every example program."""
 
 import re
+from urllib.parse import quote
 
 import pytest
 from playwright.sync_api import expect
@@ -377,3 +378,14 @@ def test_every_collapsed_view_is_a_graph_the_layout_takes(page):
         [MLP_FORWARD],
     )
     assert problems == []
+
+
+def test_the_embed_links_code_and_graph_and_folds_scopes(page):
+    page.goto(f"/embed?expression={quote(MLP_FORWARD)}&seed=3")
+    wait_for_graph(page)
+    expect(page.locator(".vg-scope-box")).to_have_count(3)
+    layer2 = page.locator('.vg-scope-box[data-scope="MLP.__call__ › Layer[2]#0"]')
+    layer2.click()  # expands in the embed too
+    expect(layer2).to_have_count(0)
+    node(page, "y").hover()
+    expect(page.locator("mark.vg-link-mark")).to_have_text(["n(x)"])
