@@ -57,7 +57,8 @@ class State:
         self.depth = 0
         self.scope = ()
         self.entry = None  # extent of the program's call that is running micrograd's nn code
-        self.entry_span = Span(0, 1, 1, 0)  # and its Span, for errors inside that code
+        self.entry_node = None  # and its syntax node, to place errors inside that code
+        self.source = None  # the program's Source
         self.site = (None, "", ())  # (extent, expr, scope) of the built-in being called
         self.marks = []  # (last serial, extent, expr, scope), serials increasing
         self.last_serial = -1
@@ -68,7 +69,11 @@ class State:
         self.snapshot = None  # (order, data) of the chosen backward() call
         self.chunks = []
         self.printed_characters = 0
-        self.backward_span = None
+
+    def entry_span(self) -> Span:
+        if self.entry_node is None or self.source is None:
+            return Span(0, 1, 1, 0)
+        return self.source.node_span(self.entry_node)
 
     def mark(self, value, site):
         if type(value) is Value and value._serial > self.last_serial:
@@ -199,7 +204,6 @@ class Compiler:
 
     def guard(self, node, run):
         """run(frame), with any failure reported at the node's place."""
-        span = self.span(node)
         if self.prelude:
             state = self.state
 
@@ -208,12 +212,14 @@ class Compiler:
                     return run(frame)
                 except ProgramError as error:
                     if error.span is IN_PRELUDE:
-                        raise ProgramError(error.message, state.entry_span) from None
+                        raise ProgramError(error.message, state.entry_span()) from None
                     raise
                 except Exception as error:
-                    raise _error(error, state.entry_span) from None
+                    raise _error(error, state.entry_span()) from None
 
             return guarded_prelude
+
+        place = self.source.node_span  # computed when an error happens, not for every node up front
 
         def guarded(frame):
             try:
@@ -221,7 +227,7 @@ class Compiler:
             except ProgramError:
                 raise
             except Exception as error:
-                raise _error(error, span) from None
+                raise _error(error, place(node)) from None
 
         return guarded
 
@@ -249,12 +255,13 @@ class Compiler:
         state = self.state
         limit = state.limits.max_statements
         count = len(compiled)
-        span = self.span(statements[0])
+        first = statements[0]
+        place = self.span
 
         def run_block(frame):
             state.steps += count
             if state.steps > limit:
-                raise ProgramError(f"the program ran more than {limit:,} statements; the limit is {limit:,} (an endless loop?)", span)
+                raise ProgramError(f"the program ran more than {limit:,} statements; the limit is {limit:,} (an endless loop?)", place(first))
             for statement in compiled:
                 signal = statement(frame)
                 if signal is not None:
@@ -267,7 +274,7 @@ class Compiler:
             def run_one(frame):
                 state.steps += 1
                 if state.steps > limit:
-                    raise ProgramError(f"the program ran more than {limit:,} statements; the limit is {limit:,} (an endless loop?)", span)
+                    raise ProgramError(f"the program ran more than {limit:,} statements; the limit is {limit:,} (an endless loop?)", place(first))
                 return only(frame)
 
             return run_one
@@ -670,7 +677,7 @@ class Compiler:
     def expr_Name(self, node):
         name = node.id
         builtins = self.builtins
-        span = self.span(node)
+        place = self.span
 
         def load(frame):
             try:
@@ -685,7 +692,7 @@ class Compiler:
                 outer = outer.parent
             if name in builtins:
                 return builtins[name]
-            raise ProgramError(_unknown_name(name), span)
+            raise ProgramError(_unknown_name(name), place(node))
 
         return load
 
@@ -714,13 +721,14 @@ class Compiler:
             node = node.left
         chain.reverse()
         first = self.expr(node)
-        steps = [(self.binary_function(n.op), self.expr(n.right), self.recorder(n), self.span(n), type(n.op) in (ast.Add, ast.Mult)) for n in chain]
+        steps = [(self.binary_function(n.op), self.expr(n.right), self.recorder(n), n, type(n.op) in (ast.Add, ast.Mult)) for n in chain]
+        place = self.span
         check_length = self.check_length
         limit = self.state.limits.max_collection_length
 
         def run(frame):
             result = first(frame)
-            for operation, right, record, span, may_grow in steps:
+            for operation, right, record, where, may_grow in steps:
                 other = right(frame)
                 try:
                     if may_grow and (type(result) in (list, tuple) or type(other) in (list, tuple)):
@@ -729,7 +737,7 @@ class Compiler:
                 except ProgramError:
                     raise
                 except Exception as error:
-                    raise _error(error, span) from None
+                    raise _error(error, place(where)) from None
             return result
 
         return run
@@ -866,7 +874,6 @@ class Compiler:
         extent, expr = self.site(node)
         prelude = self.prelude
         line = node.lineno
-        span = self.span(node)
         function = node.func
         if type(function) is ast.Attribute:
             owner = self.expr(function.value)
@@ -879,7 +886,7 @@ class Compiler:
                 named = {key: value(frame) for key, value in keywords}
                 if not prelude:
                     state.entry = extent
-                    state.entry_span = span
+                    state.entry_node = node
                 state.site = (state.entry if prelude else extent, expr, state.scope)
                 return record(method(obj, values, named))
 
@@ -892,7 +899,7 @@ class Compiler:
             named = {key: value(frame) for key, value in keywords}
             if not prelude:
                 state.entry = extent
-                state.entry_span = span
+                state.entry_node = node
             state.site = (state.entry if prelude else extent, expr, state.scope)
             return record(state.call(target, values, named))
 
