@@ -75,6 +75,14 @@ class State:
             return Span(0, 1, 1, 0)
         return self.source.node_span(self.entry_node)
 
+    def charge(self, items):
+        """Items a single statement builds at once (`[0] * n`, `xs + ys`, list(...)) count toward
+        the statement limit, so no loop can fill memory faster than it runs statements."""
+        self.steps += items
+        if self.steps > self.limits.max_statements:
+            limit = self.limits.max_statements
+            raise B.RunError(f"the program ran more than {limit:,} statements; the limit is {limit:,} (each item a statement builds at once counts as one)")
+
     def mark(self, value, site):
         if type(value) is Value and value._serial > self.last_serial:
             self.last_serial = value._serial
@@ -362,8 +370,10 @@ class Compiler:
 
         def combine(old, new):
             if in_place and type(old) is list:
-                self.check_length(len(old) + len(B.collect(state, new, "+=")))
-                old.extend(new)
+                more = B.collect(state, new, "+=")
+                self.check_length(len(old) + len(more))
+                state.charge(len(more))
+                old.extend(more)
                 return old
             result = operation(old, new)
             if not prelude and type(result) is Value:
@@ -640,7 +650,9 @@ class Compiler:
                 except IndexError:
                     raise B.RunError(f"index {key} is out of range for a {type_name(obj)} of {len(obj)}") from None
             if type(key) is slice:
-                return obj[key]
+                part = obj[key]
+                self.state.charge(len(part))
+                return part
             raise B.RunError(f"a {type_name(obj)} index must be a whole number, not {type_name(key)}")
         if kind is dict:
             try:
@@ -723,8 +735,8 @@ class Compiler:
         first = self.expr(node)
         steps = [(self.binary_function(n.op), self.expr(n.right), self.recorder(n), n, type(n.op) in (ast.Add, ast.Mult)) for n in chain]
         place = self.span
-        check_length = self.check_length
-        limit = self.state.limits.max_collection_length
+        state = self.state
+        limit = state.limits.max_collection_length
 
         def run(frame):
             result = first(frame)
@@ -732,7 +744,7 @@ class Compiler:
                 other = right(frame)
                 try:
                     if may_grow and (type(result) in (list, tuple) or type(other) in (list, tuple)):
-                        _check_sequence(result, other, limit)
+                        state.charge(_check_sequence(result, other, limit))
                     result = record(operation(result, other))
                 except ProgramError:
                     raise
@@ -840,18 +852,27 @@ class Compiler:
                 parts.append(lambda frame, text=text: text)
             else:
                 parts.append(self.expr(part))
-        return lambda frame: "".join([part(frame) for part in parts])
+        longest = self.state.limits.max_collection_length
+
+        def run(frame):
+            text = "".join([part(frame) for part in parts])
+            if len(text) > longest:  # f'{s}{s}' in a loop would double without end
+                raise B.RunError(f"a string would be {len(text):,} characters long; the limit is {longest:,}")
+            return text
+
+        return self.guard(node, run)
 
     def expr_FormattedValue(self, node):
         value = self.expr(node.value)
         spec = "".join(part.value for part in node.format_spec.values) if node.format_spec is not None else ""
         as_repr = node.conversion == ord("r")
+        longest = self.state.limits.max_collection_length
 
         def run(frame):
             result = value(frame)
             if as_repr:
-                return show(result, 10_000, True)
-            return B.format_value(result, spec)
+                return show(result, longest + 1, True)
+            return B.format_value(result, spec, longest)
 
         return self.guard(node, run)
 
@@ -1027,9 +1048,10 @@ def _check_sequence(a, b, limit):
     elif type(a) in (list, tuple) and type(b) in (list, tuple):
         length = len(a) + len(b)
     else:
-        return
+        return 0
     if length > limit:
         raise B.RunError(f"a list would hold {length:,} items; the limit is {limit:,}")
+    return length
 
 
 def _unknown_name(name):
