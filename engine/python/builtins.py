@@ -200,6 +200,7 @@ def collect(state, value, what):
     items = list(itertools.islice(iterate(value), limit + 1))
     if len(items) > limit:
         raise RunError(f"{what} would hold more than {limit:,} items; the limit is {limit:,}")
+    state.charge(len(items))
     return items
 
 
@@ -534,10 +535,10 @@ def builtin_names():
     return table
 
 
-def format_value(value, spec: str) -> str:
+def format_value(value, spec: str, longest: int) -> str:
     """An f-string field: Python's format() for numbers with a short written-out spec."""
     if not spec:
-        return show(value, 10_000)
+        return show(value, longest + 1)
     if len(spec) > 20 or not re.fullmatch(FORMAT_SPEC, spec):
         raise RunError(f"the format {spec[:20]!r} is not available; use a width and precision such as :8.4f")
     if type(value) not in NUMBERS and not (type(value) is str and spec[-1:] not in "eEfFgGdn%"):

@@ -57,7 +57,8 @@ class State:
         self.depth = 0
         self.scope = ()
         self.entry = None  # extent of the program's call that is running micrograd's nn code
-        self.entry_span = Span(0, 1, 1, 0)  # and its Span, for errors inside that code
+        self.entry_node = None  # and its syntax node, to place errors inside that code
+        self.source = None  # the program's Source
         self.site = (None, "", ())  # (extent, expr, scope) of the built-in being called
         self.marks = []  # (last serial, extent, expr, scope), serials increasing
         self.last_serial = -1
@@ -68,7 +69,19 @@ class State:
         self.snapshot = None  # (order, data) of the chosen backward() call
         self.chunks = []
         self.printed_characters = 0
-        self.backward_span = None
+
+    def entry_span(self) -> Span:
+        if self.entry_node is None or self.source is None:
+            return Span(0, 1, 1, 0)
+        return self.source.node_span(self.entry_node)
+
+    def charge(self, items):
+        """Items a single statement builds at once (`[0] * n`, `xs + ys`, list(...)) count toward
+        the statement limit, so no loop can fill memory faster than it runs statements."""
+        self.steps += items
+        if self.steps > self.limits.max_statements:
+            limit = self.limits.max_statements
+            raise B.RunError(f"the program ran more than {limit:,} statements; the limit is {limit:,} (each item a statement builds at once counts as one)")
 
     def mark(self, value, site):
         if type(value) is Value and value._serial > self.last_serial:
@@ -199,7 +212,6 @@ class Compiler:
 
     def guard(self, node, run):
         """run(frame), with any failure reported at the node's place."""
-        span = self.span(node)
         if self.prelude:
             state = self.state
 
@@ -208,12 +220,14 @@ class Compiler:
                     return run(frame)
                 except ProgramError as error:
                     if error.span is IN_PRELUDE:
-                        raise ProgramError(error.message, state.entry_span) from None
+                        raise ProgramError(error.message, state.entry_span()) from None
                     raise
                 except Exception as error:
-                    raise _error(error, state.entry_span) from None
+                    raise _error(error, state.entry_span()) from None
 
             return guarded_prelude
+
+        place = self.source.node_span  # computed when an error happens, not for every node up front
 
         def guarded(frame):
             try:
@@ -221,7 +235,7 @@ class Compiler:
             except ProgramError:
                 raise
             except Exception as error:
-                raise _error(error, span) from None
+                raise _error(error, place(node)) from None
 
         return guarded
 
@@ -249,12 +263,13 @@ class Compiler:
         state = self.state
         limit = state.limits.max_statements
         count = len(compiled)
-        span = self.span(statements[0])
+        first = statements[0]
+        place = self.span
 
         def run_block(frame):
             state.steps += count
             if state.steps > limit:
-                raise ProgramError(f"the program ran more than {limit:,} statements; the limit is {limit:,} (an endless loop?)", span)
+                raise ProgramError(f"the program ran more than {limit:,} statements; the limit is {limit:,} (an endless loop?)", place(first))
             for statement in compiled:
                 signal = statement(frame)
                 if signal is not None:
@@ -267,7 +282,7 @@ class Compiler:
             def run_one(frame):
                 state.steps += 1
                 if state.steps > limit:
-                    raise ProgramError(f"the program ran more than {limit:,} statements; the limit is {limit:,} (an endless loop?)", span)
+                    raise ProgramError(f"the program ran more than {limit:,} statements; the limit is {limit:,} (an endless loop?)", place(first))
                 return only(frame)
 
             return run_one
@@ -355,8 +370,10 @@ class Compiler:
 
         def combine(old, new):
             if in_place and type(old) is list:
-                self.check_length(len(old) + len(B.collect(state, new, "+=")))
-                old.extend(new)
+                more = B.collect(state, new, "+=")
+                self.check_length(len(old) + len(more))
+                state.charge(len(more))
+                old.extend(more)
                 return old
             result = operation(old, new)
             if not prelude and type(result) is Value:
@@ -633,7 +650,9 @@ class Compiler:
                 except IndexError:
                     raise B.RunError(f"index {key} is out of range for a {type_name(obj)} of {len(obj)}") from None
             if type(key) is slice:
-                return obj[key]
+                part = obj[key]
+                self.state.charge(len(part))
+                return part
             raise B.RunError(f"a {type_name(obj)} index must be a whole number, not {type_name(key)}")
         if kind is dict:
             try:
@@ -670,7 +689,7 @@ class Compiler:
     def expr_Name(self, node):
         name = node.id
         builtins = self.builtins
-        span = self.span(node)
+        place = self.span
 
         def load(frame):
             try:
@@ -685,7 +704,7 @@ class Compiler:
                 outer = outer.parent
             if name in builtins:
                 return builtins[name]
-            raise ProgramError(_unknown_name(name), span)
+            raise ProgramError(_unknown_name(name), place(node))
 
         return load
 
@@ -714,22 +733,23 @@ class Compiler:
             node = node.left
         chain.reverse()
         first = self.expr(node)
-        steps = [(self.binary_function(n.op), self.expr(n.right), self.recorder(n), self.span(n), type(n.op) in (ast.Add, ast.Mult)) for n in chain]
-        check_length = self.check_length
-        limit = self.state.limits.max_collection_length
+        steps = [(self.binary_function(n.op), self.expr(n.right), self.recorder(n), n, type(n.op) in (ast.Add, ast.Mult)) for n in chain]
+        place = self.span
+        state = self.state
+        limit = state.limits.max_collection_length
 
         def run(frame):
             result = first(frame)
-            for operation, right, record, span, may_grow in steps:
+            for operation, right, record, where, may_grow in steps:
                 other = right(frame)
                 try:
                     if may_grow and (type(result) in (list, tuple) or type(other) in (list, tuple)):
-                        _check_sequence(result, other, limit)
+                        state.charge(_check_sequence(result, other, limit))
                     result = record(operation(result, other))
                 except ProgramError:
                     raise
                 except Exception as error:
-                    raise _error(error, span) from None
+                    raise _error(error, place(where)) from None
             return result
 
         return run
@@ -832,18 +852,27 @@ class Compiler:
                 parts.append(lambda frame, text=text: text)
             else:
                 parts.append(self.expr(part))
-        return lambda frame: "".join([part(frame) for part in parts])
+        longest = self.state.limits.max_collection_length
+
+        def run(frame):
+            text = "".join([part(frame) for part in parts])
+            if len(text) > longest:  # f'{s}{s}' in a loop would double without end
+                raise B.RunError(f"a string would be {len(text):,} characters long; the limit is {longest:,}")
+            return text
+
+        return self.guard(node, run)
 
     def expr_FormattedValue(self, node):
         value = self.expr(node.value)
         spec = "".join(part.value for part in node.format_spec.values) if node.format_spec is not None else ""
         as_repr = node.conversion == ord("r")
+        longest = self.state.limits.max_collection_length
 
         def run(frame):
             result = value(frame)
             if as_repr:
-                return show(result, 10_000, True)
-            return B.format_value(result, spec)
+                return show(result, longest + 1, True)
+            return B.format_value(result, spec, longest)
 
         return self.guard(node, run)
 
@@ -866,7 +895,6 @@ class Compiler:
         extent, expr = self.site(node)
         prelude = self.prelude
         line = node.lineno
-        span = self.span(node)
         function = node.func
         if type(function) is ast.Attribute:
             owner = self.expr(function.value)
@@ -879,7 +907,7 @@ class Compiler:
                 named = {key: value(frame) for key, value in keywords}
                 if not prelude:
                     state.entry = extent
-                    state.entry_span = span
+                    state.entry_node = node
                 state.site = (state.entry if prelude else extent, expr, state.scope)
                 return record(method(obj, values, named))
 
@@ -892,7 +920,7 @@ class Compiler:
             named = {key: value(frame) for key, value in keywords}
             if not prelude:
                 state.entry = extent
-                state.entry_span = span
+                state.entry_node = node
             state.site = (state.entry if prelude else extent, expr, state.scope)
             return record(state.call(target, values, named))
 
@@ -1020,9 +1048,10 @@ def _check_sequence(a, b, limit):
     elif type(a) in (list, tuple) and type(b) in (list, tuple):
         length = len(a) + len(b)
     else:
-        return
+        return 0
     if length > limit:
         raise B.RunError(f"a list would hold {length:,} items; the limit is {limit:,}")
+    return length
 
 
 def _unknown_name(name):

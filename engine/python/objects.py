@@ -143,7 +143,8 @@ def show(value, budget: int, use_repr: bool = False) -> str:
             return
         kind = type(item)
         if kind is str:
-            emit(repr(item) if as_repr else item)
+            text = repr(item) if as_repr else item
+            emit(text if len(text) <= remaining[0] else text[: remaining[0]] + "…")
         elif kind in (list, tuple, dict):
             if depth > 20:
                 emit("[...]" if kind is list else "(...)" if kind is tuple else "{...}")

@@ -165,10 +165,15 @@ def check_tree(tree: ast.Module, source: Source, limits: Limits) -> None:
         _check_node(node, source)
         if kind in (ast.FunctionDef, ast.Lambda, ast.ClassDef):
             in_loop, in_function = False, kind is not ast.ClassDef
-        for child in ast.iter_child_nodes(node):
-            chained = kind is ast.BinOp and child is node.left and type(child) is ast.BinOp
-            loop_body = kind in (ast.For, ast.While) and child not in node.orelse and child is not getattr(node, "iter", None) and child is not getattr(node, "test", None)
-            stack.append((child, depth if chained or isinstance(child, (ast.expr_context, ast.operator)) else depth + 1, in_loop or loop_body, in_function))
+        looping = kind is ast.For or kind is ast.While
+        for field in node._fields:
+            value = getattr(node, field)
+            children = value if type(value) is list else (value,)
+            inner_loop = in_loop or (looping and field == "body")
+            for child in children:
+                if isinstance(child, ast.AST) and not isinstance(child, _LEAVES):
+                    chained = kind is ast.BinOp and field == "left" and type(child) is ast.BinOp
+                    stack.append((child, depth if chained else depth + 1, inner_loop, in_function))
 
 
 def _operator_span(node, source: Source) -> Span:
@@ -193,6 +198,7 @@ def _refusal(node) -> str:
     return f"`{name}` is not part of the Python valuegraph runs: {NOT_AVAILABLE}"
 
 
+_LEAVES = (ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryop)  # checked with their parent
 _CHECKED = {ast.Name, ast.Attribute, ast.Constant, ast.Import, ast.ImportFrom, ast.FunctionDef, ast.Lambda, ast.ClassDef, ast.Call, ast.comprehension, ast.FormattedValue}
 
 
@@ -204,53 +210,52 @@ def _check_node(node, source: Source) -> None:
     kind = type(node)
     if kind not in _CHECKED:
         return
-    span = source.node_span(node)
     if kind is ast.Name and _is_dunder(node.id):
-        raise ProgramError(f"names like `{node.id[:40]}` are not available: {NOT_AVAILABLE}", span)
+        raise ProgramError(f"names like `{node.id[:40]}` are not available: {NOT_AVAILABLE}", source.node_span(node))
     if kind is ast.Attribute and node.attr.startswith("__"):
-        raise ProgramError(f"attributes like `.{node.attr[:40]}` are not available: {NOT_AVAILABLE}", span)
+        raise ProgramError(f"attributes like `.{node.attr[:40]}` are not available: {NOT_AVAILABLE}", source.node_span(node))
     if kind is ast.Constant and not isinstance(node.value, (int, float, str, bool)) and node.value is not None:
         what = {complex: "complex numbers", bytes: "bytes"}.get(type(node.value), "`...`")
-        raise ProgramError(f"{what} are not available: valuegraph works on real numbers", span)
+        raise ProgramError(f"{what} are not available: valuegraph works on real numbers", source.node_span(node))
     if kind is ast.Import:
         for alias in node.names:
             if alias.name not in IMPORTABLE:
-                raise ProgramError(f"`import {alias.name[:40]}` is not available: {NOT_AVAILABLE}", span)
+                raise ProgramError(f"`import {alias.name[:40]}` is not available: {NOT_AVAILABLE}", source.node_span(node))
     if kind is ast.ImportFrom:
         module = "." * node.level + (node.module or "")
         if module not in FROM_IMPORTABLE:
-            raise ProgramError(f"`from {module[:40]} import ...` is not available: {NOT_AVAILABLE}", span)
+            raise ProgramError(f"`from {module[:40]} import ...` is not available: {NOT_AVAILABLE}", source.node_span(node))
         for alias in node.names:
             if alias.name not in FROM_IMPORTABLE[module]:
                 shown = ", ".join(sorted(FROM_IMPORTABLE[module]))
-                raise ProgramError(f"`from {module} import {alias.name[:40]}` is not available; {module} offers {shown}", span)
+                raise ProgramError(f"`from {module} import {alias.name[:40]}` is not available; {module} offers {shown}", source.node_span(node))
     if kind is ast.FunctionDef or kind is ast.Lambda:
         args = node.args
         if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
-            raise ProgramError("`*args`, `**kwargs`, keyword-only and positional-only parameters are not available; list the parameters by name", span)
+            raise ProgramError("`*args`, `**kwargs`, keyword-only and positional-only parameters are not available; list the parameters by name", source.node_span(node))
         if kind is ast.FunctionDef and node.decorator_list:
-            raise ProgramError("decorators are not available; call the function yourself", span)
+            raise ProgramError("decorators are not available; call the function yourself", source.node_span(node))
         if kind is ast.FunctionDef and node.name.startswith("__") and node.name not in ("__init__", "__call__", "__repr__"):
             raise ProgramError(
                 f"`{node.name[:40]}` is not available: of the special methods a class may define `__init__` and `__call__` "
                 "(operators work on Value, which valuegraph provides)",
-                span,
+                source.node_span(node),
             )
     if kind is ast.ClassDef:
         if node.name == "Value":
             raise ProgramError(
                 "defining your own class Value is not available: valuegraph provides micrograd's Value "
                 "(remove the class and write `from micrograd.engine import Value`)",
-                span,
+                source.node_span(node),
             )
         if node.keywords or node.decorator_list:
-            raise ProgramError("class keywords and decorators are not available", span)
+            raise ProgramError("class keywords and decorators are not available", source.node_span(node))
     if kind is ast.Call:
         if any(keyword.arg is None for keyword in node.keywords):
-            raise ProgramError("`**` unpacking of keyword arguments is not available; pass them by name", span)
+            raise ProgramError("`**` unpacking of keyword arguments is not available; pass them by name", source.node_span(node))
     if kind is ast.comprehension and node.is_async:
-        raise ProgramError(REFUSED[ast.Await], span)
+        raise ProgramError(REFUSED[ast.Await], source.node_span(node))
     if kind is ast.FormattedValue and node.format_spec is not None:
         parts = node.format_spec.values
         if not all(type(part) is ast.Constant for part in parts):
-            raise ProgramError("a format specification must be written out, as in {x:.4f}", span)
+            raise ProgramError("a format specification must be written out, as in {x:.4f}", source.node_span(node))

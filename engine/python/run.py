@@ -51,6 +51,7 @@ def run_python(text: str, limits: Limits = Limits(), seed: int = 0, run: int | N
     if run is not None and run < 0:
         raise ProgramError(f"run must be 0 or more, not {run}", WHOLE_PROGRAM)
     state = State(limits, seed, run)
+    state.source = source
     shared = B.builtin_names()
     math_module, random_module = B.math_module(), B.random_module(state.rng)
     shared.update({"module math": math_module, "module random": random_module})
