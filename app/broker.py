@@ -19,7 +19,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 MEMBER_TTL = 15.0  # seconds a member counts after its process last confirmed it
-HEARTBEAT = 5.0  # how often a process confirms its members (and notices expired rooms)
+HEARTBEAT = 5.0
+REDIS_CONNECTIONS = 1000  # per process  # how often a process confirms its members (and notices expired rooms)
 
 
 class RoomGone(Exception):
@@ -194,7 +195,10 @@ class RedisBroker(Broker):
     def __init__(self, url: str):
         import redis.asyncio  # only needed when VALUEGRAPH_REDIS_URL is set
 
-        self._redis = redis.asyncio.from_url(url)
+        # Blocking: a burst of joins waits for a connection instead of failing. Each room this
+        # process serves holds one more for its subscription.
+        pool = redis.asyncio.BlockingConnectionPool.from_url(url, max_connections=REDIS_CONNECTIONS, timeout=20)
+        self._redis = redis.asyncio.Redis(connection_pool=pool)
 
     @staticmethod
     def _key(code: str) -> str:
