@@ -12,6 +12,7 @@
 //   {type: "valuegraph:play"}           {type: "valuegraph:pause"}
 
 import { fetchBackward, reviveNumbers } from "./api.js";
+import { startClassroom } from "./classroom.js";
 import { pngBlob, standaloneSvg } from "./export.js";
 import { startValuegraph } from "./main.js";
 
@@ -84,6 +85,10 @@ export function startEmbed(root, { parent = window.parent } = {}) {
       app.controls.pause();
     }
   });
+
+  // Teach live (not in the self-contained file: it has no server): ?room=CODE follows a room.
+  const classroomBox = root.querySelector("[data-vg-classroom]");
+  if (classroomBox && !saved) startClassroom(classroomBox, app);
 
   let height = 0;
   new ResizeObserver(() => {
