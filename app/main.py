@@ -16,7 +16,7 @@ from .config import Settings
 from .errors import register_error_handlers
 from .middleware import BodySizeLimit
 from .rooms import Classroom
-from .routes import api, classroom, embed, oembed, pages
+from .routes import api, classroom, embed, oembed, pages, scorm
 from .security import SecurityHeaders, StaticVersions
 
 REPO = Path(__file__).resolve().parent.parent
@@ -66,6 +66,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(embed.router)
     app.include_router(classroom.router)
     app.include_router(oembed.router)
+    app.include_router(scorm.router)
     app.mount("/static", StaticFiles(directory=STATIC_DIR, check_dir=False), name="static")
     _add_openapi_examples(app)
     return app

@@ -340,7 +340,7 @@ export function startValuegraph(root, { location = window.location, history = wi
   const ready = run({ history: "replace", step: initial.step ?? 0 });
 
   // ---- Teach live (classroom.js): what the page shows, as a room's state, and back ----
-  function state() {
+  function shownState() {
     if (!tl || !shownProgram) return null;
     return { ...shownProgram, step: controls.step, playing: controls.playing, speed: controls.speed, pinned, direction: view.direction };
   }
@@ -368,7 +368,7 @@ export function startValuegraph(root, { location = window.location, history = wi
 
   const onChange = (listener) => changeListeners.push(listener);
 
-  return { run, controls, editor, ready, state, apply, onChange, get timeline() { return tl; }, get model() { return model; }, get svg() { return graphBox.querySelector("svg"); } };
+  return { run, controls, editor, ready, state: shownState, apply, onChange, get timeline() { return tl; }, get model() { return model; }, get svg() { return graphBox.querySelector("svg"); } };
 }
 
 const root = document.querySelector("[data-valuegraph]");
