@@ -73,7 +73,7 @@ def app_server(**settings):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.update({f"VALUEGRAPH_{name.upper()}": str(value) for name, value in settings.items()})
     process = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "app.main:app", "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning", "--ws", "websockets"],
+        [sys.executable, "-m", "uvicorn", "app.main:app", "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning", "--ws", "websockets-sansio"],
         cwd=ROOT,
         env=env,
     )
@@ -98,7 +98,7 @@ import random  # noqa: E402
 
 import websockets  # noqa: E402
 
-BACKOFF_FIRST, BACKOFF_MAX = 0.1, 2.0  # as static/js/classroom.js
+BACKOFF_FIRST, BACKOFF_MAX = 0.25, 5.0  # as static/js/classroom.js
 
 
 def chain_program(length: int) -> str:
