@@ -67,9 +67,10 @@ class Server:
 
 
 @contextmanager
-def app_server(**settings):
-    """`uvicorn app.main:app` in its own process with VALUEGRAPH_* settings; yields a Server."""
-    port = free_port()
+def app_server(port: int | None = None, **settings):
+    """`uvicorn app.main:app` in its own process with VALUEGRAPH_* settings (on `port`, or a
+    free one); yields a Server."""
+    port = port or free_port()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.update({f"VALUEGRAPH_{name.upper()}": str(value) for name, value in settings.items()})
     process = subprocess.Popen(

@@ -3,10 +3,16 @@ the student's graph follows Step forward, leaves it with Explore on my own, and 
 with Rejoin."""
 
 import re
+import sys
+from pathlib import Path
 
+import pytest
 from playwright.sync_api import expect
 
 from pagehelpers import open_program, step_of, wait_for_graph
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the real servers' helpers
+from realservers import app_server, redis_server  # noqa: E402
 
 PROGRAM = "a = 2; b = 3; c = a * b; L = c + a"
 
@@ -100,3 +106,35 @@ def test_a_student_joins_by_typing_the_code(page, browser, live_server):
     other = browser.new_context().new_page()
     other.goto(live_server + "/?room=2345-6789")
     expect(other.locator('[data-vg="room-status"]')).to_have_text("there is no room 2345-6789 (it may have expired)")
+
+
+@pytest.mark.allow_console(r"WebSocket connection to .* failed")
+def test_both_reconnect_after_the_server_dies_and_nothing_the_teacher_did_is_lost(page, browser):
+    """The server process (rooms in a real redis-server) is killed with -9 and started again on
+    the same port: both pages reconnect by themselves; the steps the teacher took meanwhile reach
+    the student."""
+    with redis_server() as redis_url, app_server(redis_url=redis_url) as first:
+        page.goto(f"{first.url}/?expression=a%20%3D%202%3B%20b%20%3D%203%3B%20c%20%3D%20a%20*%20b%3B%20L%20%3D%20c%20%2B%20a")
+        wait_for_graph(page, 4)
+        page.get_by_role("button", name="Teach live").click()
+        expect(page.locator('[data-vg="room-code-shown"]')).to_have_text(re.compile(r"^Room "))
+        student = browser.new_context().new_page()
+        student.goto(page.locator('[data-vg="room-link"]').input_value())
+        wait_for_graph(student, 4)
+        forward = page.get_by_role("button", name="Step forward")
+        forward.click()
+        forward.click()
+        expect(student.locator('[data-vg="scrubber"]')).to_have_value("2")
+
+        first.kill()
+        expect(page.locator('[data-vg="room-status"]')).to_have_text("Connection lost: reconnecting…")
+        expect(student.locator('[data-vg="room-status"]')).to_have_text("Connection lost: reconnecting…")
+        forward.click()
+        forward.click()  # the teacher moves on while the server is down
+        with app_server(port=first.port, redis_url=redis_url):
+            expect(page.locator('[data-vg="room-status"]')).to_have_text("Teaching live: every student's copy follows yours.", timeout=15_000)
+            expect(student.locator('[data-vg="scrubber"]')).to_have_value("4", timeout=15_000)
+            expect(student.locator('[data-vg="room-status"]')).to_have_text("Following the teacher.")
+            forward.click()
+            expect(student.locator('[data-vg="scrubber"]')).to_have_value("5")
+        student.context.close()
