@@ -42,6 +42,7 @@ from .broker import HEARTBEAT, Broker, RoomGone, RoomRecord, TooManyRooms, make_
 from .budget import TimeBudgetExceeded, collector_paused, run_within_budget
 from .config import Settings
 from .export import SPEEDS
+from .routes.api import compute_backward  # the /backward pipeline, limits and all
 
 CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
 CODE_LENGTH = 8
@@ -129,8 +130,6 @@ def token_digest(token: str) -> str:
 
 
 def _walk_size(state: RoomState, limits) -> list[int]:
-    from .routes.api import compute_backward  # the /backward pipeline, limits and all
-
     request = schemas.BackwardRequest(expression=state.expression, variables=state.variables, variant=state.variant, trace=True)
     with collector_paused():
         response = compute_backward(request, limits)
@@ -200,6 +199,11 @@ class Member:
             self.close(1013, f"too slow: {self.max_queue} messages were waiting; reconnect to resume")
             return
         self._pending.append(text)
+        self._ready.set()
+
+    def send_first(self, text: str) -> None:
+        """Ahead of anything already waiting (the welcome, before changes heard since joining)."""
+        self._pending.appendleft(text)
         self._ready.set()
 
     def close(self, code: int, reason: str) -> None:
@@ -331,11 +335,14 @@ class Classroom:
         await websocket.accept()
         try:
             with anyio.fail_after(settings.room_join_seconds):
-                first = await websocket.receive_text()
+                message = await websocket.receive()
         except TimeoutError:
             return await websocket.close(4408, f"no join message within {settings.room_join_seconds:g} s")
-        except (WebSocketDisconnect, KeyError, RuntimeError):
+        if message["type"] == "websocket.disconnect":
             return
+        first = message.get("text")
+        if first is None:
+            return await websocket.close(4400, "send the join as a JSON text message, not a binary one")
         try:
             if len(first.encode("utf-8", "replace")) > settings.room_max_message_bytes:
                 raise RoomProblem(f"the join message is over the limit of {settings.room_max_message_bytes:,} bytes")
@@ -373,8 +380,7 @@ class Classroom:
             welcome = {"type": "welcome", "role": role, "code": shown_code(code), "version": record.version, "state": record.state}
             if role == "teacher":
                 welcome["followers"] = await self.broker.count_members(code)
-            member._pending.appendleft(json.dumps(welcome))
-            member._ready.set()
+            member.send_first(json.dumps(welcome))
             await self._receive(websocket, member, code)
         except RoomGone:
             member.close(4404, "the room has expired")

@@ -171,6 +171,12 @@ def test_a_bad_join_is_closed_with_its_reason(client, first, code, reason):
         assert closed[0] == code and closed[1].startswith(reason), closed
 
 
+def test_a_binary_join_is_closed_with_its_reason(client):
+    with client.websocket_connect("/rooms/ws") as ws:
+        ws.send_bytes(b'{"type": "join"}')
+        assert closed_with(ws) == (4400, "send the join as a JSON text message, not a binary one")
+
+
 def test_a_connection_that_never_joins_is_closed():
     with make_client(room_join_seconds=0.2) as client, client.websocket_connect("/rooms/ws") as ws:
         assert closed_with(ws) == (4408, "no join message within 0.2 s")
@@ -189,7 +195,7 @@ def test_an_oversized_message_closes_the_connection_and_reaches_no_one():
 
 
 def test_a_flood_is_closed_and_reaches_no_one():
-    with make_client(room_messages_per_second=5, room_message_burst=10) as client:
+    with make_client(room_messages_per_second=0.5, room_message_burst=10) as client:
         room = new_room(client)
         with client.websocket_connect("/rooms/ws") as teacher, client.websocket_connect("/rooms/ws") as flooder:
             join(teacher, room["code"], room["token"])
@@ -202,7 +208,7 @@ def test_a_flood_is_closed_and_reaches_no_one():
                 while True:
                     assert flooder.receive_json()["type"] == "error"
                     errors += 1
-            assert (caught.value.code, caught.value.reason) == (1008, "too many messages: more than 5 per second")
+            assert (caught.value.code, caught.value.reason) == (1008, "too many messages: more than 0.5 per second")
             assert errors == 10  # the burst was answered, the rest closed the connection
             assert teacher.receive_json() == {"type": "followers", "count": 0}  # and nothing else
 
