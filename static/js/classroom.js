@@ -124,9 +124,9 @@ export function startClassroom(box, app, { location = window.location } = {}) {
   const linkInput = make("input", { className: "vg-input", attrs: { type: "text", readonly: "", "data-vg": "room-link", size: "34" } });
   linkLabel.append(linkInput);
   const copyButton = make("button", { className: "vg-button vg-small", text: "Copy", attrs: { type: "button" } });
-  const qr = make("img", { className: "vg-classroom-qr", attrs: { alt: "QR code of the join link", "data-vg": "room-qr", width: "132", height: "132" } });
+  let qr = null; // the QR code's <img>, made only while teaching
   const followers = make("p", { className: "vg-classroom-followers", attrs: { "data-vg": "room-followers", "aria-live": "polite" } });
-  teacherTools.append(linkLabel, copyButton, followers, qr);
+  teacherTools.append(linkLabel, copyButton, followers);
   const exploreButton = make("button", { className: "vg-button vg-small", text: "Explore on my own", attrs: { type: "button", "data-vg": "room-explore", hidden: "" } });
   const rejoinButton = make("button", { className: "vg-button vg-small vg-primary", text: "Rejoin", attrs: { type: "button", "data-vg": "room-rejoin", hidden: "" } });
   const leaveButton = make("button", { className: "vg-button vg-small", text: "Leave", attrs: { type: "button", "data-vg": "room-leave" } });
@@ -196,7 +196,13 @@ export function startClassroom(box, app, { location = window.location } = {}) {
     codeText.textContent = `Room ${roomCode}`;
     const link = `${location.origin}/?room=${encodeURIComponent(roomCode)}`;
     linkInput.value = link;
-    qr.src = `/rooms/${encodeURIComponent(roomCode)}/qr.svg`;
+    qr?.remove();
+    qr = null;
+    if (token) {
+      qr = make("img", { className: "vg-classroom-qr", attrs: { alt: "QR code of the join link", "data-vg": "room-qr", width: "132", height: "132" } });
+      qr.src = `/rooms/${encodeURIComponent(roomCode)}/qr.svg`;
+      teacherTools.append(qr);
+    }
     followers.textContent = "No students yet.";
     setStatus(role === "teacher" ? "Connecting…" : "Joining…");
     showMode();
@@ -211,6 +217,8 @@ export function startClassroom(box, app, { location = window.location } = {}) {
     connection = null;
     if (code) store?.removeItem(TOKEN_KEY + code);
     store?.removeItem(ROOM_KEY);
+    qr?.remove();
+    qr = null;
     role = null;
     code = null;
     const text = status.textContent;
