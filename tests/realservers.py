@@ -67,14 +67,15 @@ class Server:
 
 
 @contextmanager
-def app_server(port: int | None = None, **settings):
+def app_server(port: int | None = None, deflate: bool = False, **settings):
     """`uvicorn app.main:app` in its own process with VALUEGRAPH_* settings (on `port`, or a
-    free one); yields a Server."""
+    free one), WebSocket compression off as `valuegraph` serves (`deflate`: uvicorn's default,
+    on); yields a Server."""
     port = port or free_port()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.update({f"VALUEGRAPH_{name.upper()}": str(value) for name, value in settings.items()})
     process = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "app.main:app", "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning", "--ws", "websockets-sansio"],
+        [sys.executable, "-m", "uvicorn", "app.main:app", "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning", "--ws", "websockets-sansio", "--ws-per-message-deflate", str(deflate).lower()],
         cwd=ROOT,
         env=env,
     )
