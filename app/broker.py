@@ -193,7 +193,10 @@ class RedisBroker(Broker):
     ROOMS = "vg:rooms"
 
     def __init__(self, url: str):
-        import redis.asyncio  # only needed when VALUEGRAPH_REDIS_URL is set
+        try:
+            import redis.asyncio  # only needed when VALUEGRAPH_REDIS_URL is set
+        except ImportError:
+            raise RuntimeError("VALUEGRAPH_REDIS_URL is set, but the redis client is not installed: pip install 'valuegraph[redis]'") from None
 
         # Blocking: a burst of joins waits for a connection instead of failing. Each room this
         # process serves holds one more for its subscription.
