@@ -191,7 +191,11 @@ def test_an_oversized_message_closes_the_connection_and_reaches_no_one():
             teacher.receive_json()  # the follower count
             teacher.send_json({"type": "state", "state": {"expression": PROGRAM + " " * 300}})
             assert closed_with(teacher) == (1009, "message too big: over the limit of 300 bytes")
-        # the student heard nothing but the end of the room's followers' change
+            with client.websocket_connect("/rooms/ws") as again:
+                join(again, room["code"], room["token"])
+                again.send_json({"type": "state", "state": {"expression": PROGRAM, "step": 3}})
+                heard = student.receive_json()  # the next thing the student hears is this move
+                assert (heard["version"], heard["state"]["step"], heard["state"]["expression"]) == (2, 3, PROGRAM)
 
 
 def test_a_flood_is_closed_and_reaches_no_one():
