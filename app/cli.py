@@ -9,6 +9,7 @@ import sys
 
 import uvicorn
 
+from . import __version__
 from .export import add_export_arguments, export_command
 
 APP = "app.main:app"
@@ -46,6 +47,7 @@ SUBCOMMANDS = {
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="valuegraph", description="See reverse-mode autodiff work one scalar at a time.")
+    parser.add_argument("--version", action="version", version=f"valuegraph {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="command")
     for name, (run, add_arguments, help_text) in SUBCOMMANDS.items():
         subparser = commands.add_parser(name, help=help_text, description=help_text)
@@ -56,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if not argv or argv[0].startswith("-") and argv[0] not in ("-h", "--help"):
+    if not argv or argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version"):
         argv = ["serve", *argv]  # `valuegraph --port 9000` means `valuegraph serve --port 9000`
     args = build_parser().parse_args(argv)
     return args.run(args)

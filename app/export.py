@@ -18,11 +18,9 @@ from markupsafe import Markup
 from engine import Limits, Value, evaluate, parse, trace
 
 from . import serialize
+from .assets import STATIC_DIR, TEMPLATES_DIR
 from .layout import compute_layout
 
-REPO = Path(__file__).resolve().parent.parent
-STATIC_DIR = REPO / "static"
-TEMPLATES_DIR = REPO / "templates"
 ENTRY_MODULE = "embed.js"
 D3_SCRIPT = "vendor/d3.v7.9.2.min.js"
 STYLESHEETS = ("css/valuegraph.css", "css/embed.css")

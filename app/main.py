@@ -2,7 +2,6 @@
 
 import gc
 from contextlib import asynccontextmanager
-from pathlib import Path
 
 import anyio
 from fastapi import FastAPI
@@ -11,16 +10,14 @@ from fastapi.middleware.gzip import GZipMiddleware
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
+from . import __version__
+from .assets import STATIC_DIR, TEMPLATES_DIR
 from .cache import ResponseCache
 from .config import Settings
 from .errors import register_error_handlers
 from .middleware import BodySizeLimit
 from .routes import api, embed, pages
 from .security import SecurityHeaders, StaticVersions
-
-REPO = Path(__file__).resolve().parent.parent
-STATIC_DIR = REPO / "static"
-TEMPLATES_DIR = REPO / "templates"
 
 
 @asynccontextmanager
@@ -37,8 +34,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         title="valuegraph",
         summary="See reverse-mode autodiff work one scalar at a time.",
         description="Run a small program of scalar operations and get its graph, its gradients and every step of the backward pass.",
-        version="0.1.0",
+        version=__version__,
         lifespan=lifespan,
+        # /docs is served from static/vendor/ by app.routes.pages (FastAPI's own loads a CDN);
+        # ReDoc is not vendored, and an OAuth2 redirect has nothing to serve.
+        docs_url=None,
+        redoc_url=None,
     )
     app.state.settings = settings
     app.state.templates = Jinja2Templates(directory=TEMPLATES_DIR)
