@@ -15,7 +15,7 @@ from .assets import STATIC_DIR, TEMPLATES_DIR
 from .cache import ResponseCache
 from .config import Settings
 from .errors import register_error_handlers
-from .middleware import BodySizeLimit
+from .middleware import BodySizeLimit, RequestBudget
 from .routes import api, embed, pages
 from .security import SecurityHeaders, StaticVersions
 
@@ -50,8 +50,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     register_error_handlers(app)
 
     # Added innermost first: CORS headers go on every answer, 413 included.
-    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
-    # Inside gzip, so it sees the docs pages' HTML uncompressed; outside the 413, so that has them too.
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes, max_discard_bytes=settings.max_discard_bytes)
+    # Outside the 413, so reading the body counts against the budget too.
+    app.add_middleware(RequestBudget, seconds=settings.time_budget, retry_after=settings.retry_after)
+    # Outside the 413 and the 503, so those have the headers too.
     app.add_middleware(SecurityHeaders, static=static_versions)
     # Level 5, not Starlette's 9: a 12,000-node trace compresses to 0.87 MB in 76 ms at 5,
     # against 0.85 MB in 317 ms at 9.
