@@ -57,7 +57,7 @@ class BodySizeLimit:
             return await self.app(scope, receive, send)
         declared = _content_length(scope)
         if declared is not None and declared > self.max_bytes:
-            return await self._reject(receive, send, 0)
+            return await self._reject(receive, send, 0, declared)
 
         chunks, size = [], 0
         while True:
@@ -83,10 +83,10 @@ class BodySizeLimit:
 
         await self.app(scope, replay, send)
 
-    async def _reject(self, receive: Receive, send: Send, received: int):
+    async def _reject(self, receive: Receive, send: Send, received: int, declared: int | None = None):
         """413, once the rest of the body is read and dropped (see the module's docstring)."""
         whole = False
-        while received <= self.max_discard_bytes:
+        while received <= self.max_discard_bytes and (declared is None or declared <= self.max_discard_bytes):
             message = await receive()
             if message["type"] != "http.request":  # the client went away
                 return

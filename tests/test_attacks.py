@@ -8,7 +8,6 @@ import os
 import socket
 import subprocess
 import sys
-import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -370,3 +369,11 @@ async def test_the_api_gives_nan_for_a_negative_base_with_a_fractional_exponent(
 @pytest.fixture
 async def client(make_client):
     return make_client()
+
+
+def test_a_body_declared_past_max_discard_bytes_is_refused_at_once():
+    with valuegraph_serve() as port:
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            sock.sendall(b"POST /backward HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 50000000000\r\n\r\n{")
+            status, headers, body = read_response(sock)  # without the 50 GB being sent
+            assert status == 413 and headers["connection"] == "close"
