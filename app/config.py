@@ -19,10 +19,20 @@
 | VALUEGRAPH_TIMEOUT_HEADERS         | 10.0      | seconds from connecting (or the last answer) to a request's complete headers |
 | VALUEGRAPH_TIMEOUT_BODY            | 30.0      | seconds from the headers to the end of the request's body  |
 | VALUEGRAPH_MAX_CONNECTIONS         | 1000      | open connections per process; more are closed at once      |
+| VALUEGRAPH_REDIS_URL               | (unset)   | Teach live rooms in Redis (shared by every worker/instance) |
+| VALUEGRAPH_ROOM_IDLE_SECONDS       | 3600      | seconds a room lives without a move by its teacher         |
+| VALUEGRAPH_ROOM_MAX_ROOMS          | 1000      | rooms open at once (more: 503)                             |
+| VALUEGRAPH_ROOM_MAX_MEMBERS        | 500       | connections to one room, teacher included (more: closed)   |
+| VALUEGRAPH_ROOM_MAX_MESSAGE_BYTES  | 200000    | bytes of one WebSocket message (larger: closed, 1009)      |
+| VALUEGRAPH_ROOM_MESSAGES_PER_SECOND| 30        | messages a connection may send per second, on average      |
+| VALUEGRAPH_ROOM_MESSAGE_BURST      | 60        | messages it may send at once before the rate applies       |
+| VALUEGRAPH_ROOM_JOIN_SECONDS       | 10        | seconds a new connection has to send its join message      |
+| VALUEGRAPH_ROOM_SEND_QUEUE         | 256       | messages waiting for a slow member (more: it is dropped and reconnects) |
 
 Program-level limits (source length to variant steps) answer 400 with the place in the program.
 The time budget covers the whole request: reading the body, validation, the work and the answer.
-The last four bound connections; `valuegraph serve` applies them (its options override them).
+The TIMEOUT_* and MAX_CONNECTIONS settings bound connections; `valuegraph serve` applies them (its
+options override them).
 """
 
 import math
@@ -55,10 +65,23 @@ class Settings:
     timeout_headers: float = 10.0
     timeout_body: float = 30.0
     max_connections: int = 1000
+    redis_url: str = ""
+    room_idle_seconds: float = 3600.0
+    room_max_rooms: int = 1000
+    room_max_members: int = 500
+    room_max_message_bytes: int = 200_000
+    room_messages_per_second: float = 30.0
+    room_message_burst: int = 60
+    room_join_seconds: float = 10.0
+    room_send_queue: int = 256
 
     def __post_init__(self):
         for field in fields(self):
             value = getattr(self, field.name)
+            if field.type is str:
+                if not isinstance(value, str):
+                    raise ValueError(f"setting {field.name} must be text, not {value!r}")
+                continue
             allowed = int if field.type is int else (int, float)
             if isinstance(value, bool) or not isinstance(value, allowed) or not (value > 0 and math.isfinite(value)):
                 raise ValueError(f"setting {field.name} must be {_kind(field.type)}, not {value!r}")
@@ -72,7 +95,7 @@ class Settings:
             if raw is None or raw.strip() == "":
                 continue
             try:
-                values[field.name] = field.type(raw.replace("_", ""))
+                values[field.name] = raw.strip() if field.type is str else field.type(raw.replace("_", ""))
             except ValueError:
                 raise ValueError(f"{variable} must be {_kind(field.type)}, not {raw!r}") from None
         return cls(**values)

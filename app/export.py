@@ -168,11 +168,19 @@ def page_assets() -> dict[str, Markup]:
 
 
 def standalone_html(
-    response, *, expression: str = "", variables: str = "", options: EmbedOptions | None = None, title: str = "valuegraph", note: str | None = None
+    response,
+    *,
+    expression: str = "",
+    variables: str = "",
+    options: EmbedOptions | None = None,
+    title: str = "valuegraph",
+    scorm: bool = False,
+    note: str | None = None,
 ) -> str:
     """A complete HTML document replaying `response` (a POST /backward answer with its trace and
     layout: a record, or its JSON) with the page's controls, needing no server and no network.
     `expression` and `variables` are shown in the editor, which is read-only (nothing can rerun).
+    With `scorm` it reports to a SCORM 1.2 platform (static/js/scorm.js; app/scorm.py packages it).
     `note`, if any, is shown above the graph (as text)."""
     options = options or EmbedOptions()
     if options.editor == "shown":
@@ -180,7 +188,7 @@ def standalone_html(
     data = '{"expression": ' + json.dumps(expression) + ', "variables": ' + json.dumps(variables) + ', "response": ' + _response_text(response) + "}"
     inline = {**page_assets(), "data": _json_text(data)}
     template = template_environment().get_template("embed.html")
-    return template.render(options=options, inline=inline, title=title, note=note)
+    return template.render(options=options, inline=inline, title=title, scorm=scorm, note=note)
 
 
 def response_for_value(output: Value, limits: Limits = Limits(), variant: str = "correct") -> dict:

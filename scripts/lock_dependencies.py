@@ -35,11 +35,24 @@ class LockError(Exception):
 
 
 def project_requirements(extras: tuple[str, ...] | None = None) -> list[Requirement]:
-    """pyproject.toml's dependencies plus those of `extras` (None: every extra)."""
+    """pyproject.toml's dependencies plus those of `extras` (None: every extra). An extra that
+    names the project itself (test = ["valuegraph[redis]", ...]) brings in that extra's list."""
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
     optional = project.get("optional-dependencies", {})
-    chosen = optional if extras is None else {name: optional[name] for name in extras}
-    return [Requirement(text) for text in project["dependencies"] + [text for group in chosen.values() for text in group]]
+    wanted = list(optional) if extras is None else list(extras)
+    texts, seen = list(project["dependencies"]), set()
+    while wanted:
+        extra = wanted.pop()
+        if extra in seen:
+            continue
+        seen.add(extra)
+        for text in optional[extra]:
+            requirement = Requirement(text)
+            if canonicalize_name(requirement.name) == canonicalize_name(project["name"]):
+                wanted.extend(requirement.extras)
+            else:
+                texts.append(text)
+    return [Requirement(text) for text in texts]
 
 
 def resolved(requirements: list[Requirement]) -> dict[str, str]:

@@ -88,7 +88,7 @@ def test_several_workers_go_to_uvicorns_supervisor(monkeypatch, capsys):
     assert cli.main(["--host", "0.0.0.0", "--port", "8123", "--workers", "2", "--timeout-headers", "3", "--max-connections", "50"]) == 0
     ((app, options),) = runs
     protocol = options.pop("http")
-    assert (app, options) == ("app.main:app", {"host": "0.0.0.0", "port": 8123, "workers": 2, "reload": False, "timeout_keep_alive": 5.0})
+    assert (app, options) == ("app.main:app", {"host": "0.0.0.0", "port": 8123, "workers": 2, "reload": False, "timeout_keep_alive": 5.0, "ws_per_message_deflate": False})
     assert protocol.keywords == {"timeout_headers": 3.0, "timeout_body": 30.0, "max_connections": 50}
     assert pickle.loads(pickle.dumps(protocol)).keywords == protocol.keywords  # the workers get it pickled
     assert capsys.readouterr().out == "valuegraph running at http://127.0.0.1:8123/\n"
