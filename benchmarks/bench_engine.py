@@ -10,7 +10,9 @@ Four graph shapes, each built by the same function from any engine's leaves:
 - random DAG: N operations, each on a recent result and an earlier one picked at random
   (seeded): reuse at every distance, as in a real network.
 Forward is graph building; backward is output.backward() (sort + propagate). Each run
-builds a fresh graph; the engines take turns, and the table shows the median run.
+builds a fresh graph; the engines take turns, and the table shows the median run. Times are
+this thread's CPU time (time.thread_time): on a machine shared with other work, wall-clock
+ratios moved by 30 % between runs, CPU-time ratios by a few per cent.
 
 The peers (benchmarks/peers.py and PyPI micrograd 0.1.0):
 - forward: the course's own __slots__ Value (target: ours <= 1.1x), and micrograd;
@@ -24,7 +26,9 @@ import gc
 import random
 import sys
 
-from benchmarks.common import clock, load, machine, median, ms, print_table, ratio, verdict
+import time
+
+from benchmarks.common import load, machine, median, ms, print_table, ratio, verdict
 from benchmarks.peers import CourseValue, tape_leaf_factory
 from engine import Value
 from engine.autograd import topological_order
@@ -34,6 +38,7 @@ SIZES = (1_000, 10_000, 100_000)
 TARGET_SIZES = (10_000, 100_000)
 FORWARD_TARGET, BACKWARD_TARGET, TAPE_TARGET = 1.1, 0.7, 2.0
 MICROGRAD_RECURSION_LIMIT = 1_000_000  # its build_topo recurses once per node of depth
+clock = time.thread_time
 
 
 def chain(leaf, n):
@@ -150,7 +155,7 @@ def engine_tables(quick=False, gc_off=False, sizes=SIZES):
                "backward ms", "micrograd", "ratio", "tape", "ratio"]
     condition = "gc disabled for every engine while timed" if gc_off else "gc enabled (the default, as in the server)"
     notes = [
-        f"Median of {repeats_for(sizes[-1], quick)}-{repeats_for(sizes[0], quick)} runs, a fresh graph each run; {condition}. "
+        f"Median of {repeats_for(sizes[-1], quick)}-{repeats_for(sizes[0], quick)} runs, a fresh graph each run, CPU time of the thread; {condition}. "
         f"micrograd's backward runs with the recursion limit raised to {MICROGRAD_RECURSION_LIMIT:,} (its sort is recursive); "
         "valuegraph's and the peers' are iterative, at the default limit.",
     ]
