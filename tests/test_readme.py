@@ -10,7 +10,7 @@ from pathlib import Path
 from packaging.utils import canonicalize_name
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "scripts"))
+sys.path.insert(0, str(REPO / ".ci"))
 import lock_dependencies as lock  # noqa: E402  (a script, not a package)
 
 
@@ -40,7 +40,7 @@ def test_the_lock_pins_every_declared_requirement_within_its_range():
     pins = lock.read_lock()
     for requirement in lock.project_requirements():
         name = canonicalize_name(requirement.name)
-        assert name in pins, f"{requirement} is not in constraints.txt: run python3 scripts/lock_dependencies.py"
+        assert name in pins, f"{requirement} is not in constraints.txt: run python3 .ci/lock_dependencies.py"
         assert requirement.specifier.contains(pins[name], prereleases=True), f"constraints.txt pins {name}=={pins[name]}, outside {requirement}"
 
 
