@@ -5,7 +5,8 @@ import { fetchBackward } from "./api.js";
 import { createControls } from "./controls.js";
 import { startCoursePanels } from "./coursepanels.js";
 import { createEditor } from "./editor.js";
-import { DEFAULT_EXAMPLE, EXAMPLES } from "./examples.js";
+import { DEFAULT_EXAMPLE } from "./examples.js";
+import { createExamplesMenu } from "./examplesmenu.js";
 import { formatNumber, grouped, nodeName } from "./format.js";
 import { placeGraph } from "./layout.js";
 import { createGraphView } from "./render.js";
@@ -84,21 +85,14 @@ export function startValuegraph(root, { location = window.location, history = wi
   });
   const editor = createEditor(root, {
     onChange: (text) => {
-      examples.value = EXAMPLES.find((e) => e.program === text)?.id ?? "";
+      examplesMenu.sync(text);
       run({ history: "replace" });
     },
     onRun: () => run({ history: "push", moveCaret: true }),
   });
 
   // ---- the examples menu and the other inputs ----
-  examples.append(new Option("Choose an example…", ""));
-  for (const example of EXAMPLES) examples.append(new Option(example.title, example.id));
-  examples.addEventListener("change", () => {
-    const example = EXAMPLES.find((e) => e.id === examples.value);
-    if (!example) return;
-    editor.value = example.program;
-    run({ history: "push", step: 0 });
-  });
+  const examplesMenu = createExamplesMenu(examples, { editor, load: () => run({ history: "push", step: 0 }) });
   let variablesTimer = null;
   variablesInput.addEventListener("input", () => {
     clearTimeout(variablesTimer);
@@ -327,7 +321,7 @@ export function startValuegraph(root, { location = window.location, history = wi
   const program = initial.expression ?? DEFAULT_EXAMPLE.program;
   editor.value = program;
   variablesInput.value = initial.variables;
-  examples.value = EXAMPLES.find((e) => e.program === program)?.id ?? "";
+  examplesMenu.sync(program);
   const ready = run({ history: "replace", step: initial.step ?? 0 });
 
   return { run, controls, editor, ready, get timeline() { return tl; }, get model() { return model; }, get svg() { return graphBox.querySelector("svg"); } };
