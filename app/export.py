@@ -25,7 +25,7 @@ STATIC_DIR = REPO / "static"
 TEMPLATES_DIR = REPO / "templates"
 ENTRY_MODULE = "embed.js"
 D3_SCRIPT = "vendor/d3.v7.9.2.min.js"
-STYLESHEETS = ("css/valuegraph.css", "css/embed.css")
+STYLESHEETS = ("css/valuegraph.css", "css/embed.css", "css/picture.css")
 
 STAGES = ("both", "sort", "propagate")
 CONTROLS = ("full", "minimal", "none")

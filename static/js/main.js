@@ -2,6 +2,7 @@
 // Everything is found inside one root element, so the page could hold more than one.
 
 import { fetchBackward } from "./api.js";
+import { addViewButtons, createCamera } from "./camera.js";
 import { createControls } from "./controls.js";
 import { startCoursePanels } from "./coursepanels.js";
 import { createEditor } from "./editor.js";
@@ -67,7 +68,9 @@ export function startValuegraph(root, { location = window.location, history = wi
       if (done < total) setNote(`Drawing ${grouped(done)} of ${grouped(total)} nodes…`);
       else setNote(compactNote());
     },
+    onUserView: () => camera.pause(),
   });
+  const camera = createCamera(graph, { button: addViewButtons(el("fit"), graph) });
   const walk = createWalkPanel(root);
   const tables = createTables(root, {
     onJump: (k) => {
@@ -104,10 +107,20 @@ export function startValuegraph(root, { location = window.location, history = wi
     if (model) redraw({ refit: true });
     writeUrl("push");
   });
-  el("fit").addEventListener("click", () => graph.fit());
-  el("zoom-in").addEventListener("click", () => graph.zoomBy(1.4));
-  el("zoom-out").addEventListener("click", () => graph.zoomBy(1 / 1.4));
-  window.addEventListener("resize", () => graph.fit(false));
+  // Fit, + and − are the learner's own moves: they pause following, as a drag or the wheel does.
+  el("fit").addEventListener("click", () => {
+    camera.pause();
+    graph.fit();
+  });
+  el("zoom-in").addEventListener("click", () => {
+    camera.pause();
+    graph.zoomBy(1.4);
+  });
+  el("zoom-out").addEventListener("click", () => {
+    camera.pause();
+    graph.zoomBy(1 / 1.4);
+  });
+  window.addEventListener("resize", () => (camera.following ? camera.refresh() : graph.fit(false)));
 
   function showDirection() {
     const bt = view.direction === "BT";
@@ -191,7 +204,9 @@ export function startValuegraph(root, { location = window.location, history = wi
     const drawing = graph.setGraph(model, placement, tl);
     if (refit || reshaped) graph.fit(false);
     graph.pin(pinned);
-    graph.applyFrame(frameAt(tl, controls.step));
+    const frame = frameAt(tl, controls.step);
+    graph.applyFrame(frame);
+    camera.show(frame, { force: refit || reshaped });
     const complete = await drawing;
     if (complete) setNote(compactNote());
   }
@@ -261,6 +276,7 @@ export function startValuegraph(root, { location = window.location, history = wi
     if (!tl) return;
     const frame = frameAt(tl, k);
     graph.applyFrame(frame);
+    camera.show(frame);
     walk.showFrame(tl, frame);
     tables.show(k);
     caption.textContent = frame.caption;
@@ -324,7 +340,7 @@ export function startValuegraph(root, { location = window.location, history = wi
   examplesMenu.sync(program);
   const ready = run({ history: "replace", step: initial.step ?? 0 });
 
-  return { run, controls, editor, ready, get timeline() { return tl; }, get model() { return model; }, get svg() { return graphBox.querySelector("svg"); } };
+  return { run, controls, editor, ready, camera, graph, get timeline() { return tl; }, get model() { return model; }, get svg() { return graphBox.querySelector("svg"); } };
 }
 
 const root = document.querySelector("[data-valuegraph]");

@@ -1,0 +1,47 @@
+// Where the update callouts ("a.grad += 3 × 1") go, so that no two labels and no record overlap.
+//
+// The local-gradient pills stay on their edges; each update of the current step gets its own
+// callout, tried at points along its edge and then further off to each side of it, and placed at
+// the first spot that is clear of every record, op circle, pill and callout placed before it.
+// Pure geometry on boxes {x0, y0, x1, y1}; the caller draws.
+
+const ALONG = [0.5, 0.38, 0.62, 0.26, 0.74, 0.15, 0.85]; // share of the edge's length
+const GAP = 4; // px kept clear around a callout
+
+export const overlaps = (a, b) => a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1;
+
+function overlapArea(a, b) {
+  const w = Math.min(a.x1, b.x1) - Math.max(a.x0, b.x0);
+  const h = Math.min(a.y1, b.y1) - Math.max(a.y0, b.y0);
+  return w > 0 && h > 0 ? w * h : 0;
+}
+
+const boxAt = (x, y, width, height) => ({ x0: x - width / 2, y0: y - height / 2, x1: x + width / 2, y1: y + height / 2 });
+
+/**
+ * Place callouts. `obstacles`: boxes nothing may cover. `callouts`: [{width, height, pointAt(t) -> [x, y],
+ * across: [dx, dy] (a unit vector across the edge)}]. Returns [{x, y, moved}] in the same order:
+ * the centre of each callout, and whether it left its edge (the caller then draws a leader).
+ */
+export function placeCallouts(obstacles, callouts) {
+  const taken = obstacles.slice();
+  return callouts.map(({ width, height, pointAt, across }) => {
+    const padded = (box) => ({ x0: box.x0 - GAP, y0: box.y0 - GAP, x1: box.x1 + GAP, y1: box.y1 + GAP });
+    const offAcross = Math.abs(across[0]) * width + Math.abs(across[1]) * height; // the callout's size across the edge
+    const steps = [0, 0.5, -0.5, 1, -1, 1.6, -1.6, 2.3, -2.3];
+    let best = null;
+    for (const step of steps) {
+      for (const t of ALONG) {
+        const [px, py] = pointAt(t);
+        const shift = step * (offAcross + 2 * GAP);
+        const box = boxAt(px + across[0] * shift, py + across[1] * shift, width, height);
+        const cover = taken.reduce((sum, other) => sum + overlapArea(padded(box), other), 0);
+        if (!best || cover < best.cover) best = { box, cover, moved: step !== 0 };
+        if (cover === 0) break;
+      }
+      if (best.cover === 0) break;
+    }
+    taken.push(best.box);
+    return { x: (best.box.x0 + best.box.x1) / 2, y: (best.box.y0 + best.box.y1) / 2, moved: best.moved, box: best.box };
+  });
+}
