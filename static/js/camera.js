@@ -12,7 +12,7 @@ const MARGIN = 24; // px a followed node keeps from the edge of the view
 const reducedMotion = () => window.matchMedia?.("(prefers-reduced-motion: reduce)").matches ?? false;
 
 /** `graph` is render.js's view; `button` the Follow toggle (aria-pressed). */
-export function createCamera(graph, { button, textPx = MIN_TEXT_PX } = {}) {
+export function createCamera(graph, { button, textPx = MIN_TEXT_PX + 1 } = {}) {
   let following = true;
   let minText = textPx;
   let frame = null;
@@ -32,8 +32,9 @@ export function createCamera(graph, { button, textPx = MIN_TEXT_PX } = {}) {
 
   /** Which nodes a step is about: the current node and the inputs it is updating or exploring. */
   function targets(f) {
-    if (!f || f.focus === null || f.focus === undefined) return [];
-    return [f.focus, ...f.edges.map((e) => e.child)];
+    const current = f?.focus ?? f?.step?.node; // the first step has no focus yet: the output
+    if (current === null || current === undefined) return [];
+    return [current, ...f.edges.map((e) => e.child)];
   }
 
   function union(boxes) {
@@ -46,7 +47,7 @@ export function createCamera(graph, { button, textPx = MIN_TEXT_PX } = {}) {
     if (!following || !f) return;
     const duration = reducedMotion() ? 0 : MOVE_MS;
     const readable = readableScale();
-    if (graph.fitScale() >= readable) {
+    if (graph.fitScale() >= MIN_TEXT_PX / graph.textSize()) { // the whole graph can be read: show it all
       const view = graph.visible();
       if (force || Math.abs(view.k - graph.fitScale()) > 1e-3) graph.fit(duration > 0);
       return;

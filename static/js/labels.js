@@ -7,6 +7,7 @@
 
 const ALONG = [0.5, 0.38, 0.62, 0.26, 0.74, 0.15, 0.85]; // share of the edge's length
 const GAP = 4; // px kept clear around a callout
+const SHIFTS = 4; // how many half-sizes a callout may move off its edge, each way
 
 export const overlaps = (a, b) => a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1;
 
@@ -20,26 +21,36 @@ const boxAt = (x, y, width, height) => ({ x0: x - width / 2, y0: y - height / 2,
 
 /**
  * Place callouts. `obstacles`: boxes nothing may cover. `callouts`: [{width, height, pointAt(t) -> [x, y],
- * across: [dx, dy] (a unit vector across the edge)}]. Returns [{x, y, moved}] in the same order:
+ * across: [dx, dy] (a unit vector across the edge)}]; `bounds`: the box callouts should stay in. Returns [{x, y, moved}] in the same order:
  * the centre of each callout, and whether it left its edge (the caller then draws a leader).
  */
-export function placeCallouts(obstacles, callouts) {
+export function placeCallouts(obstacles, callouts, bounds = null) {
   const taken = obstacles.slice();
   return callouts.map(({ width, height, pointAt, across }) => {
-    const padded = (box) => ({ x0: box.x0 - GAP, y0: box.y0 - GAP, x1: box.x1 + GAP, y1: box.y1 + GAP });
-    const offAcross = Math.abs(across[0]) * width + Math.abs(across[1]) * height; // the callout's size across the edge
-    const steps = [0, 0.5, -0.5, 1, -1, 1.6, -1.6, 2.3, -2.3];
-    let best = null;
-    for (const step of steps) {
-      for (const t of ALONG) {
-        const [px, py] = pointAt(t);
-        const shift = step * (offAcross + 2 * GAP);
-        const box = boxAt(px + across[0] * shift, py + across[1] * shift, width, height);
-        const cover = taken.reduce((sum, other) => sum + overlapArea(padded(box), other), 0);
-        if (!best || cover < best.cover) best = { box, cover, moved: step !== 0 };
-        if (cover === 0) break;
+    // Candidates: points along the edge, then shifted by half-sizes in both directions, nearest first
+    // (across the edge before along the flow).
+    const candidates = [];
+    for (const t of ALONG) {
+      const [px, py] = pointAt(t);
+      for (let i = -SHIFTS; i <= SHIFTS; i++) {
+        for (let j = -SHIFTS; j <= SHIFTS; j++) {
+          const dx = (i * (width + 2 * GAP)) / 2;
+          const dy = (j * (height + 2 * GAP)) / 2;
+          const alongFlow = Math.abs(across[0] ? dy : dx) * 1.5; // moving along the flow reads worse
+          candidates.push({ x: px + dx, y: py + dy, cost: Math.abs(across[0] ? dx : dy) + alongFlow + Math.abs(t - 0.5) * 60, moved: i !== 0 || j !== 0 });
+        }
       }
-      if (best.cover === 0) break;
+    }
+    candidates.sort((a, b) => a.cost - b.cost);
+    let best = null;
+    for (const c of candidates) {
+      const box = boxAt(c.x, c.y, width, height);
+      const padded = { x0: box.x0 - GAP, y0: box.y0 - GAP, x1: box.x1 + GAP, y1: box.y1 + GAP };
+      const outside = bounds ? (width * height - overlapArea(box, bounds)) * 0.05 : 0; // off the picture (Fit would cut it): better than covering something
+      let cover = outside;
+      for (const other of taken) if (overlaps(padded, other)) cover += overlapArea(padded, other);
+      if (!best || cover < best.cover) best = { box, cover, moved: c.moved };
+      if (cover === 0) break;
     }
     taken.push(best.box);
     return { x: (best.box.x0 + best.box.x1) / 2, y: (best.box.y0 + best.box.y1) / 2, moved: best.moved, box: best.box };

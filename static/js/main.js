@@ -28,7 +28,10 @@ const nextTask = () => new Promise((resolve) => setTimeout(resolve, 0));
 export function startValuegraph(root, { location = window.location, history = window.history, backend = fetchBackward, state = {}, onStep: notifyStep = () => {} } = {}) {
   const el = (name) => root.querySelector(`[data-vg="${name}"]`);
   const initial = { ...readState(location.search), ...state };
-  const view = { direction: initial.direction, variant: initial.variant };
+  // Unless a direction was asked for (the URL's dir, the button), the graph takes the one that
+  // suits the panel's shape: a long chain on a phone reads better bottom to top.
+  const directionGiven = state.direction !== undefined || new URLSearchParams(location.search).has("dir");
+  const view = { direction: initial.direction, variant: initial.variant, autoDirection: !directionGiven };
   let tl = null;
   let model = null;
   let placement = null;
@@ -103,6 +106,7 @@ export function startValuegraph(root, { location = window.location, history = wi
   });
   directionButton.addEventListener("click", () => {
     view.direction = view.direction === "LR" ? "BT" : "LR";
+    view.autoDirection = false;
     showDirection();
     if (model) redraw({ refit: true });
     writeUrl("push");
@@ -120,7 +124,22 @@ export function startValuegraph(root, { location = window.location, history = wi
     camera.pause();
     graph.zoomBy(1 / 1.4);
   });
-  window.addEventListener("resize", () => (camera.following ? camera.refresh() : graph.fit(false)));
+  window.addEventListener("resize", () => {
+    if (model && view.autoDirection && bestDirection() !== view.direction) redraw({ refit: true });
+    else if (camera.following) camera.refresh();
+    else graph.fit(false);
+  });
+
+  /** The direction whose whole-graph view is larger in the panel (left to right unless clearly not). */
+  function bestDirection() {
+    const compact = model.nodes.length > COMPACT_ABOVE;
+    const { width, height } = graph.visible();
+    const scale = (direction) => {
+      const p = placeGraph(model, { direction, compact });
+      return Math.min(width / p.width, height / p.height);
+    };
+    return scale("BT") > 1.25 * scale("LR") ? "BT" : "LR";
+  }
 
   function showDirection() {
     const bt = view.direction === "BT";
@@ -196,6 +215,10 @@ export function startValuegraph(root, { location = window.location, history = wi
 
   /** Lay out and draw the current model; refit when the picture changed shape. */
   async function redraw({ refit }) {
+    if (view.autoDirection) {
+      view.direction = bestDirection();
+      showDirection();
+    }
     placement = placeGraph(model, { direction: view.direction, compact: model.nodes.length > COMPACT_ABOVE });
     const key = `${view.direction}:${model.nodes.length}:${placement.width}x${placement.height}`;
     const reshaped = key !== shapeKey;
@@ -293,7 +316,7 @@ export function startValuegraph(root, { location = window.location, history = wi
 
   // ---- the URL ----
   function currentState() {
-    return { expression: editor.value, variables: variablesInput.value.trim(), step: tl ? controls.step : null, direction: view.direction, speed: controls.speed, variant: view.variant };
+    return { expression: editor.value, variables: variablesInput.value.trim(), step: tl ? controls.step : null, direction: view.autoDirection ? "LR" : view.direction, speed: controls.speed, variant: view.variant };
   }
 
   function writeUrl(how, { throttle = false } = {}) {
@@ -318,6 +341,7 @@ export function startValuegraph(root, { location = window.location, history = wi
     const sameGraph = program === editor.value && state.variables === variablesInput.value.trim() && state.variant === view.variant;
     const directionChanged = state.direction !== view.direction;
     view.direction = state.direction;
+    view.autoDirection = !new URLSearchParams(location.search).has("dir");
     view.variant = state.variant;
     showDirection();
     if (sameGraph && model) {

@@ -475,7 +475,7 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
         },
       };
     });
-    const spots = placeCallouts(obstacles, requests);
+    const spots = placeCallouts(obstacles, requests, { x0: -FIT_MARGIN, y0: -FIT_MARGIN, x1: placement.width + FIT_MARGIN, y1: placement.height + FIT_MARGIN });
     const callouts = updateLayer.selectAll("g.vg-update-label").data(updates.map((e, i) => ({ ...e, ...spots[i] })))
       .join((enter) => {
         const g = enter.append("g").attr("class", "vg-update-label");
@@ -531,10 +531,11 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
   function fit(animate = true) {
     if (!placement) return;
     const [vw, vh] = viewSize();
-    const w = placement.width + 2 * FIT_MARGIN;
-    const h = placement.height + 2 * FIT_MARGIN;
-    const k = Math.min(MAX_FIT_SCALE, (vw - 2 * FIT_PADDING) / w, (vh - 2 * FIT_PADDING) / h);
-    const target = d3.zoomIdentity.translate((vw - w * k) / 2 + FIT_MARGIN * k, (vh - h * k) / 2 + FIT_MARGIN * k).scale(k);
+    const { padding, margin } = fitRoom(vw);
+    const w = placement.width + 2 * margin;
+    const h = placement.height + 2 * margin;
+    const k = Math.min(MAX_FIT_SCALE, (vw - 2 * padding) / w, (vh - 2 * padding) / h);
+    const target = d3.zoomIdentity.translate((vw - w * k) / 2 + margin * k, (vh - h * k) / 2 + margin * k).scale(k);
     (animate ? svg.transition().duration(300) : svg).call(zoom.transform, target);
   }
 
@@ -555,7 +556,13 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
   function fitScale() {
     if (!placement) return 1;
     const [vw, vh] = viewSize();
-    return Math.min(MAX_FIT_SCALE, (vw - 2 * FIT_PADDING) / (placement.width + 2 * FIT_MARGIN), (vh - 2 * FIT_PADDING) / (placement.height + 2 * FIT_MARGIN));
+    const { padding, margin } = fitRoom(vw);
+    return Math.min(MAX_FIT_SCALE, (vw - 2 * padding) / (placement.width + 2 * margin), (vh - 2 * padding) / (placement.height + 2 * margin));
+  }
+
+  /** Room around the fitted graph: less on a narrow panel (a phone), where every pixel counts. */
+  function fitRoom(width) {
+    return { padding: Math.min(FIT_PADDING, width / 60), margin: Math.min(FIT_MARGIN, width / 40) };
   }
 
   /** The visible part of the graph, in graph coordinates, and the scale. */
