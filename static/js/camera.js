@@ -83,7 +83,12 @@ export function createCamera(graph, { button, textPx = MIN_TEXT_PX + 1 } = {}) {
     get textSize() {
       return minText;
     },
-    refresh: () => show(frame, { force: true }),
+    /** The panel changed size: keep showing what was shown (the whole graph, or the step). */
+    refresh() {
+      if (frame) show(frame, { force: true });
+      else graph.fit(false);
+    },
+
   };
 }
 

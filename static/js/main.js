@@ -72,6 +72,7 @@ export function startValuegraph(root, { location = window.location, history = wi
       else setNote(compactNote());
     },
     onUserView: () => camera.pause(),
+    onResize: () => resized(),
   });
   const camera = createCamera(graph, { button: addViewButtons(el("fit"), graph) });
   const walk = createWalkPanel(root);
@@ -124,11 +125,11 @@ export function startValuegraph(root, { location = window.location, history = wi
     camera.pause();
     graph.zoomBy(1 / 1.4);
   });
-  window.addEventListener("resize", () => {
+  function resized() {
     if (model && view.autoDirection && bestDirection() !== view.direction) redraw({ refit: true });
     else if (camera.following) camera.refresh();
     else graph.fit(false);
-  });
+  }
 
   /** The direction whose whole-graph view is larger in the panel (left to right unless clearly not). */
   function bestDirection() {
@@ -225,11 +226,10 @@ export function startValuegraph(root, { location = window.location, history = wi
     shapeKey = key;
     setNote(placement.compact ? `Drawing ${grouped(model.nodes.length)} nodes…` : "");
     const drawing = graph.setGraph(model, placement, tl);
-    if (refit || reshaped) graph.fit(false);
     graph.pin(pinned);
     const frame = frameAt(tl, controls.step);
     graph.applyFrame(frame);
-    camera.show(frame, { force: refit || reshaped });
+    if (refit || reshaped) camera.show(frame, { force: true });
     const complete = await drawing;
     if (complete) setNote(compactNote());
   }

@@ -35,7 +35,8 @@ const nextFrame = () => new Promise((resolve) => requestAnimationFrame(() => res
 
 // onUserView() hears every pan or zoom the learner makes with the mouse, wheel or touch (not the
 // ones the page makes), so the camera can stop following the walk.
-export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave = () => {}, onNodeClick = () => {}, onProgress = () => {}, onUserView = () => {} } = {}) {
+// onResize() hears the panel change size (the window, the layout around it, presenter mode).
+export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave = () => {}, onNodeClick = () => {}, onProgress = () => {}, onUserView = () => {}, onResize = () => {} } = {}) {
   const uid = ++views;
   const root = d3.select(container);
   const svg = root.append("svg").attr("class", "vg-svg").attr("role", "group").attr("aria-label", "Computation graph");
@@ -80,7 +81,9 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
   let size = null; // the container's size, kept by a ResizeObserver (reading it would force a layout)
 
   new ResizeObserver(([entry]) => {
+    const changed = size !== null && (size[0] !== entry.contentRect.width || size[1] !== entry.contentRect.height);
     size = [entry.contentRect.width, entry.contentRect.height];
+    if (changed) onResize();
   }).observe(container);
 
   // The extent is given, not measured: d3 would read the SVG's size and force a layout.

@@ -259,10 +259,11 @@ function walkPreview(tl) {
 /** The caption under the graph at step k. */
 export function caption(tl, k) {
   const step = tl.steps[k];
+  // The stage only: the step number is the player's one counter ("Step 11 / 13").
   const stage = step.stage === "sort" ? "Stage 1" : "Stage 2";
   const pop = popText(tl, k);
   const end = k === tl.last ? ` Done: ${doneText(tl)}` : "";
-  return `${stage}, step ${stageStepNumber(tl, k)}. ${pop ? `Pop ${pop}. ` : ""}${whatHappens(tl, k)}${end}`;
+  return `${stage} · ${pop ? `Pop ${pop}. ` : ""}${whatHappens(tl, k)}${end}`;
 }
 
 function doneText(tl) {
