@@ -8,11 +8,12 @@
 export const MIN_TEXT_PX = 12; // the smallest a record's data and grad may be drawn, in CSS px
 const MOVE_MS = 280;
 const MARGIN = 24; // px a followed node keeps from the edge of the view
+const ZOOM_MARGIN = 1.08; // following zooms this much past the smallest readable size
 
 const reducedMotion = () => window.matchMedia?.("(prefers-reduced-motion: reduce)").matches ?? false;
 
 /** `graph` is render.js's view; `button` the Follow toggle (aria-pressed). */
-export function createCamera(graph, { button, textPx = MIN_TEXT_PX + 1 } = {}) {
+export function createCamera(graph, { button, textPx = MIN_TEXT_PX } = {}) {
   let following = true;
   let minText = textPx;
   let frame = null;
@@ -47,7 +48,7 @@ export function createCamera(graph, { button, textPx = MIN_TEXT_PX + 1 } = {}) {
     if (!following || !f) return;
     const duration = reducedMotion() ? 0 : MOVE_MS;
     const readable = readableScale();
-    if (graph.fitScale() >= MIN_TEXT_PX / graph.textSize()) { // the whole graph can be read: show it all
+    if (graph.fitScale() >= readable) { // the whole graph can be read: show it all
       const view = graph.visible();
       if (force || Math.abs(view.k - graph.fitScale()) > 1e-3) graph.fit(duration > 0);
       return;
@@ -57,7 +58,8 @@ export function createCamera(graph, { button, textPx = MIN_TEXT_PX + 1 } = {}) {
     const focusBox = graph.nodeBounds(ids[0]);
     if (!focusBox) return;
     const view = graph.visible();
-    const k = Math.max(readable, Math.min(view.k, readable * 1.6)); // keep a readable zoom the learner chose
+    // A little above the minimum (and no more than 1.6× it, if the view was closer).
+    const k = Math.max(readable * ZOOM_MARGIN, Math.min(view.k, readable * 1.6));
     const margin = MARGIN / k;
     const whole = union(ids.map((id) => graph.nodeBounds(id)).filter(Boolean));
     const fits = (b) => (b.x1 - b.x0) + 2 * margin <= view.width / k && (b.y1 - b.y0) + 2 * margin <= view.height / k;

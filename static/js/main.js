@@ -3,6 +3,8 @@
 
 import { fetchBackward } from "./api.js";
 import { addViewButtons, createCamera } from "./camera.js";
+import { addFlowToggle, edgeFlows, flowAt } from "./flow.js";
+import { addPresenter } from "./presenter.js";
 import { createControls } from "./controls.js";
 import { startCoursePanels } from "./coursepanels.js";
 import { createEditor } from "./editor.js";
@@ -75,6 +77,15 @@ export function startValuegraph(root, { location = window.location, history = wi
     onResize: () => resized(),
   });
   const camera = createCamera(graph, { button: addViewButtons(el("fit"), graph) });
+  let flowOn = false; // "Gradient flow"
+  let flows = null; // edgeFlows(tl) while it is on
+  // The page (not the embed, whose frame is its screen) has presenter mode.
+  if (root.matches(".vg-app")) addPresenter(root, el("fit"), camera);
+  addFlowToggle(el("fit"), graphBox, (on) => {
+    flowOn = on;
+    flows = on && tl ? edgeFlows(tl) : null;
+    if (tl) showStep(controls.step, "history");
+  });
   const walk = createWalkPanel(root);
   const tables = createTables(root, {
     onJump: (k) => {
@@ -199,6 +210,7 @@ export function startValuegraph(root, { location = window.location, history = wi
     if (!current()) return;
     model = response;
     tl = timeline;
+    flows = flowOn ? edgeFlows(tl) : null;
     graphBox.classList.remove("is-stale");
     pinned = pinned !== null && pinned < model.nodes.length ? pinned : null;
     hovered = null;
@@ -299,6 +311,7 @@ export function startValuegraph(root, { location = window.location, history = wi
     if (!tl) return;
     const frame = frameAt(tl, k);
     graph.applyFrame(frame);
+    graph.showFlow(flows ? flowAt(flows, k) : null);
     camera.show(frame);
     walk.showFrame(tl, frame);
     tables.show(k);

@@ -596,8 +596,21 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
   /** Record text size at scale 1, in px: the data and grad text of a record. */
   const textSize = () => (compact ? 11 : 16);
 
+  /** Widths and colours of the edges that carried a gradient (flow.js's flowAt), or null for none. */
+  function showFlow(flows) {
+    svg.classed("vg-grad-encoding", flows !== null);
+    if (compact) return;
+    for (const [key, el] of edgeEls) {
+      const flow = flows?.get(key);
+      el.path.classList.toggle("has-flow", Boolean(flow));
+      for (const sign of ["positive", "negative", "zero"]) el.path.classList.toggle(`is-${sign}`, flow?.sign === sign);
+      if (flow) el.path.style.setProperty("--vg-flow-width", `${flow.width.toFixed(2)}px`);
+      else el.path.style.removeProperty("--vg-flow-width");
+    }
+  }
+
   return {
-    setGraph, applyFrame, fit, zoomBy, reveal, pin, fitScale, visible, nodeBounds, centreOn, textSize,
+    setGraph, applyFrame, fit, zoomBy, reveal, pin, fitScale, visible, nodeBounds, centreOn, textSize, showFlow,
     setTouchMove(on) {
       moveByTouch = on;
       svg.classed("vg-touch-move", on);
