@@ -21,6 +21,7 @@ import { createWalkPanel } from "./walkpanel.js";
 /** Past this many nodes labels cannot be read: draw the compact view. */
 export const COMPACT_ABOVE = 400;
 const URL_THROTTLE_MS = 400;
+const LONG_URL = 2000; // characters of program past which every step's URL write is throttled
 
 const nextTask = () => new Promise((resolve) => setTimeout(resolve, 0));
 
@@ -319,7 +320,8 @@ export function startValuegraph(root, { location = window.location, history = wi
     showStory();
     notifyStep(k, frame);
     if (how === "jump") writeUrl("push");
-    else if (how !== "load" && how !== "history") writeUrl("replace", { throttle: how === "play" || how === "scrub" });
+    // A long program makes every replaceState costly (tens of ms): then steps are throttled too.
+    else if (how !== "load" && how !== "history") writeUrl("replace", { throttle: how === "play" || how === "scrub" || editor.value.length > LONG_URL });
   }
 
   function showStory() {

@@ -55,6 +55,8 @@ export function createWalkPanel(root) {
   const stackHeading = stack.closest(".vg-stack-box")?.querySelector("h3") ?? doc.createElement("h3");
   const sortedHeading = sorted.closest(".vg-sorted-box")?.querySelector("h3") ?? doc.createElement("h3");
 
+  let scrollFrame = 0;
+
   function showFrame(tl, frame) {
     const k = frame.index;
     const inSort = frame.stage === "sort";
@@ -103,9 +105,12 @@ export function createWalkPanel(root) {
       items.push(li);
     }
     sorted.replaceChildren(...items);
+    // Scrolled in the next frame: reading offsetTop now would force a layout of the whole page.
     const row = sorted.querySelector(".is-current, .is-new") ?? (inSort ? sorted.lastElementChild : null);
-    if (row) sorted.scrollTop = row.offsetTop - sorted.clientHeight / 2 + row.offsetHeight / 2;
-    else if (!inSort) sorted.scrollTop = 0;
+    cancelAnimationFrame(scrollFrame);
+    scrollFrame = requestAnimationFrame(() => {
+      sorted.scrollTop = row ? row.offsetTop - sorted.clientHeight / 2 + row.offsetHeight / 2 : 0;
+    });
     if (count === 0) sorted.append(item(doc, tl.recursive ? "none: this walk skips the sort" : "empty", "vg-empty"));
     const hidden = count - items.length;
     sortedMore.textContent = hidden > 0 ? `${grouped(count)} nodes in all` : "";
