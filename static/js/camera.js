@@ -13,8 +13,8 @@ const ZOOM_MARGIN = 1.08; // following zooms this much past the smallest readabl
 const reducedMotion = () => window.matchMedia?.("(prefers-reduced-motion: reduce)").matches ?? false;
 
 /** `graph` is render.js's view; `button` the Follow toggle (aria-pressed). */
-export function createCamera(graph, { button, textPx = MIN_TEXT_PX } = {}) {
-  let following = true;
+export function createCamera(graph, { button, textPx = MIN_TEXT_PX, follow = true } = {}) {
+  let following = follow;
   let minText = textPx;
   let frame = null;
 
@@ -69,7 +69,7 @@ export function createCamera(graph, { button, textPx = MIN_TEXT_PX } = {}) {
     graph.centreOn((box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2, k, duration);
   }
 
-  setFollowing(true);
+  setFollowing(follow);
   return {
     show,
     /** The learner moved the view: stop following until Follow is pressed. */

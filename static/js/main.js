@@ -77,7 +77,8 @@ export function startValuegraph(root, { location = window.location, history = wi
     onUserView: () => camera.pause(),
     onResize: () => resized(),
   });
-  const camera = createCamera(graph, { button: addViewButtons(el("fit"), graph) });
+  // The embed's frame is small: it opens on the whole graph, and Follow is one press away.
+  const camera = createCamera(graph, { button: addViewButtons(el("fit"), graph), follow: !root.matches("[data-valuegraph-embed]") });
   let flowOn = false; // "Gradient flow"
   let flows = null; // edgeFlows(tl) while it is on
   // The page (not the embed, whose frame is its screen) has presenter mode.
@@ -242,6 +243,7 @@ export function startValuegraph(root, { location = window.location, history = wi
     graph.pin(pinned);
     const frame = frameAt(tl, controls.step);
     graph.applyFrame(frame);
+    if (refit || reshaped) graph.fit(false);
     if (refit || reshaped) camera.show(frame, { force: true });
     const complete = await drawing;
     if (complete) setNote(compactNote());

@@ -2,12 +2,15 @@
 Fit for chapter 2, nothing overflows sideways, the caption grows instead of clipping, and a one-finger
 swipe over the graph scrolls the page (Move graph makes it pan the graph); the embed fits its frame."""
 
+from pathlib import Path
+
 import pytest
 
 from pagehelpers import open_program, wait_for_graph
 
 CHAPTER_2 = "a = 2\nb = 3\nc = a * b\nL = c + a"
 PHONE = {"width": 390, "height": 844}
+EMBED_SCREENSHOT = Path(__file__).resolve().parents[2] / "static" / "img" / "screenshot-embed-640x400.png"
 
 
 @pytest.fixture()
@@ -26,9 +29,9 @@ def swipe_up(page, x, y, distance=300):
     cdp.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [{"x": x, "y": y}]})
     for i in range(1, 11):
         cdp.send("Input.dispatchTouchEvent", {"type": "touchMove", "touchPoints": [{"x": x, "y": y - distance * i / 10}]})
-        page.wait_for_timeout(16)
+        page.wait_for_timeout(30)
     cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
-    page.wait_for_timeout(300)
+    page.wait_for_timeout(600)  # the scroll's fling settles
 
 
 def view_of(page):
@@ -88,7 +91,16 @@ def test_the_embed_fits_its_frame(page, size, query):
     for name in ("play", "graph", "caption"):
         box = page.locator(f'[data-vg="{name}"]').bounding_box()
         assert box["y"] >= 0 and box["y"] + box["height"] <= size[1], f"{name} is in the frame"
+    inside = page.evaluate(
+        """() => { const g = document.querySelector('[data-vg="graph"]').getBoundingClientRect();
+            return [...document.querySelectorAll('.vg-box')].every((b) => { const r = b.getBoundingClientRect();
+                return r.left >= g.left && r.right <= g.right && r.top >= g.top && r.bottom <= g.bottom; }); }"""
+    )
+    assert inside, "the whole graph is in the frame (the embed opens on Fit; Follow is a press away)"
     program = page.locator('[data-vg="program"]')
     shown = program.evaluate("(t) => t.scrollHeight <= t.clientHeight || getComputedStyle(t).overflowY === 'auto'")
     assert shown, "the editor shows the whole program or scrolls"
     assert program.evaluate("(t) => t.clientHeight") >= 4 * 20, "chapter 2's four lines fit"
+    if query == "controls=minimal":  # the README's embed section shows this frame
+        page.get_by_role("button", name="Step forward").click()
+        page.screenshot(path=str(EMBED_SCREENSHOT))
