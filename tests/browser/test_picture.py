@@ -12,7 +12,8 @@ SOFTMAX = (
     "# three scores; the right answer is class 1\nz1 = 2; z2 = 1; z3 = 0.1\ne1 = exp(z1); e2 = exp(z2); e3 = exp(z3)\n"
     "s = e1 + e2 + e3\np1 = e1 / s\nL = -log(p1)"
 )
-PROGRAMS = {"chapter2": (CHAPTER_2, 4), "softmax": (SOFTMAX, None), "neuron": (NEURON, None)}
+REUSE = "a = 1\nb = a + a\nc = b + b"  # two updates to the same child at one step: both must read
+PROGRAMS = {"chapter2": (CHAPTER_2, 4), "softmax": (SOFTMAX, None), "neuron": (NEURON, None), "reuse": (REUSE, 3)}
 
 # Everything measured in one evaluate per step: the current node's text, the panel, every box.
 MEASURE = """() => {
@@ -68,3 +69,17 @@ def test_every_step_is_readable_and_nothing_overlaps(page, size, example):
                     continue  # the layout keeps records apart; tested in test_layout
                 assert not overlap(a["box"], b["box"]), f"step {k}: {a['kind']} {a['key']} overlaps {b['kind']} {b['key']}"
     assert in_viewport(page, "play") and in_viewport(page, "scrubber")
+
+
+def test_two_updates_to_the_same_child_are_both_readable(page):
+    open_program(page, REUSE, nodes=3)
+    steps = page.evaluate("document.querySelector('[data-valuegraph]').valuegraph.timeline.steps.map((s) => (s.updates ?? []).length)")
+    k = max(i for i, n in enumerate(steps) if n == 2)  # b passes 1 × 2 to a along both edges of a + a
+    go(page, k)
+    callouts = page.locator("g.vg-update-label")
+    assert callouts.count() == 2
+    assert callouts.locator(".vg-edge-text").all_text_contents() == ["a.grad +=1 × 2", "a.grad +=1 × 2"]
+    boxes = [callouts.nth(i).locator("rect").bounding_box() for i in range(2)]
+    a, b = ([r["x"], r["y"], r["x"] + r["width"], r["y"] + r["height"]] for r in boxes)
+    assert not overlap(a, b)
+    assert sorted(callouts.evaluate_all("(gs) => gs.map((g) => g.dataset.edge)")) == ["1:0", "1:1"]

@@ -104,3 +104,21 @@ def test_the_embed_fits_its_frame(page, size, query):
     if query == "controls=minimal":  # the README's embed section shows this frame
         page.get_by_role("button", name="Step forward").click()
         page.screenshot(path=str(EMBED_SCREENSHOT))
+
+
+def test_two_fingers_zoom_the_graph_without_move_graph(phone):
+    open_program(phone, CHAPTER_2, nodes=4)
+    box = phone.locator('[data-vg="graph"]').bounding_box()
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    scroll, before = view_of(phone)
+    cdp = phone.context.new_cdp_session(phone)
+    cdp.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [{"x": x - 20, "y": y, "id": 0}, {"x": x + 20, "y": y, "id": 1}]})
+    for i in range(1, 11):
+        cdp.send("Input.dispatchTouchEvent", {"type": "touchMove", "touchPoints": [{"x": x - 20 - 8 * i, "y": y, "id": 0}, {"x": x + 20 + 8 * i, "y": y, "id": 1}]})
+        phone.wait_for_timeout(30)
+    cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+    phone.wait_for_timeout(300)
+    after_scroll, after = view_of(phone)
+    scale = lambda t: float(t.split("scale(")[1].rstrip(")"))  # noqa: E731
+    assert scale(after) > 1.5 * scale(before), "a pinch zooms the graph"
+    assert phone.get_by_role("button", name="Follow").get_attribute("aria-pressed") == "false", "and pauses following"
