@@ -18,7 +18,8 @@ export function createCamera(graph, { button, textPx = MIN_TEXT_PX, follow = tru
   let minText = textPx;
   let frame = null;
 
-  function setFollowing(on) {
+  function setFollowing(on, always = false) {
+    if (on === following && !always) return; // every wheel notch pauses: touch the button once
     following = on;
     button?.setAttribute("aria-pressed", String(on));
     if (button) button.title = on ? "The view follows the walk; pan or zoom to stop it" : "Follow the walk again";
@@ -69,7 +70,7 @@ export function createCamera(graph, { button, textPx = MIN_TEXT_PX, follow = tru
     graph.centreOn((box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2, k, duration);
   }
 
-  setFollowing(follow);
+  setFollowing(follow, true);
   return {
     show,
     /** The learner moved the view: stop following until Follow is pressed. */

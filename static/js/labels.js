@@ -9,7 +9,7 @@ const ALONG = [0.5, 0.38, 0.62, 0.26, 0.74, 0.15, 0.85]; // share of the edge's 
 const GAP = 4; // px kept clear around a callout
 const SHIFTS = 4; // how many half-sizes a callout may move off its edge, each way
 
-export const overlaps = (a, b) => a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1;
+const overlaps = (a, b) => a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1;
 
 function overlapArea(a, b) {
   const w = Math.min(a.x1, b.x1) - Math.max(a.x0, b.x0);
@@ -20,9 +20,10 @@ function overlapArea(a, b) {
 const boxAt = (x, y, width, height) => ({ x0: x - width / 2, y0: y - height / 2, x1: x + width / 2, y1: y + height / 2 });
 
 /**
- * Place callouts. `obstacles`: boxes nothing may cover. `callouts`: [{width, height, pointAt(t) -> [x, y],
- * across: [dx, dy] (a unit vector across the edge)}]; `bounds`: the box callouts should stay in. Returns [{x, y, moved}] in the same order:
- * the centre of each callout, and whether it left its edge (the caller then draws a leader).
+ * Place callouts. `obstacles`: boxes nothing may cover. `callouts`: [{width, height,
+ * pointAt(t) -> [x, y], across: [dx, dy] (a unit vector across the edge)}]. `bounds`: the box the
+ * callouts should stay in (the picture). Returns [{x, y, moved}] in the same order: the centre of
+ * each callout, and whether it left its edge (the caller then draws a leader to it).
  */
 export function placeCallouts(obstacles, callouts, bounds = null) {
   const taken = obstacles.slice();
@@ -53,6 +54,6 @@ export function placeCallouts(obstacles, callouts, bounds = null) {
       if (cover === 0) break;
     }
     taken.push(best.box);
-    return { x: (best.box.x0 + best.box.x1) / 2, y: (best.box.y0 + best.box.y1) / 2, moved: best.moved, box: best.box };
+    return { x: (best.box.x0 + best.box.x1) / 2, y: (best.box.y0 + best.box.y1) / 2, moved: best.moved };
   });
 }

@@ -3,15 +3,15 @@
 
 import { fetchBackward } from "./api.js";
 import { addViewButtons, createCamera } from "./camera.js";
-import { addFlowToggle, edgeFlows, flowAt } from "./flow.js";
-import { addPresenter } from "./presenter.js";
 import { createControls } from "./controls.js";
 import { startCoursePanels } from "./coursepanels.js";
 import { createEditor } from "./editor.js";
 import { DEFAULT_EXAMPLE } from "./examples.js";
 import { createExamplesMenu } from "./examplesmenu.js";
+import { addFlowToggle, edgeFlows, flowAt } from "./flow.js";
 import { formatNumber, grouped, nodeName } from "./format.js";
 import { placeGraph } from "./layout.js";
+import { addPresenter } from "./presenter.js";
 import { createGraphView } from "./render.js";
 import { createTables } from "./table.js";
 import { buildTimeline, frameAt } from "./timeline.js";
@@ -243,8 +243,10 @@ export function startValuegraph(root, { location = window.location, history = wi
     graph.pin(pinned);
     const frame = frameAt(tl, controls.step);
     graph.applyFrame(frame);
-    if (refit || reshaped) graph.fit(false);
-    if (refit || reshaped) camera.show(frame, { force: true });
+    if (refit || reshaped) {
+      graph.fit(false); // the whole graph, unless the camera is following the walk
+      camera.show(frame, { force: true });
+    }
     const complete = await drawing;
     if (complete) setNote(compactNote());
   }

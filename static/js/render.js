@@ -78,6 +78,7 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
   let charWidth = 7.8;
   let lastFrame = null;
   let obstacles = null; // records, op circles and pills the update callouts must not cover (built when first needed)
+  let culled = new Uint8Array(0); // compact view: 1 for a node out of view, not drawn
   let size = null; // the container's size, kept by a ResizeObserver (reading it would force a layout)
 
   new ResizeObserver(([entry]) => {
@@ -96,6 +97,7 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
       const { k } = event.transform;
       if (event.sourceEvent) onUserView();
       viewport.attr("transform", event.transform);
+      if (compact) cullCompact(event.transform);
       svg.classed("vg-zoomed-in", k >= TEXT_ZOOM).classed("vg-zoomed-out", compact && k < OVERVIEW_ZOOM);
       overviewFocus.attr("r", 9 / k).attr("stroke-width", 3 / k);
     });
@@ -154,6 +156,7 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
     parts = new Array(n);
     shownGrad = new Array(n);
     shownFlags = new Uint8Array(n).fill(FORCE);
+    culled = new Uint8Array(n);
     hotEdges = [];
     hotEdgeLayer.selectAll("*").remove();
     updateLayer.selectAll("*").remove();
@@ -203,6 +206,7 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
         nodeEls[d.id] = this;
       });
       update(nodes);
+      if (compact) cullCompact(d3.zoomTransform(svg.node()), first, last);
       if (lastFrame) applyNodes(lastFrame, first, last);
       onProgress(last, n);
       if (c + 1 < chunks.length) await nextFrame();
@@ -326,10 +330,7 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
 
   // An update ("a.grad += 3 × 1") goes on two lines, so it fits between the records.
   function setPill(label, text) {
-    const split = text.indexOf(" += ");
-    const lines = split < 0 ? [text] : [text.slice(0, split + 3), text.slice(split + 4)];
-    const width = Math.max(...lines.map((line) => line.length)) * charWidth + 14;
-    const height = 20 * lines.length - 2 * (lines.length - 1);
+    const { lines, width, height } = pillSize(text);
     label.select("rect").attr("x", -width / 2).attr("y", -height / 2).attr("width", width).attr("height", height);
     const tspans = label.select("text").selectAll("tspan").data(lines).join("tspan");
     tspans.attr("x", 0).attr("dy", (_, i) => (i === 0 ? `${0.35 - 0.55 * (lines.length - 1)}em` : "1.1em")).text((line) => line);
@@ -435,11 +436,11 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
     drawCallouts(frame.edges.filter((e) => e.text && edgeEls.has(`${e.parent}:${e.slot}`)));
   }
 
-  /** Pill sizes as setPill draws them: one line, or two when the text is an update. */
+  /** A pill's lines and size: one line, or two when the text is an update. */
   function pillSize(text) {
     const split = text.indexOf(" += ");
     const lines = split < 0 ? [text] : [text.slice(0, split + 3), text.slice(split + 4)];
-    return { width: Math.max(...lines.map((line) => line.length)) * charWidth + 14, height: 20 * lines.length - 2 * (lines.length - 1) };
+    return { lines, width: Math.max(...lines.map((line) => line.length)) * charWidth + 14, height: 20 * lines.length - 2 * (lines.length - 1) };
   }
 
   function buildObstacles() {
@@ -553,6 +554,27 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
     const [vw, vh] = viewSize();
     const k = Math.max(d3.zoomTransform(svg.node()).k, compact ? 1 : 0.8);
     svg.transition().duration(300).call(zoom.transform, d3.zoomIdentity.translate(vw / 2 - p.cx * k, vh / 2 - p.cy * k).scale(k));
+  }
+
+  /**
+   * Compact view, zoomed in: nodes out of view are not drawn (display: none). Following the walk
+   * at a readable zoom would otherwise show thousands of records' text, each frame styling and
+   * laying out all of them for the few on screen. Placement only: no layout is read.
+   */
+  function cullCompact(t, from = 0, to = culled.length) {
+    if (!placement) return;
+    const [vw, vh] = viewSize();
+    const { width: W, height: H } = placement.geometry.box;
+    const x0 = -t.x / t.k - W, y0 = -t.y / t.k - H, x1 = (vw - t.x) / t.k + W, y1 = (vh - t.y) / t.k + H;
+    for (let id = from; id < to; id++) {
+      const p = placement.nodes[id];
+      const el = nodeEls[id];
+      if (!p || !el) continue;
+      const out = p.cx < x0 || p.cx > x1 || p.cy < y0 || p.cy > y1 ? 1 : 0;
+      if (out === culled[id]) continue;
+      culled[id] = out;
+      el.style.display = out ? "none" : "";
+    }
   }
 
   /** The scale at which fit() shows the whole graph. */
