@@ -10,7 +10,7 @@ import { DEFAULT_EXAMPLE } from "./examples.js";
 import { createExamplesMenu } from "./examplesmenu.js";
 import { addFlowToggle, edgeFlows, flowAt } from "./flow.js";
 import { formatNumber, grouped, nodeName } from "./format.js";
-import { placeGraph } from "./layout.js";
+import { bestBands, placeGraph } from "./layout.js";
 import { addPresenter } from "./presenter.js";
 import { createGraphView } from "./render.js";
 import { createTables } from "./table.js";
@@ -140,6 +140,7 @@ export function startValuegraph(root, { location = window.location, history = wi
   });
   function resized() {
     if (model && view.autoDirection && bestDirection() !== view.direction) redraw({ refit: true });
+    else if (placement?.compact && bestBands(placeGraph(model, { direction: view.direction, compact: true }), graph.visible().width, graph.visible().height) !== placement.bands) redraw({ refit: true });
     else if (camera.following) camera.refresh();
     else graph.fit(false);
   }
@@ -234,8 +235,13 @@ export function startValuegraph(root, { location = window.location, history = wi
       view.direction = bestDirection();
       showDirection();
     }
-    placement = placeGraph(model, { direction: view.direction, compact: model.nodes.length > COMPACT_ABOVE });
-    const key = `${view.direction}:${model.nodes.length}:${placement.width}x${placement.height}`;
+    const compact = model.nodes.length > COMPACT_ABOVE;
+    placement = placeGraph(model, { direction: view.direction, compact });
+    // A long, thin big graph (the 3,001-node chain) is folded into bands to fill the panel.
+    const { width, height } = graph.visible();
+    const bands = bestBands(placement, width, height);
+    if (bands > 1) placement = placeGraph(model, { direction: view.direction, compact, bands });
+    const key = `${view.direction}:${placement.bands}:${model.nodes.length}:${placement.width}x${placement.height}`;
     const reshaped = key !== shapeKey;
     shapeKey = key;
     setNote(placement.compact ? `Drawing ${grouped(model.nodes.length)} nodes…` : "");

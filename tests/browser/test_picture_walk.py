@@ -223,3 +223,23 @@ def test_the_walk_panel_shows_the_walk_order_and_the_current_node_in_stage_2(pag
     now = panel.locator('[data-vg="stack"] li').all_text_contents()
     assert now[0].endswith(f"· grad {app_eval(page, 'return String(app.timeline.steps[app.controls.step].grad);')}")
     assert "empty" not in " ".join(now)
+
+
+def test_a_long_thin_big_graph_is_folded_to_use_the_panel(page):
+    program = "x = 0.3\nh0 = x\n" + "".join(f"h{i} = tanh(h{i - 1} * 1.01)\n" for i in range(1, 1001)) + "L = h1000"
+    page.goto(url_for(program))
+    wait_for_graph(page, 3001)
+    shape = page.evaluate(
+        """async () => {
+            const app = document.querySelector('[data-valuegraph]').valuegraph;
+            const base = new URL(document.querySelector('script[type=module]').src).pathname.replace(/main\\.js.*$/, '');
+            const { placeGraph } = await import(base + 'layout.js');
+            const svg = document.querySelector('[data-vg=graph] svg');
+            const unfolded = placeGraph(app.model, { direction: 'LR', compact: true });
+            const box = svg.getBoundingClientRect();
+            return { folded: app.graph.fitScale(), unfolded: Math.min(box.width / unfolded.width, box.height / unfolded.height),
+                     height: box.height };
+        }"""
+    )
+    # One row of 3,001 records was a hairline at Fit; in bands it takes the panel's shape.
+    assert shape["folded"] > 8 * shape["unfolded"], shape
