@@ -8,6 +8,9 @@
     show(L)                      # the interactive walk, inline, no server
     export(L, "lesson.html")     # the same as one self-contained file
 
+show() and export() also take a graph of PyPI micrograd's Values or of the course's (see
+app.interop: local gradients derived where the object does not store them).
+
 The output is the self-contained file (app.export.standalone_html) inside an iframe's srcdoc, so
 its script runs in a document of its own, apart from the notebook's page and its other outputs.
 """
@@ -15,9 +18,10 @@ its script runs in a document of its own, apart from the notebook's page and its
 import html
 from pathlib import Path
 
-from engine import Limits, Value
+from engine import Limits
 
 from .export import EmbedOptions, response_for_value, standalone_html
+from .interop import MICROGRAD_ORDER_NOTE, as_engine_value, kind_of
 
 DEFAULT_HEIGHT = 720
 
@@ -25,12 +29,14 @@ DEFAULT_HEIGHT = 720
 class Visualiser:
     """What show() returns: Jupyter displays it through _repr_html_."""
 
-    def __init__(self, document: str, height: int = DEFAULT_HEIGHT):
+    def __init__(self, document: str, height: int = DEFAULT_HEIGHT, note: str | None = None):
         self.document = document
         self.height = height
+        self.note = note
 
     def _repr_html_(self) -> str:
-        return (
+        note = f"<p>{html.escape(self.note)}</p>" if self.note else ""
+        return note + (
             f'<iframe srcdoc="{html.escape(self.document, quote=True)}" title="valuegraph" '
             f'style="width: 100%; height: {int(self.height)}px; border: 0" sandbox="allow-scripts allow-downloads"></iframe>'
         )
@@ -41,19 +47,21 @@ class Visualiser:
         return path
 
 
-def _document(output: Value, *, variant: str, title: str, **options) -> str:
-    if not isinstance(output, Value):
-        raise TypeError(f"show() and export() take an engine.Value, not {type(output).__name__}")
-    response = response_for_value(output, Limits(), variant)
-    return standalone_html(response, options=EmbedOptions(editor="hidden", **options), title=title)
+def _document(output, *, variant: str, title: str, **options) -> tuple[str, str | None]:
+    """The file for `output`'s graph (any Value app.interop reads), and the note it carries."""
+    note = MICROGRAD_ORDER_NOTE if kind_of(output) == "micrograd" else None
+    response = response_for_value(as_engine_value(output), Limits(), variant)
+    return standalone_html(response, options=EmbedOptions(editor="hidden", **options), title=title, note=note), note
 
 
-def show(output: Value, *, variant: str = "correct", height: int = DEFAULT_HEIGHT, title: str = "valuegraph", **options) -> Visualiser:
+def show(output, *, variant: str = "correct", height: int = DEFAULT_HEIGHT, title: str = "valuegraph", **options) -> Visualiser:
     """The walk for `output`'s graph, for a notebook cell. options: the embed's (stage, step,
     autoplay, speed, controls, theme, table), e.g. show(L, table="shown", stage="propagate")."""
-    return Visualiser(_document(output, variant=variant, title=title, **options), height)
+    document, note = _document(output, variant=variant, title=title, **options)
+    return Visualiser(document, height, note)
 
 
-def export(output: Value, path, *, variant: str = "correct", title: str = "valuegraph", **options) -> Path:
+def export(output, path, *, variant: str = "correct", title: str = "valuegraph", **options) -> Path:
     """Write the self-contained file for `output`'s graph to `path`; returns the path."""
-    return Visualiser(_document(output, variant=variant, title=title, **options)).save(path)
+    document, note = _document(output, variant=variant, title=title, **options)
+    return Visualiser(document, note=note).save(path)
