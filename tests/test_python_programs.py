@@ -299,6 +299,12 @@ while True:
     else:
         total += i
 assert total == 1 + 3 + 5 + 7
+def spread(first, *rest, scale=1, **options):
+    return (first + sum(rest)) * scale + len(options)
+assert spread(1, 2, 3) == 6 and spread(*[1, 2], **{'scale': 2, 'extra': 0}) == 7
+assert ', '.join([str(1), str(2.5), str(Counter)]) == '1, 2.5, <class Counter>'
+nested = sum(sum(w * x for w, x in zip(row, [1, 2])) for row in [[1, 1], [2, 0]])
+assert nested == 5
 f = lambda t, s=1: t * s
 assert f(3) == 3 and f(3, s=2) == 6
 assert min(3, 1, 2) == 1 and max([1.5, -2]) == 1.5 and abs(-2) == 2 and int(2.9) == 2 and float(1) == 1.0
