@@ -401,3 +401,10 @@ def test_shorthand_nodes_know_their_code_too():
         ((2, 5, 2, 32), "(x + 1) * exp(x) + x.tanh()"),
     ]
     assert all(o.scope == [] for o in result.origins(nodes))
+
+
+def test_names_label_outside_functions_only():
+    program = "def neuron(x, w):\n    act = x * w\n    return act.tanh()\nx = Value(0.5)\nout = neuron(x, 2.0)\nout.backward()"
+    nodes, found = origins(program)
+    assert [o.label for o in found] == ["x", None, None, "out"]
+    assert found[2].expr == "x * w" and found[2].scope == ["neuron"]

@@ -604,7 +604,7 @@ class Compiler:
 
             def store_labelled(frame, value):
                 frame.vars[name] = value
-                if type(value) is Value:
+                if type(value) is Value and state.depth == 0:  # a function's locals would repeat in every call
                     labels.setdefault(value._serial, name)
 
             return store_labelled
