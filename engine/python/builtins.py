@@ -449,7 +449,7 @@ def set_value_attribute(value, name, new):
     if name in ("data", "grad"):
         if type(new) not in NUMBERS:
             raise RunError(f".{name} takes a plain number, not {type_name(new)}" + ("; write .data of the other Value" if type(new) is Value else ""))
-        setattr(value, name, float(new) if abs(new) < BIG or type(new) is float else _number(new) * 1.0)
+        setattr(value, name, float(_number(new)))
     elif name == "label":
         if type(new) is not str:
             raise RunError(f".label takes a string, not {type_name(new)}")

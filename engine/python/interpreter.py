@@ -330,7 +330,11 @@ class Compiler:
         value = self.expr(node.value)
         state = self.state
         if self.prelude:
-            return lambda frame: (value(frame), None)[1]
+
+            def run_prelude(frame):
+                value(frame)
+
+            return run_prelude
 
         def run(frame):
             result = value(frame)
@@ -356,7 +360,6 @@ class Compiler:
     def stmt_Assert(self, node):
         test = self.expr(node.test)
         message = self.expr(node.msg) if node.msg is not None else None
-        state = self.state
 
         def run(frame):
             if not test(frame):
@@ -518,7 +521,7 @@ class Compiler:
 
         return run
 
-    def stmt_FunctionDef(self, node, in_class=False, class_name=None):
+    def stmt_FunctionDef(self, node, in_class=False):
         params, defaults, stars = self.parameters(node.args)
         body = self.block(node.body)
         name = node.name
