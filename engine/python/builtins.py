@@ -211,6 +211,7 @@ def collect_lazily(state, value, what):
     for count, item in enumerate(iterate(value)):
         if count >= limit:
             raise RunError(f"{what} would take more than {limit:,} items; the limit is {limit:,}")
+        state.charge(1)  # each item may make a Value (sum does)
         yield item
 
 
