@@ -16,6 +16,15 @@
 | VALUEGRAPH_TIME_BUDGET             | 2.0       | seconds of wall-clock time per request (longer: 503)       |
 | VALUEGRAPH_WORKER_THREADS          | 4         | requests computed at once per process; the rest queue      |
 | VALUEGRAPH_RESPONSE_CACHE_BYTES    | 16000000  | bytes of answers kept in the in-process LRU response cache |
+| VALUEGRAPH_REDIS_URL               | (unset)   | Teach live rooms in Redis (shared by every worker/instance) |
+| VALUEGRAPH_ROOM_IDLE_SECONDS       | 3600      | seconds a room lives without a move by its teacher         |
+| VALUEGRAPH_ROOM_MAX_ROOMS          | 1000      | rooms open at once (more: 503)                             |
+| VALUEGRAPH_ROOM_MAX_MEMBERS        | 500       | connections to one room, teacher included (more: closed)   |
+| VALUEGRAPH_ROOM_MAX_MESSAGE_BYTES  | 200000    | bytes of one WebSocket message (larger: closed, 1009)      |
+| VALUEGRAPH_ROOM_MESSAGES_PER_SECOND| 30        | messages a connection may send per second, on average      |
+| VALUEGRAPH_ROOM_MESSAGE_BURST      | 60        | messages it may send at once before the rate applies       |
+| VALUEGRAPH_ROOM_JOIN_SECONDS       | 10        | seconds a new connection has to send its join message      |
+| VALUEGRAPH_ROOM_SEND_QUEUE         | 256       | messages waiting for a slow member (more: it is dropped and reconnects) |
 
 Program-level limits (source length to printed characters) answer 400 with the place in the program.
 """
@@ -47,10 +56,23 @@ class Settings:
     time_budget: float = 2.0
     worker_threads: int = 4
     response_cache_bytes: int = 16_000_000
+    redis_url: str = ""
+    room_idle_seconds: float = 3600.0
+    room_max_rooms: int = 1000
+    room_max_members: int = 500
+    room_max_message_bytes: int = 200_000
+    room_messages_per_second: float = 30.0
+    room_message_burst: int = 60
+    room_join_seconds: float = 10.0
+    room_send_queue: int = 256
 
     def __post_init__(self):
         for field in fields(self):
             value = getattr(self, field.name)
+            if field.type is str:
+                if not isinstance(value, str):
+                    raise ValueError(f"setting {field.name} must be text, not {value!r}")
+                continue
             allowed = int if field.type is int else (int, float)
             if isinstance(value, bool) or not isinstance(value, allowed) or not (value > 0 and math.isfinite(value)):
                 raise ValueError(f"setting {field.name} must be {_kind(field.type)}, not {value!r}")
@@ -64,7 +86,7 @@ class Settings:
             if raw is None or raw.strip() == "":
                 continue
             try:
-                values[field.name] = field.type(raw.replace("_", ""))
+                values[field.name] = raw.strip() if field.type is str else field.type(raw.replace("_", ""))
             except ValueError:
                 raise ValueError(f"{variable} must be {_kind(field.type)}, not {raw!r}") from None
         return cls(**values)

@@ -155,10 +155,11 @@ def _response_text(response) -> str:
     return serialize.to_json(response).decode("utf-8")
 
 
-def standalone_html(response, *, expression: str = "", variables: str = "", options: EmbedOptions | None = None, title: str = "valuegraph") -> str:
+def standalone_html(response, *, expression: str = "", variables: str = "", options: EmbedOptions | None = None, title: str = "valuegraph", scorm: bool = False) -> str:
     """A complete HTML document replaying `response` (a POST /backward answer with its trace and
     layout: a record, or its JSON) with the page's controls, needing no server and no network.
-    `expression` and `variables` are shown in the editor, which is read-only (nothing can rerun)."""
+    `expression` and `variables` are shown in the editor, which is read-only (nothing can rerun).
+    With `scorm` it reports to a SCORM 1.2 platform (static/js/scorm.js; app/scorm.py packages it)."""
     options = options or EmbedOptions()
     if options.editor == "shown":
         options = replace(options, editor="read-only")
@@ -170,7 +171,7 @@ def standalone_html(response, *, expression: str = "", variables: str = "", opti
         "bundle": _script_text(script_bundle()),
     }
     template = template_environment().get_template("embed.html")
-    return template.render(options=options, inline=inline, title=title)
+    return template.render(options=options, inline=inline, title=title, scorm=scorm)
 
 
 def response_for_value(output: Value, limits: Limits = Limits(), variant: str = "correct", program: ProgramRun | None = None) -> dict:

@@ -15,7 +15,8 @@ from .cache import ResponseCache
 from .config import Settings
 from .errors import register_error_handlers
 from .middleware import BodySizeLimit
-from .routes import api, embed, pages
+from .rooms import Classroom
+from .routes import api, classroom, embed, oembed, pages, scorm
 from .security import SecurityHeaders, StaticVersions
 
 REPO = Path(__file__).resolve().parent.parent
@@ -29,6 +30,7 @@ async def lifespan(app: FastAPI):
     # passes over a large request's graph short.
     gc.freeze()
     yield
+    await app.state.classroom.close()
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -46,6 +48,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.templates.env.globals["static_url"] = static_versions.template_function()
     app.state.work_limiter = anyio.CapacityLimiter(settings.worker_threads)
     app.state.response_cache = ResponseCache(settings.response_cache_bytes)
+    app.state.classroom = Classroom(settings, app.state.work_limiter)
+    app.state.templates.env.globals["oembed_href"] = oembed.discovery_href
     register_error_handlers(app)
 
     # Added innermost first: CORS headers go on every answer, 413 included.
@@ -60,6 +64,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(api.router)
     app.include_router(pages.router)
     app.include_router(embed.router)
+    app.include_router(classroom.router)
+    app.include_router(oembed.router)
+    app.include_router(scorm.router)
     app.mount("/static", StaticFiles(directory=STATIC_DIR, check_dir=False), name="static")
     _add_openapi_examples(app)
     return app

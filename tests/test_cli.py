@@ -65,7 +65,7 @@ def test_several_workers_go_to_uvicorns_supervisor(monkeypatch, capsys):
     runs = []
     monkeypatch.setattr(uvicorn, "run", lambda app, **options: runs.append((app, options)))
     assert cli.main(["--host", "0.0.0.0", "--port", "8123", "--workers", "2"]) == 0
-    assert runs == [("app.main:app", {"host": "0.0.0.0", "port": 8123, "workers": 2, "reload": False})]
+    assert runs == [("app.main:app", {"host": "0.0.0.0", "port": 8123, "workers": 2, "reload": False, "ws_per_message_deflate": False})]
     assert capsys.readouterr().out == "valuegraph running at http://127.0.0.1:8123/\n"
 
 

@@ -12,7 +12,9 @@
 //   {type: "valuegraph:play"}           {type: "valuegraph:pause"}
 
 import { fetchBackward, reviveNumbers } from "./api.js";
+import { startClassroom } from "./classroom.js";
 import { pngBlob, standaloneSvg } from "./export.js";
+import { connectScorm } from "./scorm.js";
 import { startValuegraph } from "./main.js";
 
 const PREFIX = "valuegraph:";
@@ -26,6 +28,7 @@ export function startEmbed(root, { parent = window.parent } = {}) {
     if (framed) parent.postMessage({ ...message, type: PREFIX + message.type }, "*");
   };
   let app = null;
+  const scorm = options.scorm === "true" ? connectScorm(window) : null;
 
   // The steps of the chosen stage, [first, last], in the page's numbering.
   function range() {
@@ -45,6 +48,7 @@ export function startEmbed(root, { parent = window.parent } = {}) {
       return;
     }
     if (k === last) app.controls.pause();
+    if (k === app.timeline.last) scorm?.complete(); // the end of the walk
     post({ type: "step", step: k - first, last: last - first, stage: frame.stage, caption: frame.caption });
   }
 
@@ -84,6 +88,10 @@ export function startEmbed(root, { parent = window.parent } = {}) {
       app.controls.pause();
     }
   });
+
+  // Teach live (not in the self-contained file: it has no server): ?room=CODE follows a room.
+  const classroomBox = root.querySelector("[data-vg-classroom]");
+  if (classroomBox && !saved) startClassroom(classroomBox, app);
 
   let height = 0;
   new ResizeObserver(() => {

@@ -3,6 +3,7 @@
 
 import { fetchBackward } from "./api.js";
 import { createControls } from "./controls.js";
+import { startClassroom } from "./classroom.js";
 import { startCoursePanels } from "./coursepanels.js";
 import { createEditor } from "./editor.js";
 import { DEFAULT_EXAMPLE, EXAMPLES } from "./examples.js";
@@ -36,6 +37,9 @@ export function startValuegraph(root, { location = window.location, history = wi
   let hovered = null;
   let urlTimer = null;
   let shapeKey = "";
+  let shownProgram = null; // the program, variables and variant of the graph on screen
+  const changeListeners = [];
+  const changed = () => changeListeners.forEach((listener) => listener());
 
   const graphBox = el("graph");
   const note = el("graph-note");
@@ -61,6 +65,7 @@ export function startValuegraph(root, { location = window.location, history = wi
       pinned = pinned === id ? null : id;
       graph.pin(pinned);
       showStory();
+      changed();
     },
     onProgress: (done, total) => {
       if (done < total) setNote(`Drawing ${grouped(done)} of ${grouped(total)} nodes…`);
@@ -80,6 +85,7 @@ export function startValuegraph(root, { location = window.location, history = wi
       // Announcing every caption while playing would drown a screen reader.
       caption.setAttribute("aria-live", playing ? "off" : "polite");
       if (!playing) writeUrl("replace");
+      changed();
     },
   });
   const editor = createEditor(root, {
@@ -109,6 +115,7 @@ export function startValuegraph(root, { location = window.location, history = wi
     showDirection();
     if (model) redraw({ refit: true });
     writeUrl("push");
+    changed();
   });
   el("fit").addEventListener("click", () => graph.fit());
   el("zoom-in").addEventListener("click", () => graph.zoomBy(1.4));
@@ -151,6 +158,7 @@ export function startValuegraph(root, { location = window.location, history = wi
       const response = await backend({ expression, variables: variables.values, variant: view.variant }, { signal: pending.signal });
       if (!current()) return;
       hideError();
+      shownProgram = { expression, variables: variables.values, variant: view.variant };
       await load(response, step, current);
       if (current()) writeUrl(how);
       // The course panels (nudge test, broken walks) follow the graph on screen.
@@ -272,6 +280,7 @@ export function startValuegraph(root, { location = window.location, history = wi
     caption.textContent = frame.caption;
     showStory();
     notifyStep(k, frame);
+    changed();
     if (how === "jump") writeUrl("push");
     else if (how !== "load" && how !== "history") writeUrl("replace", { throttle: how === "play" || how === "scrub" });
   }
@@ -330,9 +339,40 @@ export function startValuegraph(root, { location = window.location, history = wi
   examples.value = EXAMPLES.find((e) => e.program === program)?.id ?? "";
   const ready = run({ history: "replace", step: initial.step ?? 0 });
 
-  return { run, controls, editor, ready, get timeline() { return tl; }, get model() { return model; }, get svg() { return graphBox.querySelector("svg"); } };
+  // ---- Teach live (classroom.js): what the page shows, as a room's state, and back ----
+  function shownState() {
+    if (!tl || !shownProgram) return null;
+    return { ...shownProgram, step: controls.step, playing: controls.playing, speed: controls.speed, pinned, direction: view.direction };
+  }
+
+  async function apply(s) {
+    controls.pause(); // the teacher's steps arrive one by one; a local timer would race them
+    controls.speed = s.speed;
+    if (s.direction !== view.direction) {
+      view.direction = s.direction;
+      showDirection();
+      if (model) redraw({ refit: true });
+    }
+    const same = shownProgram && shownProgram.expression === s.expression && shownProgram.variant === s.variant && JSON.stringify(shownProgram.variables) === JSON.stringify(s.variables);
+    if (!same) {
+      editor.value = s.expression;
+      variablesInput.value = Object.entries(s.variables).map(([name, value]) => `${name} = ${value}`).join(", ");
+      view.variant = s.variant;
+      await run({ history: "replace", step: s.step });
+    }
+    controls.go(s.step, "follow");
+    pinned = model && s.pinned !== null && s.pinned < model.nodes.length ? s.pinned : null;
+    graph.pin(pinned);
+    showStory();
+  }
+
+  const onChange = (listener) => changeListeners.push(listener);
+
+  return { run, controls, editor, ready, state: shownState, apply, onChange, get timeline() { return tl; }, get model() { return model; }, get svg() { return graphBox.querySelector("svg"); } };
 }
 
 const root = document.querySelector("[data-valuegraph]");
 // export.js and share.js find the running page on its root element.
 if (root) startCoursePanels(root, (root.valuegraph = startValuegraph(root)));
+const classroomBox = document.querySelector("[data-vg-classroom]");
+if (root && classroomBox) startClassroom(classroomBox, root.valuegraph);

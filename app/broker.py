@@ -1,0 +1,291 @@
+"""Where Teach live rooms live: one interface, two implementations.
+
+A room is a record {teacher: sha256 of the teacher token, state, version, walk} kept
+under its code, plus a channel on which every change is published to every process serving a
+member, plus the set of members (to count followers). `InProcessBroker` keeps all of it in this
+process (the default: one `valuegraph` needs nothing else); `RedisBroker` keeps it in Redis (a
+hash per room, a pub/sub channel per room, a sorted set of members per room) so that any worker
+or instance can serve any member, and nothing is lost when one of them dies.
+
+Members are counted by heartbeat, not by join/leave alone: a process killed with -9 never says
+goodbye, so each member's entry carries an expiry that its process keeps pushing forward
+(`MEMBER_TTL`), and the count only includes entries not yet expired.
+"""
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+
+MEMBER_TTL = 15.0  # seconds a member counts after its process last confirmed it
+HEARTBEAT = 5.0
+REDIS_CONNECTIONS = 1000  # per process  # how often a process confirms its members (and notices expired rooms)
+
+
+class RoomGone(Exception):
+    """The room does not exist, or has expired."""
+
+
+class TooManyRooms(Exception):
+    pass
+
+
+@dataclass
+class RoomRecord:
+    teacher: str  # sha256 hex of the teacher token
+    state: dict
+    version: int
+    walk: list[int]  # the state's walk: [last step, first step of propagation, nodes]
+
+
+class Subscription:
+    def __init__(self, messages: AsyncIterator[dict], close):
+        self._messages = messages
+        self.close = close
+
+    def __aiter__(self):
+        return self._messages
+
+
+class Broker:
+    """The interface both brokers implement (and tests/test_broker.py checks, for both)."""
+
+    async def create(self, code: str, record: RoomRecord, *, idle_seconds: float, max_rooms: int) -> bool:
+        """Store a new room; False if the code is taken; TooManyRooms at the limit."""
+        raise NotImplementedError
+
+    async def get(self, code: str) -> RoomRecord | None:
+        raise NotImplementedError
+
+    async def update(self, code: str, state: dict, walk: list[int], *, idle_seconds: float) -> int:
+        """Replace the room's state, push its expiry back, publish it; returns its new version."""
+        raise NotImplementedError
+
+    async def touch(self, code: str, *, idle_seconds: float) -> None:
+        """Push the room's expiry back (the teacher is there, even if not moving)."""
+        raise NotImplementedError
+
+    async def subscribe(self, code: str) -> "Subscription":
+        """The room's messages from the moment this returns: {"kind": "state", "version",
+        "state"} or {"kind": "presence"}. Iterate it; close() it when done."""
+        raise NotImplementedError
+
+    async def add_member(self, code: str, member: str) -> None:
+        """Count `member` (again) until MEMBER_TTL from now, and tell the room."""
+        raise NotImplementedError
+
+    async def remove_member(self, code: str, member: str) -> None:
+        raise NotImplementedError
+
+    async def count_members(self, code: str) -> int:
+        raise NotImplementedError
+
+    async def close(self) -> None:
+        pass
+
+
+@dataclass
+class _Room:
+    record: RoomRecord
+    expires: float
+    members: dict[str, float] = field(default_factory=dict)
+    queues: set[asyncio.Queue] = field(default_factory=set)
+
+
+class InProcessBroker(Broker):
+    """Rooms in a dict; subscribers are queues. For one process (any number of connections)."""
+
+    def __init__(self, clock=time.monotonic):
+        self._rooms: dict[str, _Room] = {}
+        self._clock = clock
+
+    def _live(self, code: str) -> _Room | None:
+        room = self._rooms.get(code)
+        if room is not None and room.expires <= self._clock():
+            del self._rooms[code]
+            for queue in room.queues:
+                queue.put_nowait(None)  # ends the subscription
+            return None
+        return room
+
+    async def create(self, code, record, *, idle_seconds, max_rooms):
+        for known in list(self._rooms):
+            self._live(known)  # drop the expired ones before counting
+        if code in self._rooms:
+            return False
+        if len(self._rooms) >= max_rooms:
+            raise TooManyRooms
+        self._rooms[code] = _Room(record, self._clock() + idle_seconds)
+        return True
+
+    async def get(self, code):
+        room = self._live(code)
+        return None if room is None else RoomRecord(**vars(room.record))  # a copy: the caller may keep it
+
+    async def update(self, code, state, walk, *, idle_seconds):
+        room = self._live(code)
+        if room is None:
+            raise RoomGone
+        record = room.record
+        record.state, record.walk = state, walk
+        record.version += 1
+        room.expires = self._clock() + idle_seconds
+        self._publish(room, {"kind": "state", "version": record.version, "state": state})
+        return record.version
+
+    async def touch(self, code, *, idle_seconds):
+        room = self._live(code)
+        if room is None:
+            raise RoomGone
+        room.expires = self._clock() + idle_seconds
+
+    def _publish(self, room: _Room, message: dict) -> None:
+        for queue in room.queues:
+            queue.put_nowait(message)
+
+    async def subscribe(self, code):
+        room = self._live(code)
+        if room is None:
+            raise RoomGone
+        queue: asyncio.Queue = asyncio.Queue()
+        room.queues.add(queue)
+
+        async def messages():
+            while (message := await queue.get()) is not None:
+                yield message
+
+        async def close():
+            room.queues.discard(queue)
+
+        return Subscription(messages(), close)
+
+    async def add_member(self, code, member):
+        room = self._live(code)
+        if room is None:
+            raise RoomGone
+        known = member in room.members
+        room.members[member] = self._clock() + MEMBER_TTL
+        if not known:
+            self._publish(room, {"kind": "presence"})
+
+    async def remove_member(self, code, member):
+        room = self._live(code)
+        if room is not None and room.members.pop(member, None) is not None:
+            self._publish(room, {"kind": "presence"})
+
+    async def count_members(self, code):
+        room = self._live(code)
+        if room is None:
+            return 0
+        now = self._clock()
+        for member, expires in list(room.members.items()):
+            if expires <= now:
+                del room.members[member]
+        return len(room.members)
+
+
+class RedisBroker(Broker):
+    """Rooms in Redis: `vg:room:CODE` (a hash: the record's fields, with the idle expiry),
+    `vg:room:CODE:members` (a sorted set: member -> expiry time), the channel `vg:room:CODE`,
+    and `vg:rooms` (a sorted set: code -> expiry time, to bound how many rooms are open)."""
+
+    ROOMS = "vg:rooms"
+
+    def __init__(self, url: str):
+        try:
+            import redis.asyncio  # only needed when VALUEGRAPH_REDIS_URL is set
+        except ImportError:
+            raise RuntimeError("VALUEGRAPH_REDIS_URL is set, but the redis client is not installed: pip install 'valuegraph[redis]'") from None
+
+        # Blocking: a burst of joins waits for a connection instead of failing. Each room this
+        # process serves holds one more for its subscription.
+        pool = redis.asyncio.BlockingConnectionPool.from_url(url, max_connections=REDIS_CONNECTIONS, timeout=20)
+        self._redis = redis.asyncio.Redis(connection_pool=pool)
+
+    @staticmethod
+    def _key(code: str) -> str:
+        return f"vg:room:{code}"
+
+    async def create(self, code, record, *, idle_seconds, max_rooms):
+        now = time.time()
+        await self._redis.zremrangebyscore(self.ROOMS, "-inf", now)
+        if await self._redis.zcard(self.ROOMS) >= max_rooms:
+            raise TooManyRooms
+        key = self._key(code)
+        fields = {"teacher": record.teacher, "state": json.dumps(record.state), "version": record.version, "walk": json.dumps(record.walk)}
+        if not await self._redis.hsetnx(key, "teacher", record.teacher):
+            return False
+        async with self._redis.pipeline(transaction=True) as pipe:
+            pipe.hset(key, mapping=fields)
+            pipe.pexpire(key, int(idle_seconds * 1000))
+            pipe.zadd(self.ROOMS, {code: now + idle_seconds})
+            await pipe.execute()
+        return True
+
+    async def get(self, code):
+        fields = await self._redis.hgetall(self._key(code))
+        if b"state" not in fields:
+            return None
+        return RoomRecord(
+            teacher=fields[b"teacher"].decode(),
+            state=json.loads(fields[b"state"]),
+            version=int(fields[b"version"]),
+            walk=json.loads(fields[b"walk"]),
+        )
+
+    async def update(self, code, state, walk, *, idle_seconds):
+        key = self._key(code)
+        if not await self._redis.exists(key):
+            raise RoomGone
+        async with self._redis.pipeline(transaction=True) as pipe:
+            pipe.hset(key, mapping={"state": json.dumps(state), "walk": json.dumps(walk)})
+            pipe.hincrby(key, "version", 1)
+            pipe.pexpire(key, int(idle_seconds * 1000))
+            pipe.zadd(self.ROOMS, {code: time.time() + idle_seconds})
+            _, version, _, _ = await pipe.execute()
+        await self._redis.publish(key, json.dumps({"kind": "state", "version": version, "state": state}))
+        return version
+
+    async def touch(self, code, *, idle_seconds):
+        if not await self._redis.pexpire(self._key(code), int(idle_seconds * 1000)):
+            raise RoomGone
+        await self._redis.zadd(self.ROOMS, {code: time.time() + idle_seconds})
+
+    async def subscribe(self, code):
+        pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
+        await pubsub.subscribe(self._key(code))
+
+        async def messages():
+            async for message in pubsub.listen():
+                if message["type"] == "message":
+                    yield json.loads(message["data"])
+
+        return Subscription(messages(), pubsub.aclose)
+
+    async def add_member(self, code, member):
+        key = self._key(code)
+        if not await self._redis.exists(key):
+            raise RoomGone
+        added = await self._redis.zadd(key + ":members", {member: time.time() + MEMBER_TTL})
+        await self._redis.pexpire(key + ":members", int(MEMBER_TTL * 2000))
+        if added:
+            await self._redis.publish(key, '{"kind": "presence"}')
+
+    async def remove_member(self, code, member):
+        key = self._key(code)
+        if await self._redis.zrem(key + ":members", member):
+            await self._redis.publish(key, '{"kind": "presence"}')
+
+    async def count_members(self, code):
+        key = self._key(code) + ":members"
+        now = time.time()
+        await self._redis.zremrangebyscore(key, "-inf", now)
+        return await self._redis.zcard(key)
+
+    async def close(self):
+        await self._redis.aclose()
+
+
+def make_broker(redis_url: str) -> Broker:
+    return RedisBroker(redis_url) if redis_url else InProcessBroker()

@@ -1,0 +1,465 @@
+"""Teach live: a teacher's walk drives every student's screen.
+
+A room has a code to read aloud (8 characters from an alphabet without 0/O or 1/I/L look-alikes,
+about 40 bits, shown as K7MP-Q2XR) and a secret teacher token, given once to whoever creates
+it and stored only as its SHA-256. Members talk over one WebSocket each:
+
+  client -> server   {"type": "join", "code": "K7MP-Q2XR", "token": "..."}   first, within
+                     Settings.room_join_seconds; with the token: the teacher, without: a student
+                     {"type": "state", "state": RoomState}                    the teacher only
+  server -> client   {"type": "welcome", "role", "code", "version", "state", "followers"}
+                     {"type": "state", "version", "state"}                     every change, in order
+                     {"type": "followers", "count"}                            to the teacher
+                     {"type": "error", "message"}                              the message was ignored
+
+The state is checked (its shape, then its program through the same limits and time budget as
+/backward, its step and pinned node against that program's walk) before it is stored in the
+broker, which publishes it to every process serving the room; each process hands it to its own
+members through a bounded queue per member. Limits close the connection with a reason:
+1008 (rate, a forged token), 1009 (size), 1013 (room full, member too slow), 4400 (bad join),
+4404 (no such room, or it expired), 4408 (no join in time).
+"""
+
+import asyncio
+import contextlib
+import hashlib
+import hmac
+import json
+import secrets
+import time
+import uuid
+from collections import deque
+from typing import Annotated, Literal
+
+import anyio
+from fastapi import WebSocket, WebSocketDisconnect
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from engine import ProgramError
+
+from . import schemas
+from .broker import HEARTBEAT, Broker, RoomGone, RoomRecord, TooManyRooms, make_broker
+from .budget import TimeBudgetExceeded, collector_paused, run_within_budget
+from .config import Settings
+from .export import SPEEDS
+from .routes.api import compute_backward  # the /backward pipeline, limits and all
+
+CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
+CODE_LENGTH = 8
+
+
+# ---- the wire format ----
+
+
+class RoomState(BaseModel):
+    """What the teacher shows, and so what every follower shows."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    expression: str
+    variables: dict[schemas.VariableName, schemas.VariableValue] = Field(default_factory=dict)
+    variant: schemas.Variant = "correct"
+    step: int = Field(0, ge=0)
+    stage: Literal["sort", "propagate"] | None = Field(None, description="Set by the server from the step.")
+    playing: bool = False
+    speed: float = 1.0
+    pinned: int | None = Field(None, ge=0)
+    direction: Literal["LR", "BT"] = "LR"
+
+
+class JoinMessage(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    type: Literal["join"]
+    code: str = Field(max_length=40)
+    token: str | None = Field(None, max_length=200)
+
+
+class StateMessage(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    type: Literal["state"]
+    state: RoomState
+
+
+ClientMessage = TypeAdapter(Annotated[JoinMessage | StateMessage, Field(discriminator="type")])
+
+
+class NewRoom(BaseModel):
+    """The body of POST /rooms: the teacher's current state."""
+
+    model_config = ConfigDict(extra="forbid")
+    state: RoomState
+
+
+class RoomCreated(BaseModel):
+    code: str = Field(description="The room's code, to read aloud; also in the join link.")
+    token: str = Field(description="The teacher's secret: only who holds it drives the room. Never put it in a link.")
+    join_url: str
+    embed_url: str
+    qr_svg_url: str
+    websocket_path: str
+
+
+class RoomProblem(Exception):
+    """A state or join the room refuses, with the reason to send back."""
+
+
+# ---- codes and tokens ----
+
+
+def new_code() -> str:
+    return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+
+
+def normalise_code(text: str) -> str:
+    """What a person typed ("k7mp q2xr", "K7MP-Q2XR") as the stored code; RoomProblem if it cannot be one."""
+    code = "".join(ch for ch in text.upper() if ch not in " -")
+    if len(code) != CODE_LENGTH or any(ch not in CODE_ALPHABET for ch in code):
+        raise RoomProblem(f"a room code is {CODE_LENGTH} letters and digits, like K7MP-Q2XR, not {text[:40]!r}")
+    return code
+
+
+def shown_code(code: str) -> str:
+    return f"{code[:4]}-{code[4:]}"
+
+
+def token_digest(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()
+
+
+# ---- checking a state ----
+
+
+def _walk_size(state: RoomState, limits) -> list[int]:
+    request = schemas.BackwardRequest(expression=state.expression, variables=state.variables, variant=state.variant, trace=True)
+    with collector_paused():
+        response = compute_backward(request, limits)
+    sort, propagate = response["trace"]["sort"], response["trace"]["propagate"]
+    # Steps as the page numbers them (static/js/timeline.js): a start, each pop, a seed, each node.
+    return [len(sort) + len(propagate) + 1, len(sort) + 1, len(response["nodes"])]
+
+
+async def checked_state(state: RoomState, settings: Settings, limiter, known: RoomRecord | None) -> tuple[dict, list[int]]:
+    """The state as stored (stage filled in) and its walk; RoomProblem if refused."""
+    if state.speed not in SPEEDS:
+        raise RoomProblem(f"state.speed must be one of {', '.join(f'{s:g}' for s in SPEEDS)}, not {state.speed:g}")
+    same_program = known is not None and all(known.state.get(k) == getattr(state, k) for k in ("expression", "variables", "variant"))
+    if same_program:
+        walk = known.walk
+    else:
+        if len(state.expression) > settings.max_source_length:
+            raise RoomProblem(f"state.expression is {len(state.expression):,} characters, over the limit of {settings.max_source_length:,}")
+        try:
+            walk = await run_within_budget(_walk_size, state, settings.limits, seconds=settings.time_budget, limiter=limiter)
+        except ProgramError as error:
+            raise RoomProblem(f"the program has an error at line {error.line}, column {error.column}: {error.message}") from None
+        except TimeBudgetExceeded as error:
+            raise RoomProblem(str(error)) from None
+    last, propagate_start, nodes = walk
+    if state.step > last:
+        raise RoomProblem(f"state.step is {state.step}, past the walk's last step {last}")
+    if state.pinned is not None and state.pinned >= nodes:
+        raise RoomProblem(f"state.pinned is {state.pinned}, but the graph has {nodes} nodes")
+    stored = state.model_dump()
+    stored["stage"] = "sort" if state.step < propagate_start else "propagate"
+    return stored, walk
+
+
+def errors_text(error: ValidationError) -> str:
+    parts = []
+    for problem in error.errors()[:3]:
+        where = ".".join(str(p) for p in problem["loc"]) or "message"
+        parts.append(f"{where}: {problem['msg']}")
+    return "; ".join(parts)
+
+
+# ---- members and rooms in this process ----
+
+
+class Member:
+    """One WebSocket; messages to it wait in a bounded queue that its own task drains."""
+
+    def __init__(self, websocket: WebSocket, role: str, max_queue: int):
+        self.id = uuid.uuid4().hex
+        self.websocket = websocket
+        self.role = role
+        self.max_queue = max_queue
+        self.seen_version = 0
+        self._pending: deque[str] = deque()
+        self._ready = asyncio.Event()
+        self._close: tuple[int, str] | None = None
+
+    def send(self, text: str, version: int | None = None) -> None:
+        if self._close is not None:
+            return
+        if version is not None:
+            if version <= self.seen_version:
+                return  # already shown (the welcome carried it)
+            self.seen_version = version
+        if len(self._pending) >= self.max_queue:
+            self.close(1013, f"too slow: {self.max_queue} messages were waiting; reconnect to resume")
+            return
+        self._pending.append(text)
+        self._ready.set()
+
+    def send_first(self, text: str) -> None:
+        """Ahead of anything already waiting (the welcome, before changes heard since joining)."""
+        self._pending.appendleft(text)
+        self._ready.set()
+
+    def close(self, code: int, reason: str) -> None:
+        if self._close is None:
+            self._close = (code, reason)
+            self._ready.set()
+
+    async def run_writer(self) -> None:
+        while True:
+            await self._ready.wait()
+            self._ready.clear()
+            while self._pending and self._close is None:
+                await self.websocket.send_text(self._pending.popleft())
+            if self._close is not None:
+                code, reason = self._close
+                with contextlib.suppress(Exception):
+                    await self.websocket.close(code, reason)
+                return
+
+
+class RoomHub:
+    """This process's members of one room, fed by one subscription to the broker."""
+
+    def __init__(self, classroom: "Classroom", code: str):
+        self.classroom = classroom
+        self.code = code
+        self.members: set[Member] = set()
+        self._tasks: list[asyncio.Task] = []
+        self._subscription = None
+
+    async def start(self) -> None:
+        self._subscription = await self.classroom.broker.subscribe(self.code)
+        self._tasks = [asyncio.create_task(self._relay()), asyncio.create_task(self._heartbeat())]
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(BaseException):
+                await task
+        if self._subscription is not None:
+            with contextlib.suppress(Exception):
+                await self._subscription.close()
+
+    async def _relay(self) -> None:
+        async for message in self._subscription:
+            if message["kind"] == "state":
+                text = json.dumps({"type": "state", "version": message["version"], "state": message["state"]})
+                for member in list(self.members):
+                    member.send(text, message["version"])
+            else:
+                await self.send_followers()
+        self.close_all(4404, "the room has expired")
+
+    async def _heartbeat(self) -> None:
+        broker = self.classroom.broker
+        interval = min(HEARTBEAT, self.classroom.settings.room_idle_seconds / 2)
+        while True:
+            await asyncio.sleep(interval)
+            if await broker.get(self.code) is None:
+                self.close_all(4404, "the room has expired")
+                return
+            for member in list(self.members):
+                if member.role == "student":
+                    with contextlib.suppress(RoomGone):
+                        await broker.add_member(self.code, member.id)
+            await self.send_followers()
+
+    async def send_followers(self) -> None:
+        teachers = [m for m in self.members if m.role == "teacher"]
+        if teachers:
+            text = json.dumps({"type": "followers", "count": await self.classroom.broker.count_members(self.code)})
+            for teacher in teachers:
+                teacher.send(text)
+
+    def close_all(self, code: int, reason: str) -> None:
+        for member in list(self.members):
+            member.close(code, reason)
+
+
+class Classroom:
+    """The rooms this process serves; on app.state.classroom."""
+
+    def __init__(self, settings: Settings, limiter: anyio.CapacityLimiter, broker: Broker | None = None):
+        self.settings = settings
+        self.limiter = limiter
+        self.broker = broker or make_broker(settings.redis_url)
+        self.hubs: dict[str, RoomHub] = {}
+        self._hub_lock = asyncio.Lock()
+
+    async def close(self) -> None:
+        for hub in list(self.hubs.values()):
+            hub.close_all(1001, "the server is shutting down; reconnect to resume")
+            await hub.stop()
+        await self.broker.close()
+
+    async def create_room(self, state: RoomState) -> tuple[str, str]:
+        stored, walk = await checked_state(state, self.settings, self.limiter, None)
+        token = secrets.token_urlsafe(24)
+        for _ in range(5):
+            code = new_code()
+            record = RoomRecord(teacher=token_digest(token), state=stored, version=1, walk=walk)
+            if await self.broker.create(code, record, idle_seconds=self.settings.room_idle_seconds, max_rooms=self.settings.room_max_rooms):
+                return code, token
+        raise TooManyRooms  # five collisions in 2**40 codes: the space is full in practice
+
+    async def _hub(self, code: str) -> RoomHub:
+        async with self._hub_lock:
+            hub = self.hubs.get(code)
+            if hub is None:
+                hub = RoomHub(self, code)
+                await hub.start()
+                self.hubs[code] = hub
+            return hub
+
+    async def _leave(self, hub: RoomHub, member: Member) -> None:
+        hub.members.discard(member)
+        if member.role == "student":
+            with contextlib.suppress(Exception):
+                await self.broker.remove_member(hub.code, member.id)
+        async with self._hub_lock:
+            if not hub.members and self.hubs.get(hub.code) is hub:
+                del self.hubs[hub.code]
+                await hub.stop()
+
+    async def serve(self, websocket: WebSocket) -> None:
+        """One member's connection, from the join to the end."""
+        settings = self.settings
+        await websocket.accept()
+        try:
+            with anyio.fail_after(settings.room_join_seconds):
+                message = await websocket.receive()
+        except TimeoutError:
+            return await websocket.close(4408, f"no join message within {settings.room_join_seconds:g} s")
+        if message["type"] == "websocket.disconnect":
+            return
+        first = message.get("text")
+        if first is None:
+            return await websocket.close(4400, "send the join as a JSON text message, not a binary one")
+        try:
+            if len(first.encode("utf-8", "replace")) > settings.room_max_message_bytes:
+                raise RoomProblem(f"the join message is over the limit of {settings.room_max_message_bytes:,} bytes")
+            join = ClientMessage.validate_json(first)
+            if not isinstance(join, JoinMessage):
+                raise RoomProblem("the first message must be a join: {\"type\": \"join\", \"code\": ...}")
+            code = normalise_code(join.code)
+        except ValidationError as error:
+            return await websocket.close(4400, _reason(f"bad join: {errors_text(error)}"))
+        except RoomProblem as problem:
+            return await websocket.close(4400, _reason(str(problem)))
+        record = await self.broker.get(code)
+        if record is None:
+            return await websocket.close(4404, f"there is no room {shown_code(code)} (it may have expired)")
+        role = "student"
+        if join.token is not None:
+            if not hmac.compare_digest(token_digest(join.token), record.teacher):
+                return await websocket.close(1008, "the teacher token does not match this room")
+            role = "teacher"
+            await self.broker.touch(code, idle_seconds=settings.room_idle_seconds)
+        elif await self.broker.count_members(code) >= settings.room_max_members:
+            return await websocket.close(1013, f"the room is full ({settings.room_max_members} students)")
+
+        hub = await self._hub(code)
+        member = Member(websocket, role, settings.room_send_queue)
+        hub.members.add(member)  # from here it hears every change; the welcome below comes first
+        writer = asyncio.create_task(member.run_writer())
+        try:
+            if role == "student":
+                await self.broker.add_member(code, member.id)
+            record = await self.broker.get(code)
+            if record is None:
+                raise RoomGone
+            member.seen_version = record.version
+            welcome = {"type": "welcome", "role": role, "code": shown_code(code), "version": record.version, "state": record.state}
+            if role == "teacher":
+                welcome["followers"] = await self.broker.count_members(code)
+            member.send_first(json.dumps(welcome))
+            await self._receive(websocket, member, code)
+        except RoomGone:
+            member.close(4404, "the room has expired")
+        except (WebSocketDisconnect, RuntimeError):
+            pass
+        finally:
+            await self._leave(hub, member)
+            member.close(1000, "bye")
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(writer, 2)
+
+    async def _receive(self, websocket: WebSocket, member: Member, code: str) -> None:
+        settings = self.settings
+        bucket = TokenBucket(settings.room_messages_per_second, settings.room_message_burst)
+        while True:
+            message = await websocket.receive()
+            if message["type"] == "websocket.disconnect":
+                return
+            if not bucket.take():
+                member.close(1008, f"too many messages: more than {settings.room_messages_per_second:g} per second")
+                return
+            text = message.get("text")
+            if text is None:
+                member.send(_error("send JSON text messages, not binary ones"))
+                continue
+            if len(text.encode("utf-8", "replace")) > settings.room_max_message_bytes:
+                member.close(1009, f"message too big: over the limit of {settings.room_max_message_bytes:,} bytes")
+                return
+            if member.role != "teacher":
+                member.send(_error("only the teacher can drive this room; your message was ignored"))
+                continue
+            try:
+                parsed = ClientMessage.validate_json(text)
+                if not isinstance(parsed, StateMessage):
+                    raise RoomProblem("already joined; send {\"type\": \"state\", \"state\": ...}")
+                known = await self.broker.get(code)
+                if known is None:
+                    raise RoomGone
+                stored, walk = await checked_state(parsed.state, settings, self.limiter, known)
+                await self.broker.update(code, stored, walk, idle_seconds=settings.room_idle_seconds)
+            except ValidationError as error:
+                member.send(_error(f"ignored: {_json_error(text) or errors_text(error)}"))
+            except RoomProblem as problem:
+                member.send(_error(f"ignored: {problem}"))
+
+
+class TokenBucket:
+    """`rate` tokens a second, at most `burst` saved up; one per message."""
+
+    def __init__(self, rate: float, burst: int, clock=time.monotonic):
+        self.rate, self.burst, self.clock = rate, burst, clock
+        self.tokens = float(burst)
+        self.at = clock()
+
+    def take(self) -> bool:
+        now = self.clock()
+        self.tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
+        self.at = now
+        if self.tokens < 1:
+            return False
+        self.tokens -= 1
+        return True
+
+
+def _error(message: str) -> str:
+    return json.dumps({"type": "error", "message": message})
+
+
+def _json_error(text: str) -> str | None:
+    """'not JSON: ... at line L, column C' when the text is not JSON at all."""
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as error:
+        return f"the message is not JSON: {error.msg} at line {error.lineno}, column {error.colno}"
+    except (RecursionError, ValueError):
+        return "the message is not JSON this server can read"
+    return None
+
+
+def _reason(text: str) -> str:
+    # A close frame's reason is at most 123 bytes.
+    return text.encode("utf-8")[:123].decode("utf-8", "ignore")

@@ -1,0 +1,63 @@
+"""Teach live: POST /rooms makes a room, GET /rooms/{code}/qr.svg draws its join link, and
+/rooms/ws is the WebSocket every member (teacher and students) talks over; see app/rooms.py."""
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Request, WebSocket
+from fastapi.responses import Response
+
+from ..broker import TooManyRooms
+from ..errors import json_error
+from ..qr import qr_svg
+from ..rooms import Classroom, NewRoom, RoomCreated, RoomProblem, normalise_code, shown_code
+
+router = APIRouter(tags=["classroom"])
+
+WEBSOCKET_PATH = "/rooms/ws"
+
+
+async def get_classroom(request: Request) -> Classroom:
+    return request.app.state.classroom
+
+
+ClassroomDep = Annotated[Classroom, Depends(get_classroom)]
+
+
+def join_url(request: Request, code: str, page: str = "/") -> str:
+    return f"{str(request.base_url).rstrip('/')}{page}?room={shown_code(code)}"
+
+
+@router.post("/rooms", response_model=RoomCreated, responses={400: {"description": "The state is refused"}, 503: {"description": "Too many rooms are open"}})
+async def create_room(body: NewRoom, request: Request, classroom: ClassroomDep):
+    """Start a room showing `state`. The answer's token is the teacher's: keep it out of links."""
+    try:
+        code, token = await classroom.create_room(body.state)
+    except RoomProblem as problem:
+        return json_error(400, {"message": str(problem)})
+    except TooManyRooms:
+        return json_error(503, {"message": f"too many rooms are open (the limit is {classroom.settings.room_max_rooms:,}); try again later"})
+    return RoomCreated(
+        code=shown_code(code),
+        token=token,
+        join_url=join_url(request, code),
+        embed_url=join_url(request, code, "/embed"),
+        qr_svg_url=f"/rooms/{shown_code(code)}/qr.svg",
+        websocket_path=WEBSOCKET_PATH,
+    )
+
+
+@router.get("/rooms/{code}/qr.svg", response_class=Response, responses={200: {"content": {"image/svg+xml": {}}}, 400: {}, 404: {}})
+async def room_qr(code: str, request: Request, classroom: ClassroomDep):
+    """The join link as a QR code, for a projector."""
+    try:
+        code = normalise_code(code)
+    except RoomProblem as problem:
+        return json_error(400, {"message": str(problem)})
+    if await classroom.broker.get(code) is None:
+        return json_error(404, {"message": f"there is no room {shown_code(code)} (it may have expired)"})
+    return Response(qr_svg(join_url(request, code)), media_type="image/svg+xml", headers={"cache-control": "no-store"})
+
+
+@router.websocket(WEBSOCKET_PATH)
+async def room_socket(websocket: WebSocket):
+    await websocket.app.state.classroom.serve(websocket)

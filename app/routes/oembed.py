@@ -1,0 +1,57 @@
+"""oEmbed (https://oembed.com): GET /oembed?url=<a page of this site> answers the `rich` type
+with the embed's iframe, so platforms that turn pasted links into embeds do it for valuegraph.
+Every page names this endpoint in a discovery <link> (templates/base.html, embed.html)."""
+
+from html import escape
+from typing import Annotated, Literal
+from urllib.parse import urlencode, urlsplit
+
+from fastapi import APIRouter, Query, Request
+from pydantic import BaseModel
+
+from ..errors import json_error
+
+router = APIRouter(tags=["embedding"])
+
+PAGES = ("/", "/embed")  # the paths whose links become embeds
+DEFAULT_WIDTH, DEFAULT_HEIGHT = 800, 640
+MAX_URL_LENGTH = 20_000
+
+
+class OEmbed(BaseModel):
+    version: str = "1.0"
+    type: str = "rich"
+    provider_name: str = "valuegraph"
+    provider_url: str
+    title: str
+    html: str
+    width: int
+    height: int
+
+
+@router.get("/oembed", response_model=OEmbed, responses={404: {"description": "The url is not a valuegraph page of this site"}})
+async def oembed(
+    request: Request,
+    url: Annotated[str, Query(max_length=MAX_URL_LENGTH, description="A link to this site's page or embed")],
+    maxwidth: Annotated[int | None, Query(gt=0, le=10_000)] = None,
+    maxheight: Annotated[int | None, Query(gt=0, le=10_000)] = None,
+    # oEmbed answers an unknown format with 501; a 5xx reads as a server fault, so it is a 422 here.
+    format: Annotated[Literal["json"], Query(description="Only json is offered")] = "json",
+):
+    site = urlsplit(str(request.base_url))
+    asked = urlsplit(url)
+    if (asked.scheme, asked.netloc) != (site.scheme, site.netloc):
+        return json_error(404, {"message": f"url must be a page of this site ({site.scheme}://{site.netloc}/...)"})
+    if asked.path not in PAGES:
+        return json_error(404, {"message": f"url must be this site's page (/) or its embed (/embed), not {asked.path[:100]!r}"})
+    embed = f"{site.scheme}://{site.netloc}/embed" + (f"?{asked.query}" if asked.query else "")
+    width = min(DEFAULT_WIDTH, maxwidth or DEFAULT_WIDTH)
+    height = min(DEFAULT_HEIGHT, maxheight or DEFAULT_HEIGHT)
+    title = "valuegraph: reverse-mode autodiff, step by step"
+    html = f'<iframe src="{escape(embed)}" title="{title}" width="{width}" height="{height}" style="border: 0" loading="lazy" allow="clipboard-write"></iframe>'
+    return OEmbed(provider_url=f"{site.scheme}://{site.netloc}/", title=title, html=html, width=width, height=height)
+
+
+def discovery_href(request: Request) -> str:
+    """The oEmbed URL for the page being rendered (for the <link> in every page's head)."""
+    return f"{str(request.base_url).rstrip('/')}/oembed?{urlencode({'url': str(request.url), 'format': 'json'})}"

@@ -1,0 +1,311 @@
+// Teach live: the teacher's walk drives every student's copy (app/rooms.py is the server side).
+//
+// "Teach live" makes a room (POST /rooms) with the page's current state; the teacher token it
+// answers with stays in this tab's sessionStorage, never in a link. Students join with the link
+// (?room=CODE on the page or on /embed) or by typing the code. Everyone talks over one WebSocket,
+// which reconnects by itself with backoff and resumes from the room's current state.
+// While following, a student's own moves switch to "Explore on my own"; "Rejoin" jumps back to
+// the teacher's current state. Every text is set as text.
+
+const SOCKET_PATH = "/rooms/ws";
+const SEND_EVERY_MS = 50; // the teacher's changes, coalesced: 50× playback is 42 steps a second
+const BACKOFF_FIRST_MS = 250;
+const BACKOFF_MAX_MS = 5000;
+const TOKEN_KEY = "valuegraph:teacher:"; // + code, in sessionStorage
+const ROOM_KEY = "valuegraph:room"; // the room this tab follows, so a reload rejoins
+
+function make(tag, { className = "", text = "", attrs = {} } = {}) {
+  const element = document.createElement(tag);
+  if (className) element.className = className;
+  if (text) element.textContent = text;
+  for (const [name, value] of Object.entries(attrs)) element.setAttribute(name, value);
+  return element;
+}
+
+function storage() {
+  try {
+    return window.sessionStorage;
+  } catch {
+    return null; // storage blocked (a sandboxed frame): the room lasts as long as the tab
+  }
+}
+
+/** The room code a URL asks to join (?room=K7MP-Q2XR), or null. */
+export function roomFromUrl(search) {
+  const code = new URLSearchParams(search).get("room");
+  return code && /^[A-Za-z0-9 -]{8,12}$/.test(code) ? code.toUpperCase() : null;
+}
+
+/**
+ * A WebSocket that joins `code` and keeps joining: after a drop it waits 250 ms, 500 ms, ...
+ * up to 5 s (with jitter) and tries again. A close with a 44xx code (no such room, bad join)
+ * or 1008 (refused) is final. onMessage(message), onStatus(text, final).
+ */
+export function roomSocket(code, token, { onMessage, onStatus, url = socketUrl() }) {
+  let socket = null;
+  let attempt = 0;
+  let stopped = false;
+  let timer = null;
+
+  function connect() {
+    socket = new WebSocket(url);
+    socket.addEventListener("open", () => socket.send(JSON.stringify({ type: "join", code, ...(token ? { token } : {}) })));
+    socket.addEventListener("message", (event) => {
+      let message;
+      try {
+        message = JSON.parse(event.data);
+      } catch {
+        return;
+      }
+      if (message.type === "welcome") attempt = 0;
+      onMessage(message);
+    });
+    socket.addEventListener("close", (event) => {
+      if (stopped) return;
+      if (event.code === 1008 || (event.code >= 4400 && event.code < 4500)) {
+        stopped = true;
+        onStatus(event.reason || `The room closed the connection (${event.code}).`, true);
+        return;
+      }
+      const delay = Math.min(BACKOFF_MAX_MS, BACKOFF_FIRST_MS * 2 ** attempt) * (0.5 + Math.random() / 2);
+      attempt += 1;
+      onStatus("Connection lost: reconnecting…", false);
+      timer = setTimeout(connect, delay);
+    });
+  }
+
+  connect();
+  return {
+    send(message) {
+      if (socket?.readyState === WebSocket.OPEN) socket.send(JSON.stringify(message));
+    },
+    close() {
+      stopped = true;
+      clearTimeout(timer);
+      socket?.close(1000, "left the room");
+    },
+  };
+}
+
+function socketUrl() {
+  return `${window.location.protocol === "https:" ? "wss" : "ws"}://${window.location.host}${SOCKET_PATH}`;
+}
+
+const sameState = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+
+export function startClassroom(box, app, { location = window.location } = {}) {
+  const store = storage();
+  let connection = null;
+  let role = null; // "teacher" | "student" | null
+  let code = null;
+  let roomState = null; // the room's latest state
+  let following = true;
+  let applying = 0;
+  let lastSent = null;
+  let lastSentAt = 0;
+  let sendTimer = null;
+
+  // ---- the panel ----
+  const start = make("div", { className: "vg-classroom-start" });
+  const teachButton = make("button", { className: "vg-button vg-small", text: "Teach live", attrs: { type: "button", "data-vg": "teach-live" } });
+  const joinForm = make("form", { className: "vg-classroom-join" });
+  const joinLabel = make("label", { text: "Room code " });
+  const codeInput = make("input", { className: "vg-input", attrs: { type: "text", "data-vg": "room-code", autocomplete: "off", spellcheck: "false", placeholder: "K7MP-Q2XR", maxlength: "12", size: "10" } });
+  joinLabel.append(codeInput);
+  const joinButton = make("button", { className: "vg-button vg-small", text: "Join", attrs: { type: "submit", "data-vg": "room-join" } });
+  joinForm.append(joinLabel, joinButton);
+  start.append(teachButton, joinForm);
+
+  const live = make("div", { className: "vg-classroom-live", attrs: { hidden: "" } });
+  const codeText = make("p", { className: "vg-classroom-code", attrs: { "data-vg": "room-code-shown" } });
+  const status = make("p", { className: "vg-classroom-status", attrs: { "data-vg": "room-status", "aria-live": "polite" } });
+  const teacherTools = make("div", { className: "vg-classroom-teacher", attrs: { hidden: "" } });
+  const linkLabel = make("label", { text: "Join link " });
+  const linkInput = make("input", { className: "vg-input", attrs: { type: "text", readonly: "", "data-vg": "room-link", size: "34" } });
+  linkLabel.append(linkInput);
+  const copyButton = make("button", { className: "vg-button vg-small", text: "Copy", attrs: { type: "button" } });
+  let qr = null; // the QR code's <img>, made only while teaching
+  const followers = make("p", { className: "vg-classroom-followers", attrs: { "data-vg": "room-followers", "aria-live": "polite" } });
+  teacherTools.append(linkLabel, copyButton, followers);
+  const exploreButton = make("button", { className: "vg-button vg-small", text: "Explore on my own", attrs: { type: "button", "data-vg": "room-explore", hidden: "" } });
+  const rejoinButton = make("button", { className: "vg-button vg-small vg-primary", text: "Rejoin", attrs: { type: "button", "data-vg": "room-rejoin", hidden: "" } });
+  const leaveButton = make("button", { className: "vg-button vg-small", text: "Leave", attrs: { type: "button", "data-vg": "room-leave" } });
+  live.append(codeText, status, exploreButton, rejoinButton, leaveButton, teacherTools);
+  box.replaceChildren(start, live);
+
+  function setStatus(text) {
+    status.textContent = text;
+  }
+
+  function showMode() {
+    const inRoom = role !== null;
+    start.hidden = inRoom;
+    live.hidden = !inRoom;
+    teacherTools.hidden = role !== "teacher";
+    exploreButton.hidden = role !== "student" || !following;
+    rejoinButton.hidden = role !== "student" || following;
+    box.dataset.role = role ?? "";
+    box.dataset.following = String(role === "student" && following);
+    if (role === "student") setStatus(following ? "Following the teacher." : "Exploring on your own: the teacher's moves are not shown.");
+  }
+
+  // ---- the teacher ----
+  function sendState() {
+    clearTimeout(sendTimer);
+    sendTimer = null;
+    const state = app.state();
+    if (!state || sameState(state, lastSent)) return;
+    lastSent = state;
+    lastSentAt = performance.now();
+    connection?.send({ type: "state", state });
+  }
+
+  function scheduleSend() {
+    if (sendTimer !== null) return;
+    const wait = SEND_EVERY_MS - (performance.now() - lastSentAt);
+    if (wait <= 0) sendState();
+    else sendTimer = setTimeout(sendState, wait);
+  }
+
+  async function teach() {
+    teachButton.disabled = true;
+    setStatus("Starting a room…");
+    try {
+      const answer = await fetch("/rooms", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ state: app.state() }) });
+      const body = await answer.json();
+      if (!answer.ok) throw new Error(body?.detail?.message ?? `The server answered ${answer.status}.`);
+      store?.setItem(TOKEN_KEY + body.code, body.token);
+      enter(body.code, body.token);
+    } catch (error) {
+      start.hidden = false;
+      live.hidden = false;
+      setStatus(`Could not start a room: ${error.message}`);
+    } finally {
+      teachButton.disabled = false;
+    }
+  }
+
+  // ---- joining, for both ----
+  function enter(roomCode, token) {
+    connection?.close();
+    code = roomCode;
+    role = token ? "teacher" : "student";
+    following = true;
+    lastSent = null;
+    store?.setItem(ROOM_KEY, roomCode);
+    codeText.textContent = `Room ${roomCode}`;
+    const link = `${location.origin}/?room=${encodeURIComponent(roomCode)}`;
+    linkInput.value = link;
+    qr?.remove();
+    qr = null;
+    if (token) {
+      qr = make("img", { className: "vg-classroom-qr", attrs: { alt: "QR code of the join link", "data-vg": "room-qr", width: "132", height: "132" } });
+      qr.src = `/rooms/${encodeURIComponent(roomCode)}/qr.svg`;
+      teacherTools.append(qr);
+    }
+    followers.textContent = "No students yet.";
+    setStatus(role === "teacher" ? "Connecting…" : "Joining…");
+    showMode();
+    connection = roomSocket(roomCode, token, { onMessage, onStatus: (text, final) => {
+      setStatus(text);
+      if (final) leave({ keepStatus: true });
+    } });
+  }
+
+  function leave({ keepStatus = false } = {}) {
+    connection?.close();
+    connection = null;
+    if (code) store?.removeItem(TOKEN_KEY + code);
+    store?.removeItem(ROOM_KEY);
+    qr?.remove();
+    qr = null;
+    role = null;
+    code = null;
+    const text = status.textContent;
+    showMode();
+    if (keepStatus) {
+      live.hidden = false;
+      for (const element of [codeText, exploreButton, rejoinButton, leaveButton, teacherTools]) element.hidden = true;
+      status.textContent = text;
+    }
+  }
+
+  function onMessage(message) {
+    if (message.type === "welcome" || message.type === "state") {
+      roomState = message.state;
+      if (message.type === "welcome") {
+        codeText.textContent = `Room ${message.code}`;
+        if (role === "teacher") {
+          setStatus("Teaching live: every student's copy follows yours.");
+          if (typeof message.followers === "number") showFollowers(message.followers);
+          lastSent = message.state;
+          scheduleSend(); // whatever changed while the connection was down
+        } else {
+          showMode();
+        }
+      }
+      if (role === "student" && following) follow();
+    } else if (message.type === "followers") {
+      showFollowers(message.count);
+    } else if (message.type === "error" && role === "teacher") {
+      setStatus(`Not sent to the students: ${message.message}`);
+    }
+  }
+
+  function showFollowers(count) {
+    followers.textContent = count === 1 ? "1 student follows." : `${count} students follow.`;
+  }
+
+  async function follow() {
+    applying += 1;
+    try {
+      await app.apply(roomState);
+    } finally {
+      applying -= 1;
+    }
+  }
+
+  // ---- wiring ----
+  teachButton.addEventListener("click", teach);
+  joinForm.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const typed = codeInput.value.trim().toUpperCase();
+    if (!/^[A-Z0-9 -]{8,12}$/.test(typed)) {
+      setStatus("A room code is 8 letters and digits, like K7MP-Q2XR.");
+      live.hidden = false;
+      return;
+    }
+    enter(typed, null);
+  });
+  copyButton.addEventListener("click", () => navigator.clipboard?.writeText(linkInput.value).catch(() => linkInput.select()));
+  leaveButton.addEventListener("click", () => leave());
+  exploreButton.addEventListener("click", () => {
+    following = false;
+    showMode();
+  });
+  rejoinButton.addEventListener("click", () => {
+    following = true;
+    showMode();
+    if (roomState) follow();
+  });
+  app.onChange(() => {
+    if (role === "teacher") scheduleSend();
+    else if (role === "student" && following && applying === 0) {
+      following = false; // the student moved on their own
+      showMode();
+    }
+  });
+
+  // A link (?room=...) or a reload of a tab already in a room.
+  const asked = roomFromUrl(location.search) ?? store?.getItem(ROOM_KEY) ?? null;
+  if (asked) app.ready.then(() => enter(asked, store?.getItem(TOKEN_KEY + asked) ?? null));
+
+  return {
+    get role() {
+      return role;
+    },
+    get following() {
+      return following;
+    },
+  };
+}

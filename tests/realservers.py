@@ -1,0 +1,205 @@
+"""Real processes for the Teach live tests and benchmark: Debian's redis-server and uvicorn
+serving the app, each on a free port of 127.0.0.1, stopped at the end."""
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait(check, what: str, process: subprocess.Popen, seconds: float = 20):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"{what} exited with {process.returncode}")
+        try:
+            if check():
+                return
+        except (OSError, httpx.HTTPError):
+            pass
+        time.sleep(0.05)
+    raise RuntimeError(f"{what} did not start within {seconds} s")
+
+
+@contextmanager
+def redis_server():
+    """A throwaway redis-server (no persistence); yields its URL."""
+    port = free_port()
+    with tempfile.TemporaryDirectory() as directory:
+        process = subprocess.Popen(
+            [REDIS_SERVER, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", directory],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            _wait(lambda: socket.create_connection(("127.0.0.1", port), timeout=0.2).close() is None, "redis-server", process)
+            yield f"redis://127.0.0.1:{port}/0"
+        finally:
+            process.terminate()
+            process.wait(10)
+
+
+class Server:
+    def __init__(self, process: subprocess.Popen, port: int):
+        self.process, self.port = process, port
+        self.url = f"http://127.0.0.1:{port}"
+        self.ws_url = f"ws://127.0.0.1:{port}/rooms/ws"
+
+    def kill(self):
+        self.process.kill()  # SIGKILL: no goodbye to anyone
+        self.process.wait(10)
+
+
+@contextmanager
+def app_server(port: int | None = None, deflate: bool = False, **settings):
+    """`uvicorn app.main:app` in its own process with VALUEGRAPH_* settings (on `port`, or a
+    free one), WebSocket compression off as `valuegraph` serves (`deflate`: uvicorn's default,
+    on); yields a Server."""
+    port = port or free_port()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.update({f"VALUEGRAPH_{name.upper()}": str(value) for name, value in settings.items()})
+    process = subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", "app.main:app", "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning", "--ws", "websockets-sansio", "--ws-per-message-deflate", str(deflate).lower()],
+        cwd=ROOT,
+        env=env,
+    )
+    server = Server(process, port)
+    try:
+        _wait(lambda: httpx.get(f"{server.url}/healthz", timeout=0.5).status_code == 200, "uvicorn", process)
+        yield server
+    finally:
+        if process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
+# ---- Teach live clients (websockets), for the cross-process tests and the benchmark ----
+
+import asyncio  # noqa: E402
+import json  # noqa: E402
+import random  # noqa: E402
+
+import websockets  # noqa: E402
+
+BACKOFF_FIRST, BACKOFF_MAX = 0.25, 5.0  # as static/js/classroom.js
+
+
+def chain_program(length: int) -> str:
+    """A program whose walk is long enough for a lesson of many steps."""
+    return "x0 = 1.01\n" + "\n".join(f"x{k} = x{k - 1} * x{k - 1}" for k in range(1, length + 1))
+
+
+class Student:
+    """Joins a room and records every state it is shown; when its connection drops it
+    reconnects with backoff to the next server in `urls` and resumes from the welcome."""
+
+    def __init__(self, urls: list[str], code: str):
+        self.urls, self.code = urls, code
+        self.steps: list[int] = []  # every step shown, welcome included
+        self.times: dict[int, float] = {}  # step -> when it arrived (loop clock)
+        self.welcomes: list[tuple[str, int]] = []  # (url, step) at each (re)join
+        self.closes: list[tuple[int, str]] = []
+        self.joined = asyncio.Event()
+        self._task = None
+
+    def start(self):
+        self._task = asyncio.create_task(self._run())
+
+    async def stop(self):
+        self._task.cancel()
+        try:
+            await self._task
+        except (asyncio.CancelledError, Exception):
+            pass
+
+    async def _run(self):
+        attempt, which = 0, 0
+        while True:
+            url = self.urls[which % len(self.urls)]
+            try:
+                async with websockets.connect(url, open_timeout=5, max_queue=None) as ws:
+                    await ws.send(json.dumps({"type": "join", "code": self.code}))
+                    async for raw in ws:
+                        message = json.loads(raw)
+                        if message["type"] in ("welcome", "state"):
+                            step = message["state"]["step"]
+                            self.steps.append(step)
+                            self.times.setdefault(step, asyncio.get_running_loop().time())
+                            if message["type"] == "welcome":
+                                self.welcomes.append((url, step))
+                                self.joined.set()
+                                attempt = 0
+            except websockets.ConnectionClosed as closed:
+                self.closes.append((closed.rcvd.code if closed.rcvd else 1006, closed.rcvd.reason if closed.rcvd else ""))
+            except OSError:
+                pass
+            which += 1  # try the next server
+            delay = min(BACKOFF_MAX, BACKOFF_FIRST * 2**attempt) * random.uniform(0.5, 1.0)
+            attempt += 1
+            await asyncio.sleep(delay)
+
+
+class Teacher:
+    def __init__(self, url: str, code: str, token: str, program: str):
+        self.url, self.code, self.token, self.program = url, code, token, program
+        self.sent: dict[int, float] = {}
+        self.followers = 0
+        self.errors: list[str] = []
+        self._ws = None
+        self._reader = None
+
+    async def connect(self):
+        self._ws = await websockets.connect(self.url, open_timeout=5, max_queue=None)
+        await self._ws.send(json.dumps({"type": "join", "code": self.code, "token": self.token}))
+        welcome = json.loads(await self._ws.recv())
+        assert welcome["role"] == "teacher", welcome
+        self.followers = welcome["followers"]
+        self._reader = asyncio.create_task(self._read())
+
+    async def _read(self):
+        async for raw in self._ws:
+            message = json.loads(raw)
+            if message["type"] == "followers":
+                self.followers = message["count"]
+            elif message["type"] == "error":
+                self.errors.append(message["message"])
+
+    async def step(self, step: int):
+        self.sent[step] = asyncio.get_running_loop().time()
+        await self._ws.send(json.dumps({"type": "state", "state": {"expression": self.program, "step": step}}))
+
+    async def close(self):
+        await self._ws.close()
+        self._reader.cancel()
+
+
+async def wait_until(condition, seconds: float, what: str):
+    deadline = asyncio.get_running_loop().time() + seconds
+    while not condition():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"timed out after {seconds} s waiting for {what}")
+        await asyncio.sleep(0.02)
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]

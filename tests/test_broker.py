@@ -1,0 +1,108 @@
+"""The broker interface, checked on both implementations with the same tests: the in-process
+broker, and the Redis broker on a real redis-server started for the module."""
+
+import asyncio
+
+import pytest
+
+from app.broker import InProcessBroker, RedisBroker, RoomGone, RoomRecord, TooManyRooms
+from realservers import redis_server
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(scope="module")
+def redis_url():
+    with redis_server() as url:
+        yield url
+
+
+@pytest.fixture(params=["in-process", "redis"])
+async def broker(request):
+    made = InProcessBroker() if request.param == "in-process" else RedisBroker(request.getfixturevalue("redis_url"))
+    yield made
+    await made.close()
+
+
+def record(step=0) -> RoomRecord:
+    return RoomRecord(teacher="ab" * 32, state={"expression": "a", "step": step}, version=1, walk=[13, 9, 4])
+
+
+_codes = iter(range(10**6))
+
+
+def code() -> str:
+    return f"TEST{next(_codes):04d}"  # distinct per test: the Redis server is shared by the module
+
+
+async def test_a_room_is_created_once_and_read_back(broker):
+    c = code()
+    assert await broker.create(c, record(), idle_seconds=60, max_rooms=10**6)
+    assert not await broker.create(c, record(step=5), idle_seconds=60, max_rooms=10**6)
+    got = await broker.get(c)
+    assert (got.teacher, got.state, got.version, got.walk) == ("ab" * 32, {"expression": "a", "step": 0}, 1, [13, 9, 4])
+    assert await broker.get(code()) is None
+
+
+async def test_updates_are_published_in_order_with_versions(broker):
+    c = code()
+    await broker.create(c, record(), idle_seconds=60, max_rooms=10**6)
+    subscription = await broker.subscribe(c)
+    for step in range(1, 21):
+        assert await broker.update(c, {"step": step}, [20, 9, 4], idle_seconds=60) == step + 1
+    received = []
+    async for message in subscription:
+        received.append(message)
+        if len(received) == 20:
+            break
+    await subscription.close()
+    assert [(m["kind"], m["version"], m["state"]["step"]) for m in received] == [("state", s + 1, s) for s in range(1, 21)]
+    got = await broker.get(c)
+    assert (got.version, got.state, got.walk) == (21, {"step": 20}, [20, 9, 4])
+
+
+async def test_members_are_counted_and_their_changes_announced(broker):
+    c = code()
+    await broker.create(c, record(), idle_seconds=60, max_rooms=10**6)
+    subscription = await broker.subscribe(c)
+    await broker.add_member(c, "one")
+    await broker.add_member(c, "two")
+    await broker.add_member(c, "two")  # a heartbeat: no news
+    assert await broker.count_members(c) == 2
+    await broker.remove_member(c, "one")
+    assert await broker.count_members(c) == 1
+    kinds = []
+    async for message in subscription:
+        kinds.append(message["kind"])
+        if len(kinds) == 3:
+            break
+    await subscription.close()
+    assert kinds == ["presence"] * 3
+
+
+async def test_an_idle_room_expires(broker):
+    c = code()
+    await broker.create(c, record(), idle_seconds=0.3, max_rooms=10**6)
+    await asyncio.sleep(0.15)
+    await broker.touch(c, idle_seconds=0.3)  # the teacher is there: pushed back
+    await asyncio.sleep(0.2)
+    assert await broker.get(c) is not None
+    await asyncio.sleep(0.25)
+    assert await broker.get(c) is None
+    with pytest.raises(RoomGone):
+        await broker.update(c, {"step": 1}, [13, 9, 4], idle_seconds=1)
+    with pytest.raises(RoomGone):
+        await broker.touch(c, idle_seconds=1)
+    with pytest.raises(RoomGone):
+        await broker.add_member(c, "late")
+
+
+async def test_the_number_of_open_rooms_is_bounded(broker, request):
+    if isinstance(broker, RedisBroker):  # the module's server holds the other tests' rooms too
+        await broker._redis.delete(RedisBroker.ROOMS)
+    first, second = code(), code()
+    await broker.create(first, record(), idle_seconds=0.3, max_rooms=1)
+    with pytest.raises(TooManyRooms):
+        await broker.create(second, record(), idle_seconds=60, max_rooms=1)
+    await asyncio.sleep(0.35)  # the first expired: its place is free again
+    assert await broker.create(second, record(), idle_seconds=60, max_rooms=1)
