@@ -423,8 +423,17 @@ class Compiler:
             owner = self.expr(target.value)
             name = target.attr
 
+            value_field = name in ("data", "grad")
+
             def run_attribute(frame):
                 obj = owner(frame)
+                if value_field and type(obj) is Value:  # p.data += -lr * p.grad, the training loop's update
+                    result = combine(getattr(obj, name), value(frame))
+                    if type(result) is float:
+                        setattr(obj, name, result)
+                        return
+                    self.set_attribute(obj, name, result)
+                    return
                 self.set_attribute(obj, name, combine(self.get_attribute(obj, name), value(frame)))
 
             return run_attribute
@@ -933,6 +942,8 @@ class Compiler:
         spread = any(star for star, _ in args) or any(key is None for key, _ in keywords)
         plain_args = [value for _, value in args]
         if not spread:
+            if not keywords:
+                return (lambda frame: [arg(frame) for arg in plain_args]), (lambda frame: {})
             return (lambda frame: [arg(frame) for arg in plain_args]), (lambda frame: {key: value(frame) for key, value in keywords})
         state = self.state
 
@@ -992,7 +1003,8 @@ class Compiler:
             if not prelude:
                 state.entry = extent
                 state.entry_node = node
-            state.site = (state.entry if prelude else extent, expr, state.scope)
+            if type(target) is Builtin:  # sum() and map() mark the Values they make with the call's place
+                state.site = (state.entry if prelude else extent, expr, state.scope)
             return record(state.call(target, values, named))
 
         return self.guard(node, call)
@@ -1060,6 +1072,8 @@ class Compiler:
         length = state.limits.max_collection_length
         span_of = self.span
 
+        last = len(loops) - 1
+
         def run(frame):
             inner = Frame({}, frame)
             out = []
@@ -1071,8 +1085,8 @@ class Compiler:
                     if state.steps > limit:
                         raise B.RunError(f"the program ran more than {limit:,} statements; the limit is {limit:,}")
                     store(inner, item)
-                    if all(condition(inner) for condition in conditions):
-                        if level + 1 == len(loops):
+                    if not conditions or all(condition(inner) for condition in conditions):
+                        if level == last:
                             out.append(element(inner))
                             if len(out) > length:
                                 raise B.RunError(f"a list would hold more than {length:,} items; the limit is {length:,}")
@@ -1091,6 +1105,8 @@ class Compiler:
         limit = state.limits.max_statements
         span = self.span(node)
 
+        last = len(loops) - 1
+
         def run(frame):
             inner = Frame({}, frame)
             first = B.iterate(loops[0][0](frame))  # Python evaluates the first iterable at once
@@ -1102,8 +1118,8 @@ class Compiler:
                     if state.steps > limit:
                         raise ProgramError(f"the program ran more than {limit:,} statements; the limit is {limit:,}", span)
                     store(inner, item)
-                    if all(condition(inner) for condition in conditions):
-                        if level + 1 == len(loops):
+                    if not conditions or all(condition(inner) for condition in conditions):
+                        if level == last:
                             yield element(inner)
                         else:
                             yield from walk(level + 1, B.iterate(loops[level + 1][0](inner)))
