@@ -9,6 +9,9 @@ import sys
 
 import uvicorn
 
+from . import __version__
+from .config import Settings
+from .connections import limited_protocol
 from .export import add_export_arguments, export_command
 
 APP = "app.main:app"
@@ -18,21 +21,40 @@ WEBSOCKET_OPTIONS = {"ws_per_message_deflate": False}
 
 
 def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
+    defaults = Settings.from_environ()  # the connection limits' defaults: VALUEGRAPH_* or built in
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s)")
     parser.add_argument("--port", type=int, default=8000, help="port to listen on (default: %(default)s)")
     parser.add_argument("--workers", type=int, default=1, help="worker processes (default: %(default)s)")
     parser.add_argument("--reload", action="store_true", help="restart when the code changes (development)")
+    limits = parser.add_argument_group("connection limits (each also a VALUEGRAPH_ setting)")
+    limits.add_argument("--timeout-keep-alive", type=float, default=defaults.timeout_keep_alive, metavar="S", help="close a connection idle this long after an answer (default: %(default)s)")
+    limits.add_argument("--timeout-headers", type=float, default=defaults.timeout_headers, metavar="S", help="close a connection whose request headers take longer, counted from connecting or the last answer (default: %(default)s)")
+    limits.add_argument("--timeout-body", type=float, default=defaults.timeout_body, metavar="S", help="close a connection whose request body takes longer after its headers (default: %(default)s)")
+    limits.add_argument("--max-connections", type=int, default=defaults.max_connections, metavar="N", help="open connections per worker; more are closed at once (default: %(default)s)")
 
 
 def serve(args: argparse.Namespace) -> int:
     if args.reload and args.workers > 1:
         raise SystemExit("valuegraph: --reload runs a single worker; drop --workers or --reload")
-    config = uvicorn.Config(APP, host=args.host, port=args.port, workers=args.workers, reload=args.reload, **WEBSOCKET_OPTIONS)
+    try:  # checked like the settings they stand for: positive and finite
+        Settings(timeout_keep_alive=args.timeout_keep_alive, timeout_headers=args.timeout_headers, timeout_body=args.timeout_body, max_connections=args.max_connections)
+    except ValueError as error:
+        raise SystemExit(f"valuegraph: {error}") from None
+    options = dict(
+        host=args.host,
+        port=args.port,
+        workers=args.workers,
+        reload=args.reload,
+        timeout_keep_alive=args.timeout_keep_alive,
+        http=limited_protocol(args.timeout_headers, args.timeout_body, args.max_connections),
+        **WEBSOCKET_OPTIONS,
+    )
+    config = uvicorn.Config(APP, **options)
     server = uvicorn.Server(config)
     if args.workers > 1 or args.reload:
         # uvicorn's supervisors start the workers; the URL is known before they bind
         print(f"valuegraph running at {_url(args.host, args.port)}", flush=True)
-        uvicorn.run(APP, host=args.host, port=args.port, workers=args.workers, reload=args.reload, **WEBSOCKET_OPTIONS)
+        uvicorn.run(APP, **options)
         return 0
     sockets = [config.bind_socket()]  # bind first: with --port 0 the URL names the real port
     host, port = sockets[0].getsockname()[:2]
@@ -49,6 +71,7 @@ SUBCOMMANDS = {
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="valuegraph", description="See reverse-mode autodiff work one scalar at a time.")
+    parser.add_argument("--version", action="version", version=f"valuegraph {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="command")
     for name, (run, add_arguments, help_text) in SUBCOMMANDS.items():
         subparser = commands.add_parser(name, help=help_text, description=help_text)
@@ -59,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if not argv or argv[0].startswith("-") and argv[0] not in ("-h", "--help"):
+    if not argv or argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version"):
         argv = ["serve", *argv]  # `valuegraph --port 9000` means `valuegraph serve --port 9000`
     args = build_parser().parse_args(argv)
     return args.run(args)

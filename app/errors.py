@@ -15,22 +15,61 @@ from engine import ProgramError, format_number
 from .budget import TimeBudgetExceeded
 
 
-def json_error(status: int, detail) -> Response:
+ECHO_ITEMS = 10  # members of an echoed object or array; the rest are counted
+ECHO_DEPTH = 8  # levels of an echoed object or array; deeper ones become "…"
+
+
+def json_error(status: int, detail, headers: dict[str, str] | None = None) -> Response:
     """An error body that is always valid JSON, whatever input it echoes: non-finite numbers
     (Python's json reads NaN literals) become strings, and ASCII escapes keep lone surrogates
     (which JSON may carry, but UTF-8 cannot) from breaking the encoder."""
-    body = json.dumps({"detail": _finite(detail)}, ensure_ascii=True, allow_nan=False)
-    return Response(body, status, media_type="application/json")
+    body = json.dumps({"detail": json_safe(detail)}, ensure_ascii=True, allow_nan=False)
+    return Response(body, status, media_type="application/json", headers=headers)
 
 
-def _finite(value):
-    if isinstance(value, float) and not math.isfinite(value):
-        return format_number(value)
-    if isinstance(value, dict):
-        return {key: _finite(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_finite(item) for item in value]
-    return value
+def json_safe(value, max_length: int | None = None):
+    """A copy of `value` that json.dumps can write, built with an explicit stack (an input nested
+    1,000 deep is no RecursionError). With max_length, a copy small whatever the input: strings
+    cut to max_length characters, containers to ECHO_ITEMS members and ECHO_DEPTH levels."""
+    holder = [None]
+    pending = [(holder, 0, value, 0)]
+    while pending:
+        parent, key, item, depth = pending.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            item = format_number(item)
+        elif isinstance(item, bytes):
+            item = _cut(item.decode("utf-8", "replace"), max_length)
+        elif isinstance(item, str):
+            item = _cut(item, max_length)
+        elif isinstance(item, (dict, list, tuple)):
+            if max_length is not None and depth >= ECHO_DEPTH:
+                item = "…"
+            else:
+                size = len(item)
+                shown = size if max_length is None else min(size, ECHO_ITEMS)
+                members = item.items() if isinstance(item, dict) else enumerate(item)
+                copy = {} if isinstance(item, dict) else [None] * shown
+                for number, (member_key, member) in enumerate(members):
+                    if number == shown:
+                        break
+                    slot = _cut(str(member_key), max_length) if isinstance(copy, dict) else number
+                    pending.append((copy, slot, member, depth + 1))
+                if shown < size:
+                    if isinstance(copy, dict):
+                        copy["…"] = f"{size - shown:,} more members"
+                    else:
+                        copy.append(f"… {size - shown:,} more items")
+                item = copy
+        elif not isinstance(item, (int, float, bool, type(None))):
+            item = _cut(str(item), max_length)
+        parent[key] = item
+    return holder[0]
+
+
+def _cut(text: str, max_length: int | None) -> str:
+    if max_length is None or len(text) <= max_length:
+        return text
+    return f"{text[:max_length]}… ({len(text):,} characters)"
 
 
 async def program_error(request: Request, error: ProgramError) -> Response:
@@ -38,18 +77,26 @@ async def program_error(request: Request, error: ProgramError) -> Response:
 
 
 async def time_budget_exceeded(request: Request, error: TimeBudgetExceeded) -> Response:
-    return json_error(503, {"message": str(error)})
+    return json_error(503, {"message": str(error)}, {"retry-after": str(request.app.state.settings.retry_after)})
 
 
 async def validation_error(request: Request, error: RequestValidationError) -> Response:
-    """FastAPI's usual 422 body, but safe for the NaN and Infinity a client may send, and for a
-    body that is not JSON at all: FastAPI echoes it as bytes, which need not be UTF-8 (a 500
-    without the custom encoder)."""
-    return json_error(422, jsonable_encoder(error.errors(), custom_encoder={bytes: _text}))
-
-
-def _text(raw: bytes) -> str:
-    return raw.decode("utf-8", "replace")
+    """FastAPI's usual 422 body, but bounded and always encodable. A body can hold any number of
+    problems (92,000 bad variables in 1 MB), each echoing its input: only the first
+    max_reported_errors are listed, each input cut to max_echo_length, and one more entry says
+    how many were left out. NaN and Infinity a client sent become strings, and a body that is
+    not JSON at all (FastAPI echoes it as bytes, maybe not UTF-8) becomes text."""
+    settings = request.app.state.settings
+    errors = error.errors()
+    reported = [
+        {**problem, "input": json_safe(problem.get("input"), settings.max_echo_length)} if "input" in problem else problem
+        for problem in errors[: settings.max_reported_errors]
+    ]
+    detail = jsonable_encoder(reported)
+    if len(errors) > len(reported):
+        left_out = len(errors) - len(reported)
+        detail.append({"type": "too_many_errors", "loc": ["body"], "msg": f"{left_out:,} more problems not listed (only the first {len(reported)} are)"})
+    return json_error(422, detail)
 
 
 async def http_error(request: Request, error: HTTPException) -> Response:

@@ -8,7 +8,9 @@ order. A classic script runs under file:// where module imports of other files w
 
 import json
 import re
+import sys
 from dataclasses import dataclass, replace
+from functools import cache
 from pathlib import Path
 from typing import Mapping
 
@@ -18,11 +20,9 @@ from markupsafe import Markup
 from engine import Limits, ProgramRun, Value, run_program, trace
 
 from . import serialize
+from .assets import STATIC_DIR, TEMPLATES_DIR
 from .layout import compute_layout
 
-REPO = Path(__file__).resolve().parent.parent
-STATIC_DIR = REPO / "static"
-TEMPLATES_DIR = REPO / "templates"
 ENTRY_MODULE = "embed.js"
 D3_SCRIPT = "vendor/d3.v7.9.2.min.js"
 STYLESHEETS = ("css/valuegraph.css", "css/embed.css")
@@ -73,6 +73,7 @@ class EmbedOptions:
         )
 
 
+@cache
 def template_environment() -> Environment:
     return Environment(loader=FileSystemLoader(TEMPLATES_DIR), autoescape=True)
 
@@ -155,23 +156,39 @@ def _response_text(response) -> str:
     return serialize.to_json(response).decode("utf-8")
 
 
-def standalone_html(response, *, expression: str = "", variables: str = "", options: EmbedOptions | None = None, title: str = "valuegraph", scorm: bool = False) -> str:
+@cache
+def page_assets() -> dict[str, Markup]:
+    """The styles, D3 and the bundled page script, inlined in every exported file: built once per
+    process (bundling the modules cost ~50 ms of CPU per /export/html request)."""
+    return {
+        "css": Markup("\n".join((STATIC_DIR / path).read_text(encoding="utf-8") for path in STYLESHEETS).replace("</style", "<\\/style")),
+        "d3": _script_text((STATIC_DIR / D3_SCRIPT).read_text(encoding="utf-8")),
+        "bundle": _script_text(script_bundle()),
+    }
+
+
+def standalone_html(
+    response,
+    *,
+    expression: str = "",
+    variables: str = "",
+    options: EmbedOptions | None = None,
+    title: str = "valuegraph",
+    scorm: bool = False,
+    note: str | None = None,
+) -> str:
     """A complete HTML document replaying `response` (a POST /backward answer with its trace and
     layout: a record, or its JSON) with the page's controls, needing no server and no network.
     `expression` and `variables` are shown in the editor, which is read-only (nothing can rerun).
-    With `scorm` it reports to a SCORM 1.2 platform (static/js/scorm.js; app/scorm.py packages it)."""
+    With `scorm` it reports to a SCORM 1.2 platform (static/js/scorm.js; app/scorm.py packages it).
+    `note`, if any, is shown above the graph (as text)."""
     options = options or EmbedOptions()
     if options.editor == "shown":
         options = replace(options, editor="read-only")
     data = '{"expression": ' + json.dumps(expression) + ', "variables": ' + json.dumps(variables) + ', "response": ' + _response_text(response) + "}"
-    inline = {
-        "css": Markup("\n".join((STATIC_DIR / path).read_text(encoding="utf-8") for path in STYLESHEETS).replace("</style", "<\\/style")),
-        "d3": _script_text((STATIC_DIR / D3_SCRIPT).read_text(encoding="utf-8")),
-        "data": _json_text(data),
-        "bundle": _script_text(script_bundle()),
-    }
+    inline = {**page_assets(), "data": _json_text(data)}
     template = template_environment().get_template("embed.html")
-    return template.render(options=options, inline=inline, title=title, scorm=scorm)
+    return template.render(options=options, inline=inline, title=title, scorm=scorm, note=note)
 
 
 def response_for_value(output: Value, limits: Limits = Limits(), variant: str = "correct", program: ProgramRun | None = None) -> dict:
@@ -237,8 +254,6 @@ def render_image(html: str, kind: str, step: int | None = None) -> bytes:
 
 def read_program(source: str, stdin=None) -> str:
     """The program: `-` reads stdin, an existing file's path reads the file, anything else is the text."""
-    import sys
-
     if source == "-":
         return (stdin or sys.stdin).read()
     path = Path(source)
@@ -251,7 +266,12 @@ def read_program(source: str, stdin=None) -> str:
 
 
 def add_export_arguments(parser) -> None:
-    parser.add_argument("program", help="the program's text, a file holding it, or - for stdin")
+    parser.add_argument("program", nargs="?", help="the program's text, a file holding it, or - for stdin")
+    parser.add_argument(
+        "--graph", metavar="MODULE:NAME",
+        help="instead of a program, a Value built in Python: NAME in the module MODULE, imported from the current "
+        "directory (it runs, as `python -c 'import MODULE'` would); valuegraph's, PyPI micrograd's or the course's Value",
+    )
     parser.add_argument("-o", "--output", required=True, help="the file to write: .html (self-contained), .json (the API's answer), .svg or .png (the graph)")
     parser.add_argument("--variant", default="correct", help="the backward walk: correct (default), no-visited-check, assign, no-topological-order")
     parser.add_argument("--seed", type=int, default=0, help="Python programs: the seed of their random module (default: %(default)s)")
@@ -270,16 +290,26 @@ def export_command(args) -> int:
         raise SystemExit(f"valuegraph export: cannot write {output.name!r}: use .html, .json, .svg or .png")
     if args.variant not in VARIANTS:
         raise SystemExit(f"valuegraph export: unknown variant {args.variant!r} (one of {', '.join(VARIANTS)})")
-    program = read_program(args.program)
-    try:
-        response = response_for_program(program, variant=args.variant, seed=args.seed, run=args.backward_run)  # args.run is the subcommand
-    except ProgramError as error:
-        raise SystemExit(f"valuegraph export: line {error.line}, column {error.column}: {error.message}")
+    if (args.program is None) == (args.graph is None):
+        raise SystemExit("valuegraph export: give a program or --graph MODULE:NAME (one of the two)")
+    note = None
+    if args.graph:
+        program = ""
+        response, note = _response_for_graph(args.graph, args.variant)
+        if note:
+            print(f"valuegraph export: {note}", file=sys.stderr)
+    else:
+        program = read_program(args.program)
+        try:
+            response = response_for_program(program, variant=args.variant, seed=args.seed, run=args.backward_run)  # args.run is the subcommand
+        except ProgramError as error:
+            raise SystemExit(f"valuegraph export: line {error.line}, column {error.column}: {error.message}")
     if kind == "json":
         output.write_text(response_json(response), encoding="utf-8")
         return 0
-    options = EmbedOptions(stage=args.stage, controls=args.controls, theme=args.theme, table=args.table, step=args.step if kind in ("html", "htm") else None, editor="read-only")
-    html = standalone_html(response, expression=program, options=options)
+    editor = "hidden" if args.graph else "read-only"  # a Python graph has no program text
+    options = EmbedOptions(stage=args.stage, controls=args.controls, theme=args.theme, table=args.table, step=args.step if kind in ("html", "htm") else None, editor=editor)
+    html = standalone_html(response, expression=program, options=options, note=note)
     if kind in IMAGE_KINDS:
         try:
             output.write_bytes(render_image(html, kind, args.step))
@@ -288,3 +318,30 @@ def export_command(args) -> int:
         return 0
     output.write_text(html, encoding="utf-8")
     return 0
+
+
+def _response_for_graph(reference: str, variant: str) -> tuple[dict, str | None]:
+    """The answer for the Value at MODULE:NAME (see --graph), and the note its kind carries."""
+    import importlib
+    import os
+
+    from .interop import MICROGRAD_ORDER_NOTE, GraphMismatch, as_engine_value, kind_of
+
+    module_name, _, attribute = reference.partition(":")
+    if not module_name or not attribute:
+        raise SystemExit(f"valuegraph export: --graph takes MODULE:NAME, such as mymodel:loss, not {reference!r}")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        found = importlib.import_module(module_name)
+    except ImportError as error:
+        raise SystemExit(f"valuegraph export: cannot import {module_name!r}: {error}") from None
+    for part in attribute.split("."):
+        if not hasattr(found, part):
+            raise SystemExit(f"valuegraph export: {module_name} has no {attribute!r}")
+        found = getattr(found, part)
+    try:
+        note = MICROGRAD_ORDER_NOTE if kind_of(found) == "micrograd" else None
+        return response_for_value(as_engine_value(found), Limits(), variant), note
+    except (TypeError, GraphMismatch) as error:
+        raise SystemExit(f"valuegraph export: {reference}: {error}") from None

@@ -2,7 +2,6 @@
 
 import gc
 from contextlib import asynccontextmanager
-from pathlib import Path
 
 import anyio
 from fastapi import FastAPI
@@ -11,17 +10,15 @@ from fastapi.middleware.gzip import GZipMiddleware
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
+from . import __version__
+from .assets import STATIC_DIR, TEMPLATES_DIR
 from .cache import ResponseCache
 from .config import Settings
 from .errors import register_error_handlers
-from .middleware import BodySizeLimit
+from .middleware import BodySizeLimit, RequestBudget
 from .rooms import Classroom
 from .routes import api, classroom, embed, oembed, pages, scorm
 from .security import SecurityHeaders, StaticVersions
-
-REPO = Path(__file__).resolve().parent.parent
-STATIC_DIR = REPO / "static"
-TEMPLATES_DIR = REPO / "templates"
 
 
 @asynccontextmanager
@@ -39,8 +36,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         title="valuegraph",
         summary="See reverse-mode autodiff work one scalar at a time.",
         description="Run a small program of scalar operations and get its graph, its gradients and every step of the backward pass.",
-        version="0.1.0",
+        version=__version__,
         lifespan=lifespan,
+        # /docs is served from static/vendor/ by app.routes.pages (FastAPI's own loads a CDN);
+        # ReDoc is not vendored, and an OAuth2 redirect has nothing to serve.
+        docs_url=None,
+        redoc_url=None,
     )
     app.state.settings = settings
     app.state.templates = Jinja2Templates(directory=TEMPLATES_DIR)
@@ -53,8 +54,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     register_error_handlers(app)
 
     # Added innermost first: CORS headers go on every answer, 413 included.
-    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
-    # Inside gzip, so it sees the docs pages' HTML uncompressed; outside the 413, so that has them too.
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes, max_discard_bytes=settings.max_discard_bytes)
+    # Outside the 413, so reading the body counts against the budget too.
+    app.add_middleware(RequestBudget, seconds=settings.time_budget, retry_after=settings.retry_after)
+    # Outside the 413 and the 503, so those have the headers too.
     app.add_middleware(SecurityHeaders, static=static_versions)
     # Level 5, not Starlette's 9: a 12,000-node trace compresses to 0.87 MB in 76 ms at 5,
     # against 0.85 MB in 317 ms at 9.

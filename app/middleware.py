@@ -1,26 +1,63 @@
-"""Reject request bodies over the size limit with 413 before anything parses them.
+"""Two bounds around every request: its body's size and its time.
 
-Both the declared Content-Length and the bytes actually received count: a chunked body has
-no Content-Length, and a client can send more than it declared. The body is read here (it
-is small, by this very limit) and replayed to the app.
+BodySizeLimit rejects a body over the size limit with 413 before anything parses it. Both the
+declared Content-Length and the bytes actually received count: a chunked body has no
+Content-Length, and a client can send more than it declared. The body is read here (it is
+small, by this very limit) and replayed to the app. The rest of an oversized body is read and
+dropped (up to max_discard_bytes) before the 413 is sent: a server that answers and closes with
+request bytes still unread makes the kernel reset the connection, and the client loses the
+answer, on keep-alive connections most of all. Past that amount the connection is closed.
+
+RequestBudget holds the whole request, body reading, validation, work and answer, to the time
+budget: past it, a 503 with Retry-After if nothing was sent yet, else the connection is cut.
 """
 
 import json
 
+import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from .budget import TimeBudgetExceeded
+
+STATIC_PREFIX = "/static/"
+
+
+class RequestBudget:
+    def __init__(self, app: ASGIApp, seconds: float, retry_after: int):
+        self.app = app
+        self.seconds = seconds
+        self.retry_after = retry_after
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send):
+        # Static files are exempt: a large one to a slow network legitimately takes longer.
+        if scope["type"] != "http" or scope["path"].startswith(STATIC_PREFIX):
+            return await self.app(scope, receive, send)
+        started = False
+
+        async def send_tracked(message: Message):
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        with anyio.move_on_after(self.seconds) as deadline:
+            await self.app(scope, receive, send_tracked)
+        if deadline.cancelled_caught and not started:
+            message = str(TimeBudgetExceeded(self.seconds))
+            await _send_json(send, 503, {"detail": {"message": message}}, [(b"retry-after", str(self.retry_after).encode())])
 
 
 class BodySizeLimit:
-    def __init__(self, app: ASGIApp, max_bytes: int):
+    def __init__(self, app: ASGIApp, max_bytes: int, max_discard_bytes: int):
         self.app = app
         self.max_bytes = max_bytes
+        self.max_discard_bytes = max_discard_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         declared = _content_length(scope)
         if declared is not None and declared > self.max_bytes:
-            return await self._reject(send)
+            return await self._reject(receive, send, 0, declared)
 
         chunks, size = [], 0
         while True:
@@ -30,7 +67,7 @@ class BodySizeLimit:
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > self.max_bytes:
-                return await self._reject(send)
+                return await self._reject(receive, send, size)
             chunks.append(chunk)
             if not message.get("more_body", False):
                 break
@@ -46,16 +83,26 @@ class BodySizeLimit:
 
         await self.app(scope, replay, send)
 
-    async def _reject(self, send: Send):
-        content = json.dumps({"detail": {"message": f"the request body is larger than the limit of {self.max_bytes:,} bytes"}}).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 413,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(content)).encode()), (b"connection", b"close")],
-            }
-        )
-        await send({"type": "http.response.body", "body": content})
+    async def _reject(self, receive: Receive, send: Send, received: int, declared: int | None = None):
+        """413, once the rest of the body is read and dropped (see the module's docstring)."""
+        whole = False
+        while received <= self.max_discard_bytes and (declared is None or declared <= self.max_discard_bytes):
+            message = await receive()
+            if message["type"] != "http.request":  # the client went away
+                return
+            received += len(message.get("body", b""))
+            if not message.get("more_body", False):
+                whole = True
+                break
+        message = f"the request body is larger than the limit of {self.max_bytes:,} bytes"
+        await _send_json(send, 413, {"detail": {"message": message}}, [] if whole else [(b"connection", b"close")])
+
+
+async def _send_json(send: Send, status: int, content: dict, headers: list[tuple[bytes, bytes]]):
+    body = json.dumps(content).encode()
+    start_headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *headers]
+    await send({"type": "http.response.start", "status": status, "headers": start_headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 def _content_length(scope: Scope) -> int | None:

@@ -12,6 +12,9 @@
     y = (x * 3).tanh()           # shown beside its graph; seed= and run= as in the API
     y.backward()''', run=0)
 
+show() and export() also take a graph of PyPI micrograd's Values or of the course's (see
+app.interop: local gradients derived where the object does not store them).
+
 The output is the self-contained file (app.export.standalone_html) inside an iframe's srcdoc, so
 its script runs in a document of its own, apart from the notebook's page and its other outputs.
 """
@@ -19,9 +22,10 @@ its script runs in a document of its own, apart from the notebook's page and its
 import html
 from pathlib import Path
 
-from engine import Limits, Value
+from engine import Limits
 
 from .export import EmbedOptions, response_for_program, response_for_value, standalone_html
+from .interop import MICROGRAD_ORDER_NOTE, as_engine_value, kind_of
 
 DEFAULT_HEIGHT = 720
 
@@ -29,12 +33,14 @@ DEFAULT_HEIGHT = 720
 class Visualiser:
     """What show() returns: Jupyter displays it through _repr_html_."""
 
-    def __init__(self, document: str, height: int = DEFAULT_HEIGHT):
+    def __init__(self, document: str, height: int = DEFAULT_HEIGHT, note: str | None = None):
         self.document = document
         self.height = height
+        self.note = note
 
     def _repr_html_(self) -> str:
-        return (
+        note = f"<p>{html.escape(self.note)}</p>" if self.note else ""
+        return note + (
             f'<iframe srcdoc="{html.escape(self.document, quote=True)}" title="valuegraph" '
             f'style="width: 100%; height: {int(self.height)}px; border: 0" sandbox="allow-scripts allow-downloads"></iframe>'
         )
@@ -45,23 +51,26 @@ class Visualiser:
         return path
 
 
-def _document(output: Value | str, *, variant: str, title: str, seed: int = 0, run: int | None = None, **options) -> str:
+def _document(output, *, variant: str, title: str, seed: int = 0, run: int | None = None, **options) -> tuple[str, str | None]:
+    """The file for `output`'s graph (a program's text, or any Value app.interop reads), and the
+    note it carries."""
     if isinstance(output, str):  # a program's text: raises engine.ProgramError as the API answers 400
         response = response_for_program(output, variant=variant, seed=seed, run=run)
-        return standalone_html(response, expression=output, options=EmbedOptions(editor="read-only", **options), title=title)
-    if not isinstance(output, Value):
-        raise TypeError(f"show() and export() take an engine.Value or a program's text, not {type(output).__name__}")
-    response = response_for_value(output, Limits(), variant)
-    return standalone_html(response, options=EmbedOptions(editor="hidden", **options), title=title)
+        return standalone_html(response, expression=output, options=EmbedOptions(editor="read-only", **options), title=title), None
+    note = MICROGRAD_ORDER_NOTE if kind_of(output) == "micrograd" else None
+    response = response_for_value(as_engine_value(output), Limits(), variant)
+    return standalone_html(response, options=EmbedOptions(editor="hidden", **options), title=title, note=note), note
 
 
-def show(output: Value | str, *, variant: str = "correct", height: int = DEFAULT_HEIGHT, title: str = "valuegraph", **options) -> Visualiser:
+def show(output, *, variant: str = "correct", height: int = DEFAULT_HEIGHT, title: str = "valuegraph", **options) -> Visualiser:
     """The walk for `output`'s graph (a Value, or a program's text), for a notebook cell. options:
     seed and run for a Python program's text, and the embed's (stage, step, autoplay, speed,
     controls, theme, table), e.g. show(L, table="shown", stage="propagate")."""
-    return Visualiser(_document(output, variant=variant, title=title, **options), height)
+    document, note = _document(output, variant=variant, title=title, **options)
+    return Visualiser(document, height, note)
 
 
-def export(output: Value | str, path, *, variant: str = "correct", title: str = "valuegraph", **options) -> Path:
+def export(output, path, *, variant: str = "correct", title: str = "valuegraph", **options) -> Path:
     """Write the self-contained file for `output`'s graph to `path`; returns the path."""
-    return Visualiser(_document(output, variant=variant, title=title, **options)).save(path)
+    document, note = _document(output, variant=variant, title=title, **options)
+    return Visualiser(document, note=note).save(path)

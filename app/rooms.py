@@ -130,7 +130,9 @@ def token_digest(token: str) -> str:
 
 
 def _walk_size(state: RoomState, limits) -> list[int]:
-    request = schemas.BackwardRequest(expression=state.expression, variables=state.variables, variant=state.variant, trace=True)
+    # Built from a RoomState already checked, like GET /backward's: unvalidated, so an empty
+    # program is the parser's ProgramError ("the program is empty"), not a schema error.
+    request = schemas.BackwardRequest.model_construct(expression=state.expression, variables=dict(state.variables), variant=state.variant, trace=True)
     with collector_paused():
         response = compute_backward(request, limits)
     sort, propagate = response["trace"]["sort"], response["trace"]["propagate"]

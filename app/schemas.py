@@ -8,9 +8,12 @@ where constructing a model per record costs ten times more. Optional keys (`expo
 are written as the strings "NaN", "Infinity" and "-Infinity".
 """
 
+import math
+import re
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, model_validator
+from pydantic_core import PydanticCustomError
 from typing_extensions import NotRequired, TypedDict
 
 from engine import DEFAULT_NUDGE
@@ -28,17 +31,50 @@ Number = Annotated[
 ]
 Op = Literal["+", "*", "**", "log", "exp", "relu", "tanh"]
 Variant = Literal["correct", "no-visited-check", "assign", "no-topological-order"]
-VariableName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
+VARIABLE_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
+VariableName = Annotated[str, Field(pattern=VARIABLE_NAME)]
 VariableValue = Annotated[float, Field(strict=True, allow_inf_nan=False)]
+
+# A body can carry any number of bad members (92,000 bad variables fit in 1 MB). pydantic would
+# list every one, and building that list costs seconds of CPU on the event loop, before any error
+# handler could cap it; past this many, the members are screened here and become one error.
+MAX_LISTED_PROBLEMS = 20
+_VARIABLE_NAME = re.compile(VARIABLE_NAME)
+
+
+def _is_variable(name, value) -> bool:
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    return isinstance(name, str) and _VARIABLE_NAME.match(name) is not None and number and math.isfinite(value)
+
+
+def _screen_variables(variables):
+    if isinstance(variables, dict) and len(variables) > MAX_LISTED_PROBLEMS:
+        bad = [name for name, value in variables.items() if not _is_variable(name, value)]
+        if len(bad) > MAX_LISTED_PROBLEMS:
+            raise PydanticCustomError(
+                "too_many_bad_variables",
+                "{count} of the {size} variables are invalid (a name is ASCII letters, digits and _, not starting with a digit; a value is a finite number); the first is {first}",
+                {"count": f"{len(bad):,}", "size": f"{len(variables):,}", "first": repr(bad[0])[:100]},
+            )
+    return variables
 
 
 # Requests
 
 
+def _not_empty(text: str) -> str:
+    if not text:
+        raise PydanticCustomError("string_too_short", "the program is empty: write at least one statement")
+    return text
+
+
 class BackwardQuery(BaseModel):
     """A program and what to return for it; also the query string of GET /backward."""
 
-    expression: str = Field(
+    # "" is refused as the schema says (422), not by the parser (400). Not Field(min_length=1):
+    # pydantic then refuses strings with lone surrogates, which the parser explains better.
+    expression: Annotated[str, AfterValidator(_not_empty)] = Field(
+        json_schema_extra={"minLength": 1},
         description="The program: statements separated by newlines or ';'; the last one is the output.",
         examples=[CHAPTER_2_PROGRAM],
     )
@@ -54,15 +90,29 @@ class BackwardQuery(BaseModel):
 
 
 class BackwardRequest(BackwardQuery):
-    """The body of POST /backward."""
+    """The body of POST /backward. Strict: JSON has real booleans and numbers, so `"layout": 0`
+    or `"trace": "yes"` is refused as the schema says (the GET form reads strings leniently)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _screen_unknown_fields(cls, data):
+        if isinstance(data, dict) and len(data) > MAX_LISTED_PROBLEMS:
+            unknown = [key for key in data if key not in cls.model_fields]
+            if len(unknown) > MAX_LISTED_PROBLEMS:
+                raise PydanticCustomError("too_many_unknown_fields", "{count} unknown fields, such as {first}", {"count": f"{len(unknown):,}", "first": repr(unknown[0])[:100]})
+        return data
 
     model_config = ConfigDict(
         extra="forbid",
+        strict=True,
         json_schema_extra={"examples": [{"expression": CHAPTER_2_PROGRAM}]},
     )
 
-    variables: dict[VariableName, VariableValue] = Field(
+    variables: Annotated[dict[VariableName, VariableValue], BeforeValidator(_screen_variables)] = Field(
         default_factory=dict,
+        # pydantic writes the key pattern as patternProperties only; without this a key outside it
+        # (such as "") would be schema-valid, though it answers 422.
+        json_schema_extra={"additionalProperties": False},
         description="Leaf values by name, used where the program reads a name it does not assign.",
     )
 

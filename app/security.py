@@ -11,10 +11,12 @@ Every response gets:
   site: frame-ancestors * and no X-Frame-Options.
 - X-Content-Type-Options: nosniff, and Referrer-Policy: strict-origin-when-cross-origin.
 
-The API docs (/docs, /redoc) are FastAPI's pages: they load Swagger UI or ReDoc from a CDN and
-start it with an inline script. They get their own policy that allows that CDN and exactly
-those inline scripts by their hashes, taken from the page as it is sent (FastAPI builds it from
-the app's settings, never from the request), so no script there runs by 'unsafe-inline' either.
+The API docs (/docs) are the vendored Swagger UI under the same policy as the pages (their
+widgets' styles are set through the CSSOM, which the policy does not restrict).
+
+Redirects (Starlette's /docs/ -> /docs) name only a path in Location, never the request's Host
+header, which the client controls: an absolute URL built from it would send a visitor of a
+poisoned cache or a misrouted proxy to any site.
 
 Static files under /static: a URL carrying the file's current content hash (?v=..., made by
 StaticVersions.url for the templates) may be cached for a year and never revalidated, because
@@ -23,54 +25,38 @@ that main.js imports by relative path) must be revalidated each time (no-cache),
 a 304 thanks to the ETag and Last-Modified that StaticFiles sends.
 """
 
-import base64
 import hashlib
-import re
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 from jinja2 import pass_context
 from starlette.datastructures import MutableHeaders, QueryParams
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 EMBED_PATH = "/embed"
-DOCS_PATHS = frozenset({"/docs", "/docs/oauth2-redirect", "/redoc"})
 STATIC_PREFIX = "/static/"
-DOCS_CDN = "https://cdn.jsdelivr.net"
 
 PAGE_POLICY = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; "
     "font-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'"
 )
-DOCS_POLICY = (
-    f"default-src 'self'; script-src 'self' {DOCS_CDN}{{hashes}}; "
-    # Swagger UI and ReDoc style their widgets with style attributes; no user markup is shown there.
-    f"style-src 'self' 'unsafe-inline' {DOCS_CDN} https://fonts.googleapis.com; "
-    f"img-src 'self' data: {DOCS_CDN} https://fastapi.tiangolo.com; font-src 'self' https://fonts.gstatic.com; "
-    "worker-src 'self' blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'"
-)
 CACHE_FOREVER = "public, max-age=31536000, immutable"
 REVALIDATE = "no-cache"
-
-_INLINE_SCRIPT = re.compile(rb"<script>(.*?)</script>", re.DOTALL)
 
 
 def is_embed(path: str) -> bool:
     return path == EMBED_PATH or path.startswith(EMBED_PATH + "/")
 
 
-def page_headers(path: str, policy: str = PAGE_POLICY) -> dict[str, str]:
+def page_headers(path: str) -> dict[str, str]:
     """The security headers for a response to `path` (relative to the app's root)."""
     headers = {"x-content-type-options": "nosniff", "referrer-policy": "strict-origin-when-cross-origin"}
     if is_embed(path):
-        headers["content-security-policy"] = f"{policy}; frame-ancestors *"
+        headers["content-security-policy"] = f"{PAGE_POLICY}; frame-ancestors *"
     else:
-        headers["content-security-policy"] = f"{policy}; frame-ancestors 'self'"
+        headers["content-security-policy"] = f"{PAGE_POLICY}; frame-ancestors 'self'"
         headers["x-frame-options"] = "SAMEORIGIN"
     return headers
-
-
-def inline_script_hashes(html: bytes) -> list[str]:
-    return [f"'sha256-{base64.b64encode(hashlib.sha256(script).digest()).decode()}'" for script in _INLINE_SCRIPT.findall(html)]
 
 
 class StaticVersions:
@@ -120,8 +106,6 @@ class SecurityHeaders:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         path = _app_path(scope)
-        if path in DOCS_PATHS:
-            return await self.app(scope, receive, self._docs_sender(path, send))
 
         async def send_with_headers(message: Message):
             if message["type"] == "http.response.start":
@@ -129,31 +113,17 @@ class SecurityHeaders:
                 headers.update(page_headers(path))
                 if self.static and path.startswith(STATIC_PREFIX) and message["status"] in (200, 304):
                     headers["cache-control"] = self.static.cache_control(path[len(STATIC_PREFIX) :], scope["query_string"])
+                if "location" in headers:
+                    headers["location"] = path_only(headers["location"])
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
 
-    def _docs_sender(self, path: str, send: Send):
-        """Holds back the start of the response until the whole (small) page is there to hash."""
-        start, chunks = None, []
 
-        async def send_docs(message: Message):
-            nonlocal start
-            if message["type"] == "http.response.start":
-                start = message
-                return
-            if message["type"] != "http.response.body":
-                return await send(message)
-            chunks.append(message.get("body", b""))
-            if message.get("more_body", False):
-                return
-            body = b"".join(chunks)
-            policy = DOCS_POLICY.format(hashes="".join(" " + h for h in inline_script_hashes(body)))
-            MutableHeaders(scope=start).update(page_headers(path, policy))
-            await send(start)
-            await send({"type": "http.response.body", "body": body})
-
-        return send_docs
+def path_only(location: str) -> str:
+    """The path, query and fragment of a redirect's target: the same resource on this host."""
+    parts = urlsplit(location)
+    return urlunsplit(("", "", parts.path or "/", parts.query, parts.fragment))
 
 
 def _app_path(scope: Scope) -> str:

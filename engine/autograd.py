@@ -13,6 +13,8 @@ def topological_order(root, steps=None, check_visited=True):
 
     The stack is two parallel lists rather than a list of tuples: a tuple per step made
     the garbage collector the main cost on deep graphs."""
+    if steps is None and check_visited:
+        return _postorder(root)
     order = []
     visited = set()
     stack_nodes = [root]
@@ -38,6 +40,35 @@ def topological_order(root, steps=None, check_visited=True):
             order.append(node)
             if steps is not None:
                 steps.append((node, index, EMIT, None))
+    return order
+
+
+def _postorder(root):
+    """The same order as the recording walk above, for Value.backward(): a node stays on top of
+    the stack while its children are scanned in an inner loop (it is pushed and popped once, not
+    once per child), and a leaf is emitted where it is found, never pushed."""
+    order = []
+    visited = set()
+    stack_nodes = [root]
+    stack_indices = [0]
+    while stack_nodes:
+        children = stack_nodes[-1]._children
+        index = stack_indices[-1]
+        count = len(children)
+        while index < count:
+            child = children[index]
+            index += 1
+            if child not in visited:
+                visited.add(child)
+                if child._children:
+                    stack_indices[-1] = index  # resume after this child
+                    stack_nodes.append(child)
+                    stack_indices.append(0)
+                    break
+                order.append(child)
+        else:  # every child done
+            order.append(stack_nodes.pop())
+            stack_indices.pop()
     return order
 
 

@@ -37,15 +37,21 @@ def divide(x: float, y: float) -> float:
 
 
 def power(x: float, n: float) -> float:
+    """x ** n as C#'s Math.Pow (IEEE 754 pow): n == 0 or x == 1 give 1, even with NaN; a finite
+    negative base with a finite non-integer exponent is NaN, checked first, so an overflowing
+    or underflowing magnitude cannot turn it into Infinity or 0."""
+    if n == 0 or x == 1:
+        return 1.0
+    if x != x or n != n:
+        return NAN
+    if x < 0 and math.isfinite(x) and math.isfinite(n) and not float(n).is_integer():
+        return NAN
     try:
-        result = x**n
-    except ZeroDivisionError:  # 0 ** negative
-        return math.copysign(INF, x) if _is_odd_integer(n) else INF
+        return math.pow(x, n)
     except OverflowError:
         return -INF if x < 0 and _is_odd_integer(n) else INF
-    if isinstance(result, complex):  # negative base, fractional exponent
-        return NAN
-    return result
+    except ValueError:  # zero to a negative power (math.pow's C99 "divide by zero")
+        return math.copysign(INF, x) if _is_odd_integer(n) else INF
 
 
 def _is_odd_integer(n: float) -> bool:

@@ -15,9 +15,10 @@ BINARY_PRECEDENCE = {"+": 10, "-": 10, "*": 20, "/": 20, "**": 40}
 UNARY_PRECEDENCE = 30  # between * and **: -a**2 is -(a**2), -a*b is (-a)*b
 RIGHT_ASSOCIATIVE = {"**"}
 
+# ASCII digits only: \d would also read Arabic-Indic, Devanagari... digits as numbers (a = ١٢ was 12).
 _TOKEN = re.compile(
     r"(?P<blank>[ \t\r\f]+)|(?P<comment>#[^\n]*)|(?P<end>[\n;])"
-    r"|(?P<number>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)(?P<glued>[A-Za-z0-9_]+)?"
+    r"|(?P<number>(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)(?P<glued>[A-Za-z0-9_]+)?"
     r"|(?P<name>[A-Za-z_][A-Za-z0-9_]*)|(?P<op>\*\*|[-+*/()=,.])|(?P<bad>.)",
     re.DOTALL,
 )

@@ -1,6 +1,7 @@
 """The `valuegraph` command: arguments, the default subcommand, and a real server started by it."""
 
 import os
+import pickle
 import subprocess
 import sys
 import threading
@@ -55,6 +56,26 @@ def test_help_lists_the_subcommands(capsys):
     assert "serve" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("option", ["--timeout-headers=0", "--timeout-body=-1", "--max-connections=0", "--timeout-keep-alive=nan"])
+def test_bad_connection_limits_are_refused(option):
+    with pytest.raises(SystemExit) as exit_:
+        cli.main([option])
+    assert "must be a positive" in str(exit_.value.code)
+
+
+def test_connection_limits_default_to_the_settings(monkeypatch):
+    monkeypatch.setenv("VALUEGRAPH_TIMEOUT_HEADERS", "4.5")
+    monkeypatch.setenv("VALUEGRAPH_MAX_CONNECTIONS", "77")
+    args = cli.build_parser().parse_args(["serve"])
+    assert (args.timeout_headers, args.max_connections, args.timeout_body) == (4.5, 77, 30.0)
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["--version"])
+    assert exit_.value.code == 0 and capsys.readouterr().out == "valuegraph 0.1.0\n"
+
+
 def test_reload_with_several_workers_is_refused():
     with pytest.raises(SystemExit) as exit_:
         cli.main(["--reload", "--workers", "2"])
@@ -64,8 +85,12 @@ def test_reload_with_several_workers_is_refused():
 def test_several_workers_go_to_uvicorns_supervisor(monkeypatch, capsys):
     runs = []
     monkeypatch.setattr(uvicorn, "run", lambda app, **options: runs.append((app, options)))
-    assert cli.main(["--host", "0.0.0.0", "--port", "8123", "--workers", "2"]) == 0
-    assert runs == [("app.main:app", {"host": "0.0.0.0", "port": 8123, "workers": 2, "reload": False, "ws_per_message_deflate": False})]
+    assert cli.main(["--host", "0.0.0.0", "--port", "8123", "--workers", "2", "--timeout-headers", "3", "--max-connections", "50"]) == 0
+    ((app, options),) = runs
+    protocol = options.pop("http")
+    assert (app, options) == ("app.main:app", {"host": "0.0.0.0", "port": 8123, "workers": 2, "reload": False, "timeout_keep_alive": 5.0, "ws_per_message_deflate": False})
+    assert protocol.keywords == {"timeout_headers": 3.0, "timeout_body": 30.0, "max_connections": 50}
+    assert pickle.loads(pickle.dumps(protocol)).keywords == protocol.keywords  # the workers get it pickled
     assert capsys.readouterr().out == "valuegraph running at http://127.0.0.1:8123/\n"
 
 

@@ -3,10 +3,15 @@ start command installs the package and runs the console script pyproject.toml de
 
 import re
 import shlex
+import sys
 import tomllib
 from pathlib import Path
 
+from packaging.utils import canonicalize_name
+
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / ".ci"))
+import lock_dependencies as lock  # noqa: E402  (a script, not a package)
 
 
 def readme_commands():
@@ -20,11 +25,29 @@ def test_ci_runs_the_readme_test_command():
     (assigned,) = re.findall(r"^TEST_COMMAND=(.*)$", ci, re.M)
     assert shlex.split(assigned) == [test_command]
     assert 'bash -c "$TEST_COMMAND"' in ci
-    assert "apt-get install -y chromium" in test_command and "pytest" in test_command
+    assert "apt-get update && apt-get install -y chromium redis-server" in test_command and "pytest" in test_command
+    assert "pip install -c constraints.txt -e '.[test]'" in test_command
 
 
 def test_the_start_command_runs_the_declared_console_script():
     start_command, _ = readme_commands()
     scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
-    assert start_command == "pip install -e . && valuegraph"
+    assert start_command == "pip install -c constraints.txt -e . && valuegraph"
     assert scripts["valuegraph"] == "app.cli:main"
+
+
+def test_the_lock_pins_every_declared_requirement_within_its_range():
+    pins = lock.read_lock()
+    for requirement in lock.project_requirements():
+        name = canonicalize_name(requirement.name)
+        assert name in pins, f"{requirement} is not in constraints.txt: run python3 .ci/lock_dependencies.py"
+        assert requirement.specifier.contains(pins[name], prereleases=True), f"constraints.txt pins {name}=={pins[name]}, outside {requirement}"
+
+
+def test_the_suite_runs_with_the_locked_versions():
+    """What the test command installed (the package, its test extra and their dependencies) is
+    what constraints.txt records: a dependency added or upgraded without relocking fails here."""
+    installed = lock.resolved(lock.project_requirements(extras=("test",)))
+    pins = lock.read_lock()
+    assert {name: pins.get(name) for name in installed} == installed
+

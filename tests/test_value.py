@@ -320,3 +320,22 @@ def test_negative_to_the_minus_one_of_zero_keeps_the_sign():
 def test_big_power_overflows_to_infinity():
     assert (Value(10.0) ** 400).data == math.inf
     assert (Value(-10.0) ** 401).data == -math.inf
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_plain_walk_gives_the_recording_walks_order(seed):
+    """Value.backward() walks with autograd._postorder, the traced walk with the (node, inputIndex)
+    stack: the same order, so both accumulate gradients in the same order (bit for bit)."""
+    import random
+
+    from engine.autograd import _postorder, topological_order
+
+    rng = random.Random(seed)
+    nodes = [Value(rng.uniform(-2, 2)) for _ in range(rng.randint(1, 5))]
+    for _ in range(rng.randint(0, 300)):
+        a, b = rng.choice(nodes), rng.choice(nodes[-8:])  # reuse, near and far
+        nodes.append(rng.choice([a + b, a * b, a.tanh(), a * a, (a + 1).relu()]))
+    root = nodes[-1]
+    recorded = []
+    assert _postorder(root) == topological_order(root, recorded)
+    assert len(recorded) >= len(_postorder(root))

@@ -1,22 +1,32 @@
-"""The HTML pages: the visualiser at GET /, and the favicon every browser asks for."""
+"""The HTML pages: the visualiser at GET /, the API documentation at /docs, and the favicon
+every browser asks for."""
 
-from pathlib import Path
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import FileResponse, HTMLResponse
 
+from ..assets import STATIC_DIR
 from ..config import Settings
 from ..dependencies import get_settings
 
 router = APIRouter(include_in_schema=False)
 
-FAVICON = Path(__file__).resolve().parents[2] / "static" / "favicon.ico"
+FAVICON = STATIC_DIR / "favicon.ico"
+SWAGGER_UI = "vendor/swagger-ui.v5.35.0"  # + .bundle.js, .css, .LICENSE.txt (npm swagger-ui-dist)
 
 
-@router.get("/", response_class=HTMLResponse)
+# HEAD too: uptime checks and link checkers ask with it, and HTTP expects it wherever GET works.
+@router.api_route("/", methods=["GET", "HEAD"], response_class=HTMLResponse)
 async def index(request: Request, settings: Annotated[Settings, Depends(get_settings)]):
     return request.app.state.templates.TemplateResponse(request, "index.html", {"max_source_length": settings.max_source_length})
+
+
+@router.get("/docs", response_class=HTMLResponse)
+async def docs(request: Request):
+    """Swagger UI on /openapi.json, from static/vendor/, so it works without internet."""
+    openapi_url = request.scope.get("root_path", "") + request.app.openapi_url
+    return request.app.state.templates.TemplateResponse(request, "docs.html", {"openapi_url": openapi_url, "swagger_ui": SWAGGER_UI})
 
 
 @router.get("/favicon.ico")

@@ -1,0 +1,22 @@
+"""Where the page's own files are: the static/ and templates/ folders.
+
+In the repository they sit at the top level, beside app/ (the design card's layout). A wheel
+carries them inside the app package (pyproject.toml maps app.static and app.templates onto
+them), so an installed copy finds them through the package, wherever pip put it, with no
+checkout around.
+"""
+
+from importlib.resources import files
+from pathlib import Path
+
+
+def _folder(name: str) -> Path:
+    package = files("app")
+    installed = package / name
+    if installed.is_dir():
+        return Path(str(installed))
+    return Path(str(package)).parent / name  # a checkout or an editable install
+
+
+STATIC_DIR = _folder("static")
+TEMPLATES_DIR = _folder("templates")
