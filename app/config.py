@@ -4,10 +4,15 @@
 |------------------------------------|-----------|------------------------------------------------------------|
 | VALUEGRAPH_MAX_BODY_BYTES          | 1000000   | bytes of one request body (larger: 413)                    |
 | VALUEGRAPH_MAX_SOURCE_LENGTH       | 100000    | characters of program text                                 |
-| VALUEGRAPH_MAX_DEPTH               | 200       | parentheses, calls and unary signs open at once            |
+| VALUEGRAPH_MAX_DEPTH               | 200       | parentheses, calls and unary signs open at once (Python: syntax tree levels) |
 | VALUEGRAPH_MAX_NODES               | 50000     | nodes in the graph the output reaches                      |
 | VALUEGRAPH_MAX_CHECK_EVALUATIONS   | 1000000   | node re-evaluations the nudge test (check=true) may do     |
 | VALUEGRAPH_MAX_VARIANT_STEPS       | 200000    | steps a deliberately broken walk (variant) may take        |
+| VALUEGRAPH_MAX_STATEMENTS          | 1000000   | statements a Python program may execute                    |
+| VALUEGRAPH_MAX_CALL_DEPTH          | 100       | calls of a Python program's own functions open at once     |
+| VALUEGRAPH_MAX_COLLECTION_LENGTH   | 100000    | items in one list, tuple or dict of a Python program       |
+| VALUEGRAPH_MAX_BACKWARD_CALLS      | 10000     | backward() calls of a Python program                       |
+| VALUEGRAPH_MAX_PRINTED_CHARACTERS  | 100000    | characters a Python program may print                      |
 | VALUEGRAPH_TIME_BUDGET             | 2.0       | seconds of wall-clock time per request (longer: 503)       |
 | VALUEGRAPH_WORKER_THREADS          | 4         | requests computed at once per process; the rest queue      |
 | VALUEGRAPH_RESPONSE_CACHE_BYTES    | 16000000  | bytes of answers kept in the in-process LRU response cache |
@@ -29,7 +34,7 @@
 | VALUEGRAPH_ROOM_JOIN_SECONDS       | 10        | seconds a new connection has to send its join message      |
 | VALUEGRAPH_ROOM_SEND_QUEUE         | 256       | messages waiting for a slow member (more: it is dropped and reconnects) |
 
-Program-level limits (source length to variant steps) answer 400 with the place in the program.
+Program-level limits (source length to printed characters) answer 400 with the place in the program.
 The time budget covers the whole request: reading the body, validation, the work and the answer.
 The TIMEOUT_* and MAX_CONNECTIONS settings bound connections; `valuegraph serve` applies them (its
 options override them).
@@ -54,6 +59,11 @@ class Settings:
     max_nodes: int = Limits.max_nodes
     max_check_evaluations: int = Limits.max_check_evaluations
     max_variant_steps: int = Limits.max_variant_steps
+    max_statements: int = Limits.max_statements
+    max_call_depth: int = Limits.max_call_depth
+    max_collection_length: int = Limits.max_collection_length
+    max_backward_calls: int = Limits.max_backward_calls
+    max_printed_characters: int = Limits.max_printed_characters
     time_budget: float = 2.0
     worker_threads: int = 4
     response_cache_bytes: int = 16_000_000
@@ -109,6 +119,11 @@ class Settings:
             max_nodes=self.max_nodes,
             max_check_evaluations=self.max_check_evaluations,
             max_variant_steps=self.max_variant_steps,
+            max_statements=self.max_statements,
+            max_call_depth=self.max_call_depth,
+            max_collection_length=self.max_collection_length,
+            max_backward_calls=self.max_backward_calls,
+            max_printed_characters=self.max_printed_characters,
         )
 
 

@@ -17,7 +17,7 @@ from typing import Mapping
 from jinja2 import Environment, FileSystemLoader
 from markupsafe import Markup
 
-from engine import Limits, Value, evaluate, parse, trace
+from engine import Limits, ProgramRun, Value, run_program, trace
 
 from . import serialize
 from .assets import STATIC_DIR, TEMPLATES_DIR
@@ -191,15 +191,18 @@ def standalone_html(
     return template.render(options=options, inline=inline, title=title, scorm=scorm, note=note)
 
 
-def response_for_value(output: Value, limits: Limits = Limits(), variant: str = "correct") -> dict:
+def response_for_value(output: Value, limits: Limits = Limits(), variant: str = "correct", program: ProgramRun | None = None) -> dict:
     """The POST /backward answer (trace and layout included) for a graph built in Python."""
     steps = trace(output, limits, variant)
-    return serialize.backward_response(steps, layout=compute_layout(steps))
+    return serialize.backward_response(steps, layout=compute_layout(steps), program=program)
 
 
-def response_for_program(program: str, variables: Mapping[str, float] | None = None, variant: str = "correct", limits: Limits = Limits()) -> dict:
-    """The same for a program's text; raises engine.ProgramError."""
-    return response_for_value(evaluate(parse(program, limits), dict(variables or {})), limits, variant)
+def response_for_program(
+    program: str, variables: Mapping[str, float] | None = None, variant: str = "correct", limits: Limits = Limits(), seed: int = 0, run: int | None = None
+) -> dict:
+    """The same for a program's text (the shorthand or Python); raises engine.ProgramError."""
+    result = run_program(program, dict(variables or {}), limits, seed, run)
+    return response_for_value(result.output, limits, variant, result)
 
 
 def response_json(response: dict) -> str:
@@ -271,6 +274,8 @@ def add_export_arguments(parser) -> None:
     )
     parser.add_argument("-o", "--output", required=True, help="the file to write: .html (self-contained), .json (the API's answer), .svg or .png (the graph)")
     parser.add_argument("--variant", default="correct", help="the backward walk: correct (default), no-visited-check, assign, no-topological-order")
+    parser.add_argument("--seed", type=int, default=0, help="Python programs: the seed of their random module (default: %(default)s)")
+    parser.add_argument("--run", dest="backward_run", type=int, default=None, help="Python programs: which backward() call to show, from 0 (default: the last)")
     parser.add_argument("--step", type=int, default=None, help="the step the file opens at, or the image shows (default: the start; images: the end)")
     for name, allowed in (("stage", STAGES), ("controls", CONTROLS), ("theme", THEMES), ("table", TABLES)):
         parser.add_argument(f"--{name}", choices=allowed, default=allowed[0], help=f"the file's {name} option (default: %(default)s)")
@@ -296,7 +301,7 @@ def export_command(args) -> int:
     else:
         program = read_program(args.program)
         try:
-            response = response_for_program(program, variant=args.variant)
+            response = response_for_program(program, variant=args.variant, seed=args.seed, run=args.backward_run)  # args.run is the subcommand
         except ProgramError as error:
             raise SystemExit(f"valuegraph export: line {error.line}, column {error.column}: {error.message}")
     if kind == "json":

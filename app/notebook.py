@@ -8,6 +8,10 @@
     show(L)                      # the interactive walk, inline, no server
     export(L, "lesson.html")     # the same as one self-contained file
 
+    show('''x = Value(2.0)           # or a program's text (the shorthand or Python for micrograd),
+    y = (x * 3).tanh()           # shown beside its graph; seed= and run= as in the API
+    y.backward()''', run=0)
+
 show() and export() also take a graph of PyPI micrograd's Values or of the course's (see
 app.interop: local gradients derived where the object does not store them).
 
@@ -20,7 +24,7 @@ from pathlib import Path
 
 from engine import Limits
 
-from .export import EmbedOptions, response_for_value, standalone_html
+from .export import EmbedOptions, response_for_program, response_for_value, standalone_html
 from .interop import MICROGRAD_ORDER_NOTE, as_engine_value, kind_of
 
 DEFAULT_HEIGHT = 720
@@ -47,16 +51,21 @@ class Visualiser:
         return path
 
 
-def _document(output, *, variant: str, title: str, **options) -> tuple[str, str | None]:
-    """The file for `output`'s graph (any Value app.interop reads), and the note it carries."""
+def _document(output, *, variant: str, title: str, seed: int = 0, run: int | None = None, **options) -> tuple[str, str | None]:
+    """The file for `output`'s graph (a program's text, or any Value app.interop reads), and the
+    note it carries."""
+    if isinstance(output, str):  # a program's text: raises engine.ProgramError as the API answers 400
+        response = response_for_program(output, variant=variant, seed=seed, run=run)
+        return standalone_html(response, expression=output, options=EmbedOptions(editor="read-only", **options), title=title), None
     note = MICROGRAD_ORDER_NOTE if kind_of(output) == "micrograd" else None
     response = response_for_value(as_engine_value(output), Limits(), variant)
     return standalone_html(response, options=EmbedOptions(editor="hidden", **options), title=title, note=note), note
 
 
 def show(output, *, variant: str = "correct", height: int = DEFAULT_HEIGHT, title: str = "valuegraph", **options) -> Visualiser:
-    """The walk for `output`'s graph, for a notebook cell. options: the embed's (stage, step,
-    autoplay, speed, controls, theme, table), e.g. show(L, table="shown", stage="propagate")."""
+    """The walk for `output`'s graph (a Value, or a program's text), for a notebook cell. options:
+    seed and run for a Python program's text, and the embed's (stage, step, autoplay, speed,
+    controls, theme, table), e.g. show(L, table="shown", stage="propagate")."""
     document, note = _document(output, variant=variant, title=title, **options)
     return Visualiser(document, height, note)
 

@@ -83,6 +83,10 @@ class BackwardQuery(BaseModel):
     nudge: float = Field(DEFAULT_NUDGE, gt=0, allow_inf_nan=False, description="The step h of the nudge test.")
     layout: bool = Field(False, description="Include the server-side layered layout of the graph.")
     variant: Variant = Field("correct", description="The backward walk to run: the correct one or a broken one to learn from.")
+    seed: int = Field(0, ge=0, le=2**32 - 1, description="Seeds the program's `random` module: the same program and seed always draw the same numbers.")
+    run: int | None = Field(
+        None, ge=0, description="Python programs: which backward() call's graph and trace come back (0-based index into `runs`); null for the last."
+    )
 
 
 class BackwardRequest(BackwardQuery):
@@ -116,11 +120,23 @@ class BackwardRequest(BackwardQuery):
 # Responses
 
 
+class SourceSpan(TypedDict):
+    """Where in the program text: lines 1-based, columns 1-based in characters, end_column just past the last character."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
 class Node(TypedDict):
     """One Value; its id is its position in `nodes` (creation order)."""
 
     id: int
-    label: str | None
+    label: str | None  # distinct across the graph: a repeated label becomes x, x′, x″, …
+    span: SourceSpan | None  # the code that made the node; null where no program text did
+    expr: str  # that code's text, whitespace collapsed, at most 40 characters
+    scope: list[str]  # the calls and loop iterations it was made in, outermost first
     op: Op | None
     exponent: NotRequired[Number]  # only for "**" nodes
     data: Number
@@ -192,6 +208,13 @@ class Layout(TypedDict):
     edges: list[LayoutEdge]
 
 
+class Run(TypedDict):
+    """One backward() call of a Python program: its line and the output's data then (the loss curve)."""
+
+    line: int
+    data: Number
+
+
 class BackwardResponse(TypedDict):
     """The graph after the backward pass, and how the walk got there."""
 
@@ -202,6 +225,9 @@ class BackwardResponse(TypedDict):
     warnings: list[NonFiniteWarning]
     variant: Variant
     layout: NotRequired[Layout]  # when layout is true
+    runs: list[Run]  # one per backward() call of a Python program, in call order
+    run: int | None  # which of `runs` the graph and trace are from; null when there was none
+    printed: list[str]  # the lines the program printed
 
 
 class Health(BaseModel):

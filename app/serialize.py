@@ -6,25 +6,34 @@ in Python), then the schema's serializer writes them in one call.
 
 import pydantic_core
 
+from engine import ProgramRun
+
 from . import schemas
 
+SPAN_KEYS = ("line", "column", "end_line", "end_column")
 
-def backward_response(steps, measured=None, layout=None, include_trace=True) -> schemas.BackwardResponse:
+
+def backward_response(steps, measured=None, layout=None, include_trace=True, program=None) -> schemas.BackwardResponse:
     """steps: the engine's Trace; measured: {leaf Value: numeric gradient} from the nudge
-    test, or None; layout: the layout record, or None."""
+    test, or None; layout: the layout record, or None; program: the engine's ProgramRun (where
+    each node came from, the runs, what was printed), or None for a graph built in Python."""
     nodes = steps.nodes
     ids = {node: i for i, node in enumerate(nodes)}
+    origins = (program or ProgramRun(None)).origins(nodes)
     records = [
         {
             "id": i,
-            "label": node.label,
+            "label": origin.label,
+            "span": None if origin.span is None else dict(zip(SPAN_KEYS, origin.span)),
+            "expr": origin.expr,
+            "scope": origin.scope,
             "op": node.op,
             "data": node.data,
             "grad": node.grad,
             "children": [ids[child] for child in node._children],
             "local_grads": list(node._local_grads),
         }
-        for i, node in enumerate(nodes)
+        for (i, node), origin in zip(enumerate(nodes), origins)
     ]
     for record, node in zip(records, nodes):
         if node.op == "**":
@@ -50,6 +59,9 @@ def backward_response(steps, measured=None, layout=None, include_trace=True) -> 
     response["variant"] = steps.variant
     if layout is not None:
         response["layout"] = layout
+    response["runs"] = [{"line": line, "data": data} for line, data in program.runs] if program else []
+    response["run"] = program.run if program else None
+    response["printed"] = program.printed if program else []
     return response
 
 

@@ -1,9 +1,10 @@
 """Every benchmark table in one command, from the repository root:
 
-    python -m benchmarks.run [--quick] [--only engine,pipeline,layout,cache,http,browser,classroom]
+    python -m benchmarks.run [--quick] [--only engine,pipeline,python,layout,cache,http,browser,classroom]
     python benchmarks/run.py ...          (the same)
 
-Prints Markdown tables (engine vs micrograd, the request pipeline, HTTP load, the browser, Teach live)
+Prints Markdown tables (engine vs micrograd, the request pipeline, Python programs, HTTP load, the
+browser, Teach live)
 with the machine, its load average and the date, so figures can go into the README as printed.
 --quick is a smoke test of the scripts (a few runs each), not figures. A full run takes about
 five minutes on two cores.
@@ -18,12 +19,15 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a file: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks import bench_browser, bench_cache, bench_classroom, bench_engine, bench_http, bench_layout, bench_pipeline  # noqa: E402
+from benchmarks import (  # noqa: E402
+    bench_browser, bench_cache, bench_classroom, bench_engine, bench_http, bench_layout, bench_pipeline, bench_python,
+)
 from benchmarks.common import load, machine  # noqa: E402
 
 SECTIONS = {
     "engine": bench_engine.main,
     "pipeline": bench_pipeline.main,
+    "python": bench_python.main,
     "layout": bench_layout.main,
     "cache": bench_cache.main,
     "http": bench_http.main,

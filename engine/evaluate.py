@@ -20,8 +20,11 @@ NUMBER_OPERATORS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/"
 FUNCTIONS = {"log": Value.log, "exp": Value.exp, "relu": Value.relu, "tanh": Value.tanh}
 
 
-def evaluate(program, variables=None) -> Value:
-    """Run every statement; the last one's value is the output, always a Value."""
+def evaluate(program, variables=None, marks=None) -> Value:
+    """Run every statement; the last one's value is the output, always a Value.
+
+    marks: a list to which each operation that makes Values appends (the last Value's creation
+    number, first offset, offset past the end) of the code that made them, in creation order."""
     variables = dict(variables or {})
     for name, number in variables.items():
         if isinstance(number, bool) or not isinstance(number, (int, float)):
@@ -29,40 +32,67 @@ def evaluate(program, variables=None) -> Value:
     scope = {}
     result = None
     for statement in program.statements:
-        result = _evaluate(statement.expr, scope, variables)
+        result, end = _evaluate(statement.expr, scope, variables, marks)
         if statement.target is not None:
             if not isinstance(result, Value):
                 result = Value(result)
+                if marks is not None:
+                    marks.append((result._serial, statement.span.offset, end))
             if result.label is None:
                 result.label = statement.target
             scope[statement.target] = result
-    return result if isinstance(result, Value) else Value(result)
+    if not isinstance(result, Value):
+        result = Value(result)
+        if marks is not None:
+            marks.append((result._serial, program.statements[-1].span.offset, end))
+    return result
 
 
-def _evaluate(expr, scope, variables):
-    """Post-order walk with an explicit stack: a 40,000-term sum is a 40,000-deep tree."""
+def _evaluate(expr, scope, variables, marks=None):
+    """Post-order walk with an explicit stack: a 40,000-term sum is a 40,000-deep tree.
+    Returns the value and the offset just past the expression's last token."""
     results = []
+    extents = []  # (first offset, offset past the end) beside each result
     pending = [(expr, False)]
     while pending:
         node, operands_ready = pending.pop()
         if isinstance(node, Number):
             results.append(node.value)
+            extents.append((node.span.offset, node.span.end))
         elif isinstance(node, Name):
+            made = marks is not None and node.name not in scope
             results.append(_lookup(node, scope, variables))
+            extents.append((node.span.offset, node.span.end))
+            if made and isinstance(results[-1], Value):
+                _mark(marks, results[-1], node.span.offset, node.span.end)
         elif not operands_ready:
             pending.append((node, True))
             pending.extend((child, False) for child in reversed(_operands(node)))
         elif isinstance(node, Binary):
             right = results.pop()
             results.append(_binary(node, results.pop(), right))
+            end = extents.pop()[1]
+            extents[-1] = (extents[-1][0], end)
         elif isinstance(node, Unary):
             operand = results.pop()
             results.append(-operand if node.op == "-" else operand)
+            extents[-1] = (node.span.offset, extents[-1][1])
         else:
-            args = results[len(results) - len(node.args) :]
-            del results[len(results) - len(node.args) :]
+            count = len(node.args)
+            args = results[len(results) - count :]
+            del results[len(results) - count :]
             results.append(_call(node, args))
-    return results[0]
+            spans = extents[len(extents) - count :]
+            del extents[len(extents) - count :]
+            extents.append((min(node.span.offset, *(s for s, _ in spans)), max(node.span.end, *(e for _, e in spans))))
+        if marks is not None and operands_ready and isinstance(results[-1], Value):
+            _mark(marks, results[-1], *extents[-1])
+    return results[0], extents[0][1]
+
+
+def _mark(marks, value, start, end):
+    if not marks or value._serial > marks[-1][0]:
+        marks.append((value._serial, start, end))
 
 
 def _operands(node):

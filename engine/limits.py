@@ -6,10 +6,16 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class Limits:
     max_source_length: int = 100_000  # characters of program text
-    max_depth: int = 200  # open parentheses, calls and unary signs at once
+    max_depth: int = 200  # open parentheses, calls and unary signs at once (Python: nesting of the syntax tree)
     max_nodes: int = 50_000  # Value nodes in the graph the output reaches
     max_check_evaluations: int = 1_000_000  # node re-evaluations the nudge test may do
     max_variant_steps: int = 200_000  # steps a deliberately broken walk may take
+    # Python programs only:
+    max_statements: int = 1_000_000  # statements executed (each loop iteration and comprehension item counts)
+    max_call_depth: int = 100  # calls of the program's own functions open at once
+    max_collection_length: int = 100_000  # items in one list, tuple or dict, or consumed by one sum/min/max/list
+    max_backward_calls: int = 10_000  # calls of backward()
+    max_printed_characters: int = 100_000  # characters print() may write in all
 
     def __post_init__(self):
         for name, value in self.__dict__.items():

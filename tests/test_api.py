@@ -25,10 +25,14 @@ CHAPTER_2 = schemas.CHAPTER_2_PROGRAM
 CHAPTER_2_RESPONSE = {
     "output": 3,
     "nodes": [
-        {"id": 0, "label": "a", "op": None, "data": 2.0, "grad": 4.0, "children": [], "local_grads": []},
-        {"id": 1, "label": "b", "op": None, "data": 3.0, "grad": 2.0, "children": [], "local_grads": []},
-        {"id": 2, "label": "c", "op": "*", "data": 6.0, "grad": 1.0, "children": [0, 1], "local_grads": [3.0, 2.0]},
-        {"id": 3, "label": "L", "op": "+", "data": 8.0, "grad": 1.0, "children": [2, 0], "local_grads": [1.0, 1.0]},
+        {"id": 0, "label": "a", "op": None, "data": 2.0, "grad": 4.0, "children": [], "local_grads": [],
+         "span": {"line": 1, "column": 1, "end_line": 1, "end_column": 6}, "expr": "a = 2", "scope": []},
+        {"id": 1, "label": "b", "op": None, "data": 3.0, "grad": 2.0, "children": [], "local_grads": [],
+         "span": {"line": 1, "column": 8, "end_line": 1, "end_column": 13}, "expr": "b = 3", "scope": []},
+        {"id": 2, "label": "c", "op": "*", "data": 6.0, "grad": 1.0, "children": [0, 1], "local_grads": [3.0, 2.0],
+         "span": {"line": 1, "column": 19, "end_line": 1, "end_column": 24}, "expr": "a * b", "scope": []},
+        {"id": 3, "label": "L", "op": "+", "data": 8.0, "grad": 1.0, "children": [2, 0], "local_grads": [1.0, 1.0],
+         "span": {"line": 1, "column": 30, "end_line": 1, "end_column": 35}, "expr": "c + a", "scope": []},
     ],
     "order": [0, 1, 2, 3],
     "trace": {
@@ -65,6 +69,9 @@ CHAPTER_2_RESPONSE = {
     },
     "warnings": [],
     "variant": "correct",
+    "runs": [],
+    "run": None,
+    "printed": [],
 }
 
 
@@ -155,7 +162,9 @@ async def test_exponent_only_on_powers_and_numeric_grad_only_on_leaves_when_chec
 async def test_unlabelled_nodes_and_leaves_keep_null_label_and_op(client):
     body = (await client.post("/backward", json={"expression": "x = 2; x * 3"})).json()
     constant, product = body["nodes"][1], body["nodes"][2]
-    assert constant == {"id": 1, "label": None, "op": None, "data": 3.0, "grad": 2.0, "children": [], "local_grads": []}
+    assert {key: constant[key] for key in ("id", "label", "op", "data", "grad", "children", "local_grads")} == {
+        "id": 1, "label": None, "op": None, "data": 3.0, "grad": 2.0, "children": [], "local_grads": []
+    }
     assert product["label"] is None and product["op"] == "*"
 
 
@@ -517,7 +526,9 @@ async def test_openapi_documents_every_endpoint_with_chapter_2(client):
         assert operation["responses"]["200"]["content"]["application/json"]["example"] == CHAPTER_2_RESPONSE
         assert {"200", "400", "413", "422", "503"} <= set(operation["responses"])
     node_schema = spec["components"]["schemas"]["Node"]
-    assert set(node_schema["required"]) == {"id", "label", "op", "data", "grad", "children", "local_grads"}
+    assert set(node_schema["required"]) == {"id", "label", "op", "data", "grad", "children", "local_grads", "span", "expr", "scope"}
+    assert {"runs", "run", "printed"} <= set(spec["components"]["schemas"]["BackwardResponse"]["required"])
+    assert {"seed", "run"} <= set(spec["components"]["schemas"]["BackwardRequest"]["properties"])
     assert {"exponent", "numeric_grad"} <= set(node_schema["properties"])
     assert {"type": "string", "enum": ["NaN", "Infinity", "-Infinity"]} in node_schema["properties"]["data"]["anyOf"]
     variant = spec["components"]["schemas"]["BackwardRequest"]["properties"]["variant"]

@@ -102,6 +102,28 @@ def test_cli_html_and_json_from_text_file_and_stdin(tmp_path, monkeypatch):
     assert "-Infinity" in [n["data"] for n in nodes]  # the wire format's spelling
 
 
+def test_cli_exports_python_programs_with_seed_and_run(tmp_path):
+    program_file = tmp_path / "training.py"
+    program_file.write_text(
+        "import random\nw = Value(random.uniform(-1, 1))\nfor k in range(3):\n    loss = (w - 2) ** 2\n    w.grad = 0\n    loss.backward()\n    w.data -= 0.1 * w.grad\n",
+        encoding="utf-8",
+    )
+    json_path = tmp_path / "training.json"
+    assert cli(["export", str(program_file), "-o", str(json_path), "--seed", "7", "--run", "0"]) == 0
+    response = json.loads(json_path.read_text())
+    assert response["run"] == 0 and [run["line"] for run in response["runs"]] == [6, 6, 6]
+    import random
+
+    assert response["nodes"][0]["data"] == random.Random(7).uniform(-1, 1)
+    assert response["nodes"][0]["span"]["line"] == 2 and response["nodes"][-1]["scope"] == ["for k = 0"]
+    html_path = tmp_path / "training.html"
+    assert cli(["export", str(program_file), "-o", str(html_path), "--run", "2"]) == 0
+    stored = stored_data(html_path.read_text(encoding="utf-8"))["response"]
+    assert stored["run"] == 2 and len(stored["runs"]) == 3 and "expr" in stored["nodes"][0]
+    with pytest.raises(SystemExit, match="run 5 does not exist"):
+        cli(["export", str(program_file), "-o", str(json_path), "--run", "5"])
+
+
 def test_cli_refuses_unknown_kinds_and_reports_program_errors(tmp_path):
     with pytest.raises(SystemExit, match=r"\.html, \.json, \.svg or \.png"):
         cli(["export", PROGRAM, "-o", str(tmp_path / "x.pdf")])

@@ -92,7 +92,7 @@ HOSTILE_PROGRAMS = [
     ("exec", 'exec("import os")', 5, "U+0022 QUOTATION MARK"),
     ("eval called as a function", "eval(1)", 0, "unknown function 'eval'"),
     ("globals", "globals()", 0, "unknown function 'globals'"),
-    ("import statement", "import os", 7, "found the name 'os'"),
+    ("import statement", "import os", 0, "`import os` is not available: valuegraph runs micrograd code, not arbitrary Python"),
     ("dunder method", "x = 1; x.__class__()", 9, "unknown function '__class__'"),
     ("builtins", "__builtins__", 0, "unknown name '__builtins__'"),
     ("open a file", "open('/tmp/valuegraph-was-here', 'w')", 5, "U+0027 APOSTROPHE"),

@@ -55,6 +55,24 @@ def test_export_writes_the_same_document(tmp_path):
     assert path.read_text(encoding="utf-8") == inner_document(show(L))
 
 
-def test_only_values_are_shown():
-    with pytest.raises(TypeError, match="engine.Value"):
+def test_only_values_and_programs_are_shown():
+    with pytest.raises(TypeError, match="show\\(\\) and export\\(\\) take an engine.Value"):
         show(3.0)
+
+
+TRAINING = "w = Value(0.8)\nfor k in range(3):\n    loss = (w * 2 - 1) ** 2\n    w.grad = 0\n    loss.backward()\n    w.data -= 0.1 * w.grad\n    print(k, loss.data)"
+
+
+def test_a_python_program_is_shown_with_its_runs_spans_and_printed_lines():
+    document = inner_document(show(TRAINING, run=1))
+    data = stored_data(document)
+    response = data["response"]
+    assert data["expression"] == TRAINING and 'data-editor="read-only"' in document
+    assert [run["line"] for run in response["runs"]] == [5, 5, 5] and response["run"] == 1
+    w, printed = 0.8, []
+    for k in range(3):
+        printed.append(f"{k} {(w * 2 - 1) ** 2}")
+        w -= 0.1 * (2 * (w * 2 - 1) * 2)
+    assert response["printed"] == printed
+    assert response["nodes"][0]["span"] == {"line": 1, "column": 5, "end_line": 1, "end_column": 15}
+    assert response["nodes"][-1]["scope"] == ["for k = 1"] and response["nodes"][-1]["label"] == "loss"

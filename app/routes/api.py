@@ -7,7 +7,7 @@ import anyio
 from fastapi import APIRouter, Body, Depends, Query
 from fastapi.responses import Response
 
-from engine import Limits, evaluate, measure_leaf_gradients, parse, trace
+from engine import Limits, measure_leaf_gradients, run_program, trace
 
 from .. import schemas
 from ..budget import collector_paused, run_within_budget
@@ -21,12 +21,12 @@ router = APIRouter(tags=["api"])
 
 
 def compute_backward(request: schemas.BackwardRequest, limits: Limits) -> schemas.BackwardResponse:
-    """The pipeline: parse -> evaluate -> trace -> (nudge test) -> (layout) -> response."""
-    output = evaluate(parse(request.expression, limits), request.variables)  # the syntax tree is freed here
-    steps = trace(output, limits, request.variant)
-    measured = measure_leaf_gradients(output, request.nudge, limits) if request.check else None
+    """The pipeline: parse -> run -> trace -> (nudge test) -> (layout) -> response."""
+    program = run_program(request.expression, request.variables, limits, request.seed, request.run)  # the syntax tree is freed here
+    steps = trace(program.output, limits, request.variant)
+    measured = measure_leaf_gradients(program.output, request.nudge, limits) if request.check else None
     layout = compute_layout(steps) if request.layout else None
-    return backward_response(steps, measured, layout, include_trace=request.trace)
+    return backward_response(steps, measured, layout, include_trace=request.trace, program=program)
 
 
 def _backward_json(request: schemas.BackwardRequest, limits: Limits) -> bytes:

@@ -2,7 +2,9 @@
 
 Any bytes become program text (UTF-8; undecodable bytes become lone surrogates, which a JSON
 body can carry too), then parse -> evaluate -> trace (every variant) -> nudge test, under small
-limits so that each input takes milliseconds. The only acceptable failure is a ProgramError whose
+limits so that each input takes milliseconds. The same text also goes through the Python front
+end (issue 10): ast parse -> whitelist -> interpreter -> trace, and the place every node says
+it came from must lie inside the text. The only acceptable failure is a ProgramError whose
 place (offset, line, column) really points into the text; anything else raised is a crash.
 
 The test suite runs it for a few seconds (tests/fuzz/test_fuzz_parser.py). By hand, for longer,
@@ -23,9 +25,13 @@ import atheris
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script: find engine/ from here
 with atheris.instrument_imports(include=["engine"]):
-    from engine import VARIANTS, Limits, ProgramError, evaluate, measure_leaf_gradients, parse, trace
+    from engine import VARIANTS, Limits, ProgramError, ProgramRun, evaluate, measure_leaf_gradients, parse, trace
+    from engine.python import run_python
 
-LIMITS = Limits(max_source_length=4096, max_depth=64, max_nodes=2000, max_check_evaluations=20_000, max_variant_steps=20_000)
+LIMITS = Limits(
+    max_source_length=4096, max_depth=64, max_nodes=2000, max_check_evaluations=20_000, max_variant_steps=20_000,
+    max_statements=20_000, max_call_depth=30, max_collection_length=2000, max_backward_calls=50, max_printed_characters=2000,
+)
 VARIABLES = {"x": 0.5, "y": -2.0, "w": 3.0}
 
 
@@ -38,6 +44,26 @@ def check_program(data: bytes) -> None:
             check_trace(trace(output, LIMITS, variant), variant)
         measured = measure_leaf_gradients(output, 1e-4, LIMITS)
         assert all(isinstance(gradient, float) for gradient in measured.values())
+    except ProgramError as error:
+        check_place(error, source)
+    check_python(source)
+
+
+def check_python(source: str) -> None:
+    """The Python front end on the same text: a ProgramError at a right place, or a graph whose
+    nodes point into the text."""
+    try:
+        result = run_python(source, LIMITS, seed=0)
+        steps = trace(result.output, LIMITS)
+        check_trace(steps, "correct")
+        lines = source.replace("\r\n", "\n").split("\n")
+        for origin in ProgramRun(result.output, result.runs, result.run, result.printed, result).origins(steps.nodes):
+            assert isinstance(origin.expr, str) and len(origin.expr) <= 40
+            if origin.span is not None:
+                line, column, end_line, end_column = origin.span
+                assert 1 <= line <= end_line <= len(lines), f"span {origin.span} outside {len(lines)} lines"
+                assert 1 <= column <= len(lines[line - 1]) + 1 and 1 <= end_column <= len(lines[end_line - 1]) + 1, f"span {origin.span}"
+        assert all(isinstance(text, str) for text in result.printed)
     except ProgramError as error:
         check_place(error, source)
 

@@ -1,0 +1,629 @@
+"""The names a Python program starts with and the operations on plain values: built-in
+functions, `math` and `random`, Value's constructor, attributes and methods, and the
+operators on numbers, lists and tuples. Numbers follow IEEE (no exception on 1/0 or overflow),
+and integers that would grow past 64 bits become floats, so no program can build a huge one."""
+
+import itertools
+import math
+import operator
+import re
+
+from .. import ieee
+from ..value import VALUE_EXPONENT_MESSAGE, Value
+from .objects import BoundMethod, Builtin, BuiltinType, Class, Function, Instance, Module, show, type_name
+
+
+class RunError(Exception):
+    """A mistake the program made; the interpreter adds where."""
+
+
+NUMBERS = (int, float, bool)
+VALUE_OPERANDS = (Value, int, float, bool)
+BIG = 2**63
+STRINGS_ARE_LABELS = "strings are only used as labels and in print(); this operation needs numbers or Values"
+FORMAT_SPEC = r"[<>^=]?[+\- ]?#?0?\d{0,3}[,_]?(?:\.\d{1,2})?[eEfFgGdn%]?"
+
+
+def _number(x):
+    """An int result that grew past 64 bits becomes a float (Infinity past float's range)."""
+    if type(x) is int and not -BIG <= x <= BIG:
+        try:
+            return float(x)
+        except OverflowError:
+            return math.copysign(math.inf, x)
+    return x
+
+
+def _operands_error(symbol, a, b):
+    if type(a) is str or type(b) is str:
+        return RunError(STRINGS_ARE_LABELS)
+    return RunError(f"`{symbol}` does not work on {type_name(a)} and {type_name(b)}")
+
+
+def _value_or_fail(symbol, a, b):
+    if type(a) not in VALUE_OPERANDS or type(b) not in VALUE_OPERANDS:
+        raise _operands_error(symbol, a, b)
+
+
+def add(a, b):
+    ta, tb = type(a), type(b)
+    if ta is Value or tb is Value:
+        _value_or_fail("+", a, b)
+        return a + b
+    if ta in NUMBERS and tb in NUMBERS:
+        return _number(a + b)
+    if ta is tb and ta in (list, tuple):
+        return a + b  # lengths checked by the caller
+    raise _operands_error("+", a, b)
+
+
+def sub(a, b):
+    ta, tb = type(a), type(b)
+    if ta is Value or tb is Value:
+        _value_or_fail("-", a, b)
+        return a - b
+    if ta in NUMBERS and tb in NUMBERS:
+        return _number(a - b)
+    raise _operands_error("-", a, b)
+
+
+def mul(a, b):
+    ta, tb = type(a), type(b)
+    if ta is Value or tb is Value:
+        _value_or_fail("*", a, b)
+        return a * b
+    if ta in NUMBERS and tb in NUMBERS:
+        return _number(a * b)
+    if ta in (list, tuple) and tb in (int, bool) or tb in (list, tuple) and ta in (int, bool):
+        return a * b  # lengths checked by the caller
+    raise _operands_error("*", a, b)
+
+
+def truediv(a, b):
+    ta, tb = type(a), type(b)
+    if ta is Value or tb is Value:
+        _value_or_fail("/", a, b)
+        return a / b
+    if ta in NUMBERS and tb in NUMBERS:
+        return ieee.divide(float(a), float(b))
+    raise _operands_error("/", a, b)
+
+
+def power(a, b):
+    ta, tb = type(a), type(b)
+    if tb is Value:
+        if ta in VALUE_OPERANDS:
+            raise RunError(VALUE_EXPONENT_MESSAGE)
+        raise _operands_error("**", a, b)
+    if ta is Value:
+        _value_or_fail("**", a, b)
+        return a ** float(b) if tb is bool else a**b
+    if ta in NUMBERS and tb in NUMBERS:
+        if ta is not float and tb is not float and b >= 0:
+            if abs(a) > 1 and b * max(int(a).bit_length(), 1) > 64:
+                return ieee.power(float(a), float(b))
+            return _number(a**b)
+        return ieee.power(float(a), float(b))
+    raise _operands_error("**", a, b)
+
+
+def floordiv(a, b):
+    if type(a) in NUMBERS and type(b) in NUMBERS:
+        if b == 0:
+            return ieee.divide(float(a), 0.0) if a != 0 else math.nan
+        try:
+            return a // b
+        except OverflowError:
+            return math.nan
+    if type(a) is Value or type(b) is Value:
+        raise RunError("`//` is not a Value operation; write `/` (or use `//` on .data)")
+    raise _operands_error("//", a, b)
+
+
+def mod(a, b):
+    if type(a) in NUMBERS and type(b) in NUMBERS:
+        if b == 0:
+            return math.nan
+        try:
+            return a % b
+        except (OverflowError, ValueError):
+            return math.nan
+    if type(a) is Value or type(b) is Value:
+        raise RunError("`%` is not a Value operation; use `%` on .data")
+    raise _operands_error("%", a, b)
+
+
+BINARY = {"Add": add, "Sub": sub, "Mult": mul, "Div": truediv, "Pow": power, "FloorDiv": floordiv, "Mod": mod}
+SYMBOLS = {"Add": "+", "Sub": "-", "Mult": "*", "Div": "/", "Pow": "**", "FloorDiv": "//", "Mod": "%"}
+
+
+def negate(a):
+    if type(a) is Value:
+        return -a
+    if type(a) in NUMBERS:
+        return _number(-a)
+    raise RunError(STRINGS_ARE_LABELS if type(a) is str else f"`-` does not work on {type_name(a)}")
+
+
+def positive(a):
+    if type(a) in NUMBERS:
+        return +a
+    raise RunError(f"`+x` works on plain numbers only, not on {type_name(a)}")
+
+
+ORDER = {"Lt": operator.lt, "LtE": operator.le, "Gt": operator.gt, "GtE": operator.ge}
+ORDER_SYMBOLS = {"Lt": "<", "LtE": "<=", "Gt": ">", "GtE": ">="}
+
+
+def compare(kind, a, b):
+    if kind in ORDER:
+        if type(a) in NUMBERS and type(b) in NUMBERS:
+            return ORDER[kind](a, b)
+        if type(a) is Value or type(b) is Value:
+            raise RunError(f"`{ORDER_SYMBOLS[kind]}` compares plain numbers; for a Value compare its .data, as in x.data > 0")
+        raise RunError(f"`{ORDER_SYMBOLS[kind]}` compares plain numbers, not {type_name(a)} and {type_name(b)}")
+    if kind == "Eq":
+        return a == b
+    if kind == "NotEq":
+        return a != b
+    if kind == "Is":
+        return a is b
+    if kind == "IsNot":
+        return a is not b
+    if type(b) not in (list, tuple, dict, range):
+        raise RunError(f"`in` looks in a list, tuple, dict or range, not in {type_name(b)}")
+    return (a in b) if kind == "In" else (a not in b)
+
+
+# ---- iteration, bounded ----
+
+
+def iterate(value):
+    """A Python iterator over what a `for` may walk: lists, tuples, dict keys, ranges, zip and
+    enumerate objects and generator expressions."""
+    kind = type(value)
+    if kind in (list, tuple, dict, range) or kind in ITERATORS:
+        return iter(value)
+    if kind is str:
+        raise RunError(STRINGS_ARE_LABELS)
+    raise RunError(f"cannot loop over {type_name(value)}: loop over a list, a tuple, a range, zip(...) or enumerate(...)")
+
+
+ITERATORS = {type(zip()), type(enumerate(())), type(iter(())), type(iter([])), type(iter(range(0))), type((i for i in ()))}
+
+
+def collect(state, value, what):
+    """All items of an iterable as a list, refusing more than the collection length limit."""
+    limit = state.limits.max_collection_length
+    if type(value) in (list, tuple, dict, range) and len(value) > limit:
+        raise RunError(f"{what} would hold {len(value):,} items; the limit is {limit:,}")
+    items = list(itertools.islice(iterate(value), limit + 1))
+    if len(items) > limit:
+        raise RunError(f"{what} would hold more than {limit:,} items; the limit is {limit:,}")
+    state.charge(len(items))
+    return items
+
+
+def collect_lazily(state, value, what):
+    """The items one by one (a generator's code runs in step with the consumer, as in Python),
+    refusing more than the collection length limit."""
+    limit = state.limits.max_collection_length
+    statements = state.limits.max_statements
+    for count, item in enumerate(iterate(value)):
+        if count >= limit:
+            raise RunError(f"{what} would take more than {limit:,} items; the limit is {limit:,}")
+        state.steps += 1  # each item may make a Value (sum does): it counts as a statement
+        if state.steps > statements:
+            state.charge(0)  # raises the statement limit's error
+        yield item
+
+
+# ---- built-in functions: run(state, args, kwargs) ----
+
+
+def _arity(name, args, kwargs, least, most, keywords=()):
+    for key in kwargs:
+        if key not in keywords:
+            raise RunError(f"{name}() takes no argument named {key[:40]!r}")
+    if not least <= len(args) <= most:
+        expected = str(least) if least == most else f"{least} to {most}"
+        raise RunError(f"{name}() takes {expected} argument{'s' if most != 1 else ''}, got {len(args)}")
+
+
+def _int_argument(name, value):
+    if type(value) not in (int, bool):
+        raise RunError(f"{name}() needs whole numbers (int), not {type_name(value)}")
+    return int(value)
+
+
+def builtin_range(state, args, kwargs):
+    _arity("range", args, kwargs, 1, 3)
+    return range(*(_int_argument("range", a) for a in args))
+
+
+def builtin_len(state, args, kwargs):
+    _arity("len", args, kwargs, 1, 1)
+    (value,) = args
+    if type(value) not in (list, tuple, dict, range, str):
+        raise RunError(f"len() takes a list, tuple, dict or range, not {type_name(value)}")
+    try:
+        return len(value)
+    except OverflowError:
+        raise RunError("len() of a range this long is not a number valuegraph can use") from None
+
+
+def builtin_sum(state, args, kwargs):
+    _arity("sum", args, kwargs, 1, 2, ("start",))
+    total = args[1] if len(args) == 2 else kwargs.get("start", 0)
+    site = state.site  # the items may run code (a generator) that makes Values of its own
+    for item in collect_lazily(state, args[0], "sum()"):
+        total = add(total, item)
+        state.mark(total, site)
+    return total
+
+
+def _extreme(name, pick):
+    def run(state, args, kwargs):
+        _arity(name, args, kwargs, 1, 1 << 30, ("key",))
+        items = collect(state, args[0], f"{name}()") if len(args) == 1 else list(args)
+        if not items:
+            raise RunError(f"{name}() of an empty list")
+        key = kwargs.get("key")
+        keys = [state.call(key, (item,), {}) for item in items] if key is not None else items
+        best = 0
+        for i in range(1, len(items)):
+            if compare(pick, keys[i], keys[best]):
+                best = i
+        return items[best]
+
+    return run
+
+
+def builtin_abs(state, args, kwargs):
+    _arity("abs", args, kwargs, 1, 1)
+    if type(args[0]) not in NUMBERS:
+        raise RunError(f"abs() works on plain numbers, not {type_name(args[0])}" + ("; for a Value use x.data" if type(args[0]) is Value else ""))
+    return abs(args[0])
+
+
+def builtin_zip(state, args, kwargs):
+    _arity("zip", args, kwargs, 1, 16)
+    return zip(*(iterate(a) for a in args))
+
+
+def builtin_enumerate(state, args, kwargs):
+    _arity("enumerate", args, kwargs, 1, 2, ("start",))
+    start = _int_argument("enumerate", args[1] if len(args) == 2 else kwargs.get("start", 0))
+    return enumerate(iterate(args[0]), start)
+
+
+def builtin_map(state, args, kwargs):
+    _arity("map", args, kwargs, 2, 16)
+    function, iterables = args[0], [iterate(a) for a in args[1:]]
+    site = state.site  # the Values it makes are the map(...) call's
+
+    def results():
+        for items in zip(*iterables):
+            result = state.call(function, items, {})
+            state.mark(result, site)
+            yield result
+
+    return results()
+
+
+def builtin_print(state, args, kwargs):
+    _arity("print", args, kwargs, 0, 1 << 30, ("sep", "end"))
+    sep, end = kwargs.get("sep", " "), kwargs.get("end", "\n")
+    for text in (sep, end):
+        if text is not None and type(text) is not str:
+            raise RunError("print()'s sep and end must be strings")
+    budget = state.limits.max_printed_characters - state.printed_characters + 1
+    texts = [state.text_of(a) if type(a) is Instance else show(a, budget) for a in args]
+    state.write((" " if sep is None else sep).join(texts) + ("\n" if end is None else end))
+    return None
+
+
+def builtin_isinstance(state, args, kwargs):
+    _arity("isinstance", args, kwargs, 2, 2)
+    value, kinds = args
+    for kind in kinds if type(kinds) is tuple else (kinds,):
+        if type(kind) is BuiltinType:
+            if type(value) in kind.python_types:
+                return True
+        elif type(kind) is Class:
+            if type(value) is Instance and value.cls.is_subclass_of(kind):
+                return True
+        elif kind is VALUE_CLASS:
+            if type(value) is Value:
+                return True
+        else:
+            raise RunError(f"isinstance()'s second argument must be a class, not {type_name(kind)}")
+    return False
+
+
+def _to_float(state, args, kwargs):
+    _arity("float", args, kwargs, 0, 1)
+    if not args:
+        return 0.0
+    value = args[0]
+    if type(value) in NUMBERS:
+        return float(value) if abs(value) < 1e308 or type(value) is float else ieee.INF
+    if type(value) is str and len(value) < 100:
+        try:
+            return float(value)
+        except ValueError:
+            raise RunError(f"float() cannot read {value!r} as a number") from None
+    raise RunError(f"float() takes a plain number, not {type_name(value)}" + ("; for a Value use x.data" if type(value) is Value else ""))
+
+
+def _to_int(state, args, kwargs):
+    _arity("int", args, kwargs, 0, 1)
+    if not args:
+        return 0
+    value = args[0]
+    if type(value) in NUMBERS:
+        if value != value or value in (math.inf, -math.inf):
+            raise RunError(f"int() of {show(value, 20)} is not a whole number")
+        return _number(int(value))
+    if type(value) is str and len(value) < 100:
+        try:
+            return int(value)
+        except ValueError:
+            raise RunError(f"int() cannot read {value!r} as a whole number") from None
+    raise RunError(f"int() takes a plain number, not {type_name(value)}" + ("; for a Value use x.data" if type(value) is Value else ""))
+
+
+def _to_list(state, args, kwargs):
+    _arity("list", args, kwargs, 0, 1)
+    return collect(state, args[0], "list()") if args else []
+
+
+def _to_tuple(state, args, kwargs):
+    _arity("tuple", args, kwargs, 0, 1)
+    return tuple(collect(state, args[0], "tuple()")) if args else ()
+
+
+def _to_dict(state, args, kwargs):
+    _arity("dict", args, kwargs, 0, 0, tuple(kwargs))
+    if len(kwargs) > state.limits.max_collection_length:
+        raise RunError("dict() has too many items")
+    return dict(kwargs)
+
+
+def _to_str(state, args, kwargs):
+    _arity("str", args, kwargs, 0, 1)
+    return state.text_of(args[0]) if args else ""
+
+
+def join(state, separator, args, kwargs):
+    """separator.join(strings), for __repr__ methods such as micrograd's."""
+    _arity("join", args, kwargs, 1, 1)
+    items = collect(state, args[0], "join()")
+    if not all(type(item) is str for item in items):
+        raise RunError("join() takes strings; write str(x) for other values")
+    text = separator.join(items)
+    if len(text) > state.limits.max_collection_length:
+        raise RunError(f"a string would be {len(text):,} characters long; the limit is {state.limits.max_collection_length:,}")
+    return text
+
+
+def _to_bool(state, args, kwargs):
+    _arity("bool", args, kwargs, 0, 1)
+    return bool(args[0]) if args else False
+
+
+# ---- Value ----
+
+
+def make_value(state, args, kwargs):
+    for key in kwargs:
+        if key != "label":
+            hint = "; the graph is built by the operations" if key in ("_children", "_op") else ""
+            raise RunError(f"Value() takes data and label=, not {key[:40]}={hint}")
+    if len(args) != 1:
+        raise RunError(f"Value() takes one number (and label='...'), got {len(args)} arguments" + ("; the graph is built by the operations" if len(args) > 1 else ""))
+    data = args[0]
+    if type(data) not in NUMBERS:
+        raise RunError(f"Value() takes a plain number, not {type_name(data)}" + ("; a Value is already one" if type(data) is Value else ""))
+    label = kwargs.get("label")
+    if label is not None and type(label) is not str:
+        raise RunError(f"label= takes a string, not {type_name(label)}")
+    try:
+        return Value(data, label=label or None)
+    except OverflowError:
+        return Value(math.copysign(math.inf, data), label=label or None)
+
+
+VALUE_CLASS = Builtin("Value", make_value)
+VALUE_ATTRIBUTES = ("data", "grad", "label")
+VALUE_METHODS = ("tanh", "exp", "log", "relu", "backward")
+
+
+def value_attribute(value, name):
+    if name == "data":
+        return value.data
+    if name == "grad":
+        return value.grad
+    if name == "label":
+        return value.label or ""
+    raise RunError(f"a Value has no attribute {name[:40]!r}; it has .data, .grad, .label and the methods {', '.join(VALUE_METHODS)}()")
+
+
+def set_value_attribute(value, name, new):
+    if name in ("data", "grad"):
+        if type(new) not in NUMBERS:
+            raise RunError(f".{name} takes a plain number, not {type_name(new)}" + ("; write .data of the other Value" if type(new) is Value else ""))
+        setattr(value, name, float(_number(new)))
+    elif name == "label":
+        if type(new) is not str:
+            raise RunError(f".label takes a string, not {type_name(new)}")
+        value.label = new or None
+    else:
+        raise RunError(f"a Value's attributes are .data, .grad and .label; it cannot take {name[:40]!r}")
+
+
+# ---- math and random ----
+
+
+def _number_function(module, name, function, places=1):
+    def run(state, args, kwargs):
+        _arity(f"{module}.{name}", args, kwargs, places, places + (name == "log"))
+        for a in args:
+            if type(a) not in NUMBERS:
+                hint = f"; for a Value write x.{name}()" if type(a) is Value and name in VALUE_METHODS else ""
+                raise RunError(f"{module}.{name}() works on plain numbers, not {type_name(a)}{hint}")
+        return function(*(float(a) for a in args))
+
+    return run
+
+
+def _log(x, base=None):
+    return ieee.log(x) if base is None else ieee.divide(ieee.log(x), ieee.log(base))
+
+
+def _sqrt(x):
+    return math.sqrt(x) if x >= 0 or x != x else math.nan
+
+
+def math_module():
+    functions = {"exp": ieee.exp, "log": _log, "sqrt": _sqrt, "tanh": math.tanh}
+    attributes = {name: Builtin(f"math.{name}", _number_function("math", name, f)) for name, f in functions.items()}
+    attributes.update(pi=math.pi, e=math.e)
+    return Module("math", attributes)
+
+
+def random_module(rng):
+    def seed(state, args, kwargs):
+        _arity("random.seed", args, kwargs, 0, 1)
+        if args and type(args[0]) not in (int, float, bool, str, type(None)):
+            raise RunError(f"random.seed() takes a number, not {type_name(args[0])}")
+        rng.seed(args[0] if args else state.seed)  # never from the clock: runs repeat
+        return None
+
+    def uniform(state, args, kwargs):
+        _arity("random.uniform", args, kwargs, 2, 2)
+        _all_numbers("random.uniform", args)
+        return rng.uniform(*args)
+
+    def random_(state, args, kwargs):
+        _arity("random.random", args, kwargs, 0, 0)
+        return rng.random()
+
+    def gauss(state, args, kwargs):
+        _arity("random.gauss", args, kwargs, 0, 2, ("mu", "sigma"))
+        _all_numbers("random.gauss", [*args, *kwargs.values()])
+        return rng.gauss(*args, **kwargs)
+
+    def choice(state, args, kwargs):
+        _arity("random.choice", args, kwargs, 1, 1)
+        if type(args[0]) not in (list, tuple, range) or not args[0]:
+            raise RunError("random.choice() takes a non-empty list, tuple or range")
+        return rng.choice(args[0])
+
+    runs = {"seed": seed, "uniform": uniform, "random": random_, "gauss": gauss, "choice": choice}
+    return Module("random", {name: Builtin(f"random.{name}", run) for name, run in runs.items()})
+
+
+def _all_numbers(name, args):
+    for a in args:
+        if type(a) not in NUMBERS:
+            raise RunError(f"{name}() takes plain numbers, not {type_name(a)}")
+
+
+def builtin_names():
+    """The names every program starts with (besides imports)."""
+    names = {
+        "range": builtin_range, "len": builtin_len, "sum": builtin_sum, "zip": builtin_zip,
+        "enumerate": builtin_enumerate, "min": _extreme("min", "Lt"), "max": _extreme("max", "Gt"),
+        "abs": builtin_abs, "print": builtin_print, "map": builtin_map, "isinstance": builtin_isinstance,
+    }
+    table = {name: Builtin(name, run) for name, run in names.items()}
+    table.update(
+        float=BuiltinType("float", (float,), _to_float),
+        int=BuiltinType("int", (int, bool), _to_int),
+        bool=BuiltinType("bool", (bool,), _to_bool),
+        list=BuiltinType("list", (list,), _to_list),
+        tuple=BuiltinType("tuple", (tuple,), _to_tuple),
+        dict=BuiltinType("dict", (dict,), _to_dict),
+        str=BuiltinType("str", (str,), _to_str),
+    )
+    return table
+
+
+def format_value(value, spec: str, longest: int) -> str:
+    """An f-string field: Python's format() for numbers with a short written-out spec."""
+    if not spec:
+        return show(value, longest + 1)
+    if len(spec) > 20 or not re.fullmatch(FORMAT_SPEC, spec):
+        raise RunError(f"the format {spec[:20]!r} is not available; use a width and precision such as :8.4f")
+    if type(value) not in NUMBERS and not (type(value) is str and spec[-1:] not in "eEfFgGdn%"):
+        raise RunError(f"the format :{spec} works on plain numbers, not {type_name(value)}" + ("; format x.data" if type(value) is Value else ""))
+    try:
+        return format(value, spec)
+    except ValueError:
+        raise RunError(f"the format :{spec} does not fit a {type_name(value)}") from None
+
+
+# list and dict methods a program may call: name -> run(state, container, args, kwargs)
+
+
+def _list_append(state, items, args, kwargs):
+    _arity("append", args, kwargs, 1, 1)
+    if len(items) >= state.limits.max_collection_length:
+        raise RunError(f"the list would hold more than {state.limits.max_collection_length:,} items; the limit is {state.limits.max_collection_length:,}")
+    items.append(args[0])
+
+
+def _list_extend(state, items, args, kwargs):
+    _arity("extend", args, kwargs, 1, 1)
+    more = collect(state, args[0], "extend()")
+    if len(items) + len(more) > state.limits.max_collection_length:
+        raise RunError(f"the list would hold more than {state.limits.max_collection_length:,} items; the limit is {state.limits.max_collection_length:,}")
+    items.extend(more)
+
+
+def _list_pop(state, items, args, kwargs):
+    _arity("pop", args, kwargs, 0, 1)
+    if not items:
+        raise RunError("pop() from an empty list")
+    index = _int_argument("pop", args[0]) if args else -1
+    if not -len(items) <= index < len(items):
+        raise RunError(f"pop() index {index} is out of range for a list of {len(items)}")
+    return items.pop(index)
+
+
+def _list_insert(state, items, args, kwargs):
+    _arity("insert", args, kwargs, 2, 2)
+    if len(items) >= state.limits.max_collection_length:
+        raise RunError(f"the list would hold more than {state.limits.max_collection_length:,} items")
+    items.insert(_int_argument("insert", args[0]), args[1])
+
+
+def _list_index(state, items, args, kwargs):
+    _arity("index", args, kwargs, 1, 1)
+    for i, item in enumerate(items):
+        if item is args[0] or item == args[0]:
+            return i
+    raise RunError("index(): the item is not in the list")
+
+
+def _list_reverse(state, items, args, kwargs):
+    _arity("reverse", args, kwargs, 0, 0)
+    items.reverse()
+
+
+def _dict_view(name):
+    def run(state, items, args, kwargs):
+        _arity(name, args, kwargs, 0, 0)
+        return list(getattr(items, name)())
+
+    return run
+
+
+def _dict_get(state, items, args, kwargs):
+    _arity("get", args, kwargs, 1, 2)
+    return items.get(args[0], args[1] if len(args) == 2 else None)
+
+
+LIST_METHODS = {"append": _list_append, "extend": _list_extend, "pop": _list_pop, "insert": _list_insert, "index": _list_index, "reverse": _list_reverse}
+DICT_METHODS = {"keys": _dict_view("keys"), "values": _dict_view("values"), "items": _dict_view("items"), "get": _dict_get}

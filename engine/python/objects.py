@@ -1,0 +1,179 @@
+"""What a Python program can hold besides numbers, strings, lists, tuples, dicts and Values:
+the interpreter's own function, class, instance and module objects. None of them exposes a
+Python attribute to the program: attribute access goes through the interpreter's tables."""
+
+from ..value import Value
+
+
+class Function:
+    """A `def` or `lambda` of the program (or of the micrograd prelude)."""
+
+    __slots__ = ("name", "scope_name", "params", "defaults", "body", "closure", "is_expression", "in_prelude", "star", "double_star", "keyword_only")
+
+    def __init__(self, name, scope_name, params, defaults, body, closure, is_expression, in_prelude, star=None, double_star=None, keyword_only=()):
+        self.name = name
+        self.scope_name = scope_name  # as it shows in a node's scope: "f", "MLP.__call__"
+        self.params = params  # parameter names, in order (keyword-only ones in keyword_only)
+        self.defaults = defaults  # {name: value} for parameters with defaults
+        self.body = body  # compiled block, or compiled expression for a lambda
+        self.closure = closure  # the frame the def ran in
+        self.is_expression = is_expression
+        self.in_prelude = in_prelude
+        self.star = star  # the name of *args, or None
+        self.double_star = double_star  # the name of **kwargs, or None
+        self.keyword_only = keyword_only  # names after *args, passed by name only
+
+    def __repr__(self):
+        return f"<function {self.name}>"
+
+
+class Class:
+    __slots__ = ("name", "bases", "attributes")
+
+    def __init__(self, name, bases, attributes):
+        self.name = name
+        self.bases = bases  # Class objects
+        self.attributes = attributes  # methods (Function) and class-level values
+
+    def lookup(self, name):
+        """The attribute from this class or its bases, depth first, left to right; or raise KeyError."""
+        pending = [self]
+        while pending:
+            cls = pending.pop(0)
+            if name in cls.attributes:
+                return cls.attributes[name]
+            pending.extend(cls.bases)
+        raise KeyError(name)
+
+    def is_subclass_of(self, other):
+        pending = [self]
+        while pending:
+            cls = pending.pop()
+            if cls is other:
+                return True
+            pending.extend(cls.bases)
+        return False
+
+    def __repr__(self):
+        return f"<class {self.name}>"
+
+
+class Instance:
+    __slots__ = ("cls", "fields")
+
+    def __init__(self, cls):
+        self.cls = cls
+        self.fields = {}
+
+    def __repr__(self):
+        return f"<{self.cls.name} object>"
+
+
+class BoundMethod:
+    __slots__ = ("function", "instance")
+
+    def __init__(self, function, instance):
+        self.function = function
+        self.instance = instance
+
+    def __repr__(self):
+        return f"<method {self.function.name}>"
+
+
+class Builtin:
+    """A function the interpreter provides: run(state, args, kwargs) -> value."""
+
+    __slots__ = ("name", "run")
+
+    def __init__(self, name, run):
+        self.name = name
+        self.run = run
+
+    def __repr__(self):
+        return f"<built-in function {self.name}>"
+
+
+class Module:
+    __slots__ = ("name", "attributes")
+
+    def __init__(self, name, attributes):
+        self.name = name
+        self.attributes = attributes
+
+    def __repr__(self):
+        return f"<module {self.name}>"
+
+
+class BuiltinType:
+    """int, float, list, ...: callable, and the second argument of isinstance()."""
+
+    __slots__ = ("name", "python_types", "run")
+
+    def __init__(self, name, python_types, run):
+        self.name = name
+        self.python_types = python_types
+        self.run = run
+
+    def __repr__(self):
+        return f"<class {self.name}>"
+
+
+TYPE_NAMES = {
+    bool: "bool", int: "int", float: "float", str: "string", list: "list", tuple: "tuple", dict: "dict",
+    type(None): "None", Value: "Value", range: "range", Function: "function", Class: "class",
+    BoundMethod: "method", Builtin: "function", Module: "module", BuiltinType: "class",
+}
+
+
+def type_name(value) -> str:
+    if type(value) is Instance:
+        return value.cls.name
+    return TYPE_NAMES.get(type(value), "iterator")
+
+
+def show(value, budget: int, use_repr: bool = False) -> str:
+    """The text print() writes for a value: Python's, for the objects a program can hold, and
+    at most about `budget` characters (a list that holds itself many times over stays short)."""
+    parts = []
+    remaining = [budget]
+
+    def emit(text):
+        parts.append(text)
+        remaining[0] -= len(text)
+
+    def visit(item, depth, as_repr):
+        if remaining[0] <= 0:
+            return
+        kind = type(item)
+        if kind is str:
+            text = repr(item) if as_repr else item
+            emit(text if len(text) <= remaining[0] else text[: remaining[0]] + "…")
+        elif kind in (list, tuple, dict):
+            if depth > 20:
+                emit("[...]" if kind is list else "(...)" if kind is tuple else "{...}")
+                return
+            opening, closing = {list: "[]", tuple: "()", dict: "{}"}[kind]
+            emit(opening)
+            entries = item.items() if kind is dict else item
+            for i, entry in enumerate(entries):
+                if remaining[0] <= 0:
+                    emit("…")
+                    break
+                if i:
+                    emit(", ")
+                if kind is dict:
+                    visit(entry[0], depth + 1, True)
+                    emit(": ")
+                    visit(entry[1], depth + 1, True)
+                else:
+                    visit(entry, depth + 1, True)
+            if kind is tuple and len(item) == 1:
+                emit(",")
+            emit(closing)
+        elif kind in (int, float, bool, Value, range) or item is None or kind in TYPE_NAMES or kind is Instance:
+            emit(repr(item))
+        else:
+            emit(f"<{type_name(item)}>")
+
+    visit(value, 0, use_repr)
+    return "".join(parts)

@@ -1,0 +1,261 @@
+"""Python text to a checked syntax tree: the one place that calls the standard library's parser.
+
+The source length is checked first (parsing costs grow with length), the parser's own failures
+(SyntaxError, and MemoryError or RecursionError on hostile nesting) become ProgramError, and
+the tree is then walked once, without recursion, to refuse every construct outside the subset
+with a message that says what to write instead, and to bound its nesting so the compiler (which
+recurses over the tree) stays far from Python's recursion limit."""
+
+import ast
+import warnings
+
+from ..errors import ProgramError
+from ..limits import Limits
+from ..syntax import Span
+
+
+class Source:
+    """The program text with the conversions from ast positions (1-based line, 0-based UTF-8
+    byte column) to the engine's spans (character offsets and 1-based character columns)."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.lines = text.split("\n")
+        self.line_starts = [0]
+        for line in self.lines[:-1]:
+            self.line_starts.append(self.line_starts[-1] + len(line) + 1)
+
+    def column(self, line: int, byte_column: int) -> int:
+        """0-based character column of a 0-based UTF-8 byte column."""
+        if not 1 <= line <= len(self.lines):
+            return 0
+        text = self.lines[line - 1]
+        if text.isascii():
+            return min(byte_column, len(text))
+        return len(text.encode("utf-8")[:byte_column].decode("utf-8", "ignore"))
+
+    def span(self, line: int, byte_column: int, length: int = 1) -> Span:
+        line = max(1, min(line, len(self.lines)))
+        column = self.column(line, byte_column)
+        offset = self.line_starts[line - 1] + column
+        return Span(offset, line, column + 1, offset + length)
+
+    def node_span(self, node) -> Span:
+        return self.span(getattr(node, "lineno", 1), getattr(node, "col_offset", 0))
+
+    def extent(self, node):
+        """(line, column, end_line, end_column) of a node, 1-based character columns, the end
+        just past the last character, as the wire format carries it."""
+        line, end_line = node.lineno, node.end_lineno or node.lineno
+        return (line, self.column(line, node.col_offset) + 1, end_line, self.column(end_line, node.end_col_offset or 0) + 1)
+
+    def text_of(self, node, extent=None) -> str:
+        line, column, end_line, end_column = extent or self.extent(node)
+        if line == end_line:
+            return self.lines[line - 1][column - 1 : end_column - 1]
+        parts = [self.lines[line - 1][column - 1 :], *self.lines[line : end_line - 1], self.lines[end_line - 1][: end_column - 1]]
+        return "\n".join(parts)
+
+
+# The parser warns about some texts (an invalid escape, `1if x`): a program's text is not the
+# server's code, so those warnings are not written to the server's log.
+warnings.filterwarnings("ignore", category=SyntaxWarning, module="<program>")
+warnings.filterwarnings("ignore", category=DeprecationWarning, module="<program>")
+
+NOT_AVAILABLE = "valuegraph runs micrograd code, not arbitrary Python"
+IMPORTABLE = {"math", "random"}  # `import x` (also `import x as y`)
+FROM_IMPORTABLE = {
+    "micrograd.engine": {"Value"},
+    "micrograd.nn": {"Module", "Neuron", "Layer", "MLP"},
+    "math": {"exp", "log", "sqrt", "tanh", "pi", "e"},
+    "random": {"seed", "uniform", "random", "gauss", "choice"},
+}
+
+# Node types the interpreter runs; everything else is refused by name.
+ALLOWED = {
+    ast.Module, ast.Expr, ast.Assign, ast.AugAssign, ast.For, ast.While, ast.If, ast.Break, ast.Continue,
+    ast.Pass, ast.FunctionDef, ast.Return, ast.ClassDef, ast.Import, ast.ImportFrom, ast.alias,
+    ast.BoolOp, ast.BinOp, ast.UnaryOp, ast.Lambda, ast.IfExp, ast.Dict, ast.ListComp, ast.GeneratorExp,
+    ast.DictComp, ast.comprehension, ast.Compare, ast.Call, ast.keyword, ast.FormattedValue, ast.JoinedStr,
+    ast.Constant, ast.Attribute, ast.Subscript, ast.Name, ast.List, ast.Tuple, ast.Slice, ast.arguments, ast.arg,
+    ast.Load, ast.Store, ast.And, ast.Or, ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.FloorDiv, ast.Mod,
+    ast.USub, ast.UAdd, ast.Not, ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.In, ast.NotIn,
+    ast.Is, ast.IsNot, ast.Assert,
+}
+REFUSED = {
+    ast.BitXor: "`^` is bitwise xor in Python; for powers write `**`",
+    ast.BitAnd: "`&` (bitwise and) is not available; for logic on numbers write `and`",
+    ast.BitOr: "`|` (bitwise or) is not available; for logic on numbers write `or`",
+    ast.LShift: "`<<` is not available; for powers of two write `2 ** n`",
+    ast.RShift: "`>>` is not available; divide with `/`",
+    ast.MatMult: "`@` (matrix product) is not available: valuegraph works on scalars; write the sum of products",
+    ast.Invert: "`~` is not available; for a negative write `-x`",
+    ast.Set: "sets are not available; use a list",
+    ast.SetComp: "set comprehensions are not available; use a list comprehension",
+    ast.Starred: "`*` unpacking is only available in a call's arguments, as in f(*xs); index the list instead",
+    ast.Global: "`global` is not available; pass the value as an argument and return the result",
+    ast.Nonlocal: "`nonlocal` is not available; pass the value as an argument and return the result",
+    ast.Delete: "`del` is not available; assign a new value instead",
+    ast.With: "`with` is not available: " + NOT_AVAILABLE,
+    ast.Try: "`try` is not available: errors end the program with their line and column",
+    ast.Raise: "`raise` is not available: errors end the program with their line and column",
+    ast.AsyncFunctionDef: "`async` is not available: " + NOT_AVAILABLE,
+    ast.Await: "`await` is not available: " + NOT_AVAILABLE,
+    ast.Yield: "`yield` is not available; build a list and return it",
+    ast.YieldFrom: "`yield` is not available; build a list and return it",
+    ast.NamedExpr: "`:=` is not available; assign on a line of its own",
+    ast.AnnAssign: "annotated assignments are not available; write `x = ...` without the type",
+    ast.Match: "`match` is not available; use `if/elif/else`",
+}
+
+
+def parse_python(text: str, limits: Limits = Limits()) -> tuple[ast.Module, Source]:
+    if len(text) > limits.max_source_length:
+        raise ProgramError(
+            f"the program is {len(text):,} characters long; the limit is {limits.max_source_length:,}",
+            Source(text[: limits.max_source_length + 1]).span(text[: limits.max_source_length].count("\n") + 1, 0),
+        )
+    unreadable = next((i for i, c in enumerate(text) if c == "\0" or "\ud800" <= c <= "\udfff"), None)
+    if unreadable is not None:
+        place = Source(text[:unreadable] + " ")
+        line = text.count("\n", 0, unreadable) + 1
+        raise ProgramError("the program contains a character Python cannot read (a NUL or an unpaired surrogate)", place.span(line, len(place.lines[line - 1].encode("utf-8")) - 1))
+    # A lone carriage return ends a line for Python but not for the editor (or for spans): a blank.
+    text = text.replace("\r\n", "\n\0").replace("\r", " ").replace("\n\0", "\r\n")
+    source = Source(text)
+    try:
+        tree = ast.parse(text, "<program>", "exec")  # the standard library's parser: builds a tree, runs nothing
+    except SyntaxError as error:
+        line = error.lineno or 1
+        column = (error.offset or 1) - 1
+        message = (error.msg or "invalid syntax").replace("(<program>, line", "(line")
+        if message.startswith("expected ':'"):
+            message = "expected ':' at the end of the line (as in `for i in range(3):`)"
+        span = source.span(line, len(source.lines[line - 1][:column].encode("utf-8")) if line <= len(source.lines) else 0)
+        raise ProgramError(f"Python syntax error: {message}", span) from None
+    except (MemoryError, RecursionError, ValueError):
+        longest = max(range(len(source.lines)), key=lambda i: len(source.lines[i]))  # most likely the culprit
+        raise ProgramError(
+            f"the program nests too deeply for Python's parser: write at most {limits.max_depth} levels of nesting "
+            "and at most about 2,500 operators in one expression (split a long sum over several lines with +=)",
+            source.span(longest + 1, 0),
+        ) from None
+    check_tree(tree, source, limits)
+    return tree, source
+
+
+def check_tree(tree: ast.Module, source: Source, limits: Limits) -> None:
+    """Refuse what the interpreter does not run, and bound nesting; an explicit stack, no recursion.
+    A left-leaning chain of binary operators (a + b + c + ...) counts as one level: the compiler
+    runs it as a loop."""
+    stack = [(tree, 0, False, False)]
+    spread = set()  # ids of the `*xs` arguments of calls: the one place `*` unpacking is run
+    while stack:
+        node, depth, in_loop, in_function = stack.pop()
+        kind = type(node)
+        if kind is ast.Call:
+            spread.update(id(arg) for arg in node.args if type(arg) is ast.Starred)
+        if kind not in ALLOWED and not (kind is ast.Starred and id(node) in spread):
+            raise ProgramError(_refusal(node), source.node_span(node))
+        if depth > limits.max_depth:
+            raise ProgramError(f"the program nests deeper than {limits.max_depth} levels", source.node_span(node))
+        if kind in (ast.Break, ast.Continue) and not in_loop:
+            raise ProgramError(f"`{kind.__name__.lower()}` is only possible inside a loop", source.node_span(node))
+        if kind is ast.Return and not in_function:
+            raise ProgramError("`return` is only possible inside a function", source.node_span(node))
+        if kind in (ast.BinOp, ast.AugAssign, ast.UnaryOp) and type(node.op) in REFUSED:
+            raise ProgramError(REFUSED[type(node.op)], _operator_span(node, source))
+        _check_node(node, source)
+        if kind in (ast.FunctionDef, ast.Lambda, ast.ClassDef):
+            in_loop, in_function = False, kind is not ast.ClassDef
+        looping = kind is ast.For or kind is ast.While
+        for field in node._fields:
+            value = getattr(node, field)
+            children = value if type(value) is list else (value,)
+            inner_loop = in_loop or (looping and field == "body")
+            for child in children:
+                if isinstance(child, ast.AST) and not isinstance(child, _LEAVES):
+                    chained = kind is ast.BinOp and field == "left" and type(child) is ast.BinOp
+                    stack.append((child, depth if chained else depth + 1, inner_loop, in_function))
+
+
+def _operator_span(node, source: Source) -> Span:
+    """Where the operator of a binary operation is written: the first character after the left
+    operand (and its closing parentheses) that is not blank."""
+    if type(node) is not ast.BinOp:
+        return source.node_span(node)
+    line, column = node.left.end_lineno, source.column(node.left.end_lineno, node.left.end_col_offset)
+    text = source.lines[line - 1]
+    while column < len(text) and text[column] in " \t)":
+        column += 1
+    if column >= len(text):
+        return source.node_span(node)
+    return source.span(line, len(text[:column].encode("utf-8")))
+
+
+def _refusal(node) -> str:
+    kind = type(node)
+    if kind in REFUSED:
+        return REFUSED[kind]
+    name = kind.__name__
+    return f"`{name}` is not part of the Python valuegraph runs: {NOT_AVAILABLE}"
+
+
+_LEAVES = (ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryop)  # checked with their parent
+_CHECKED = {ast.Name, ast.Attribute, ast.Constant, ast.Import, ast.ImportFrom, ast.FunctionDef, ast.Lambda, ast.ClassDef, ast.Call, ast.comprehension, ast.FormattedValue}
+
+
+def _is_dunder(name: str) -> bool:
+    return len(name) > 4 and name.startswith("__") and name.endswith("__")
+
+
+def _check_node(node, source: Source) -> None:
+    kind = type(node)
+    if kind not in _CHECKED:
+        return
+    if kind is ast.Name and _is_dunder(node.id):
+        raise ProgramError(f"names like `{node.id[:40]}` are not available: {NOT_AVAILABLE}", source.node_span(node))
+    if kind is ast.Attribute and node.attr.startswith("__"):
+        raise ProgramError(f"attributes like `.{node.attr[:40]}` are not available: {NOT_AVAILABLE}", source.node_span(node))
+    if kind is ast.Constant and not isinstance(node.value, (int, float, str, bool)) and node.value is not None:
+        what = {complex: "complex numbers", bytes: "bytes"}.get(type(node.value), "`...`")
+        raise ProgramError(f"{what} are not available: valuegraph works on real numbers", source.node_span(node))
+    if kind is ast.Import:
+        for alias in node.names:
+            if alias.name not in IMPORTABLE:
+                raise ProgramError(f"`import {alias.name[:40]}` is not available: {NOT_AVAILABLE}", source.node_span(node))
+    if kind is ast.ImportFrom:
+        module = "." * node.level + (node.module or "")
+        if module not in FROM_IMPORTABLE:
+            raise ProgramError(f"`from {module[:40]} import ...` is not available: {NOT_AVAILABLE}", source.node_span(node))
+        for alias in node.names:
+            if alias.name not in FROM_IMPORTABLE[module]:
+                shown = ", ".join(sorted(FROM_IMPORTABLE[module]))
+                raise ProgramError(f"`from {module} import {alias.name[:40]}` is not available; {module} offers {shown}", source.node_span(node))
+    if kind is ast.FunctionDef or kind is ast.Lambda:
+        args = node.args
+        if args.posonlyargs:
+            raise ProgramError("positional-only parameters (`/`) are not available; list the parameters by name", source.node_span(node))
+        if kind is ast.FunctionDef and node.decorator_list:
+            raise ProgramError("decorators are not available; call the function yourself", source.node_span(node))
+        if kind is ast.FunctionDef and node.name.startswith("__") and node.name not in ("__init__", "__call__", "__repr__"):
+            raise ProgramError(
+                f"`{node.name[:40]}` is not available: of the special methods a class may define `__init__` and `__call__` "
+                "(operators work on Value, which valuegraph provides)",
+                source.node_span(node),
+            )
+    if kind is ast.ClassDef:
+        if node.name == "Value":
+            raise ProgramError(
+                "defining your own class Value is not available: valuegraph provides micrograd's Value "
+                "(remove the class and write `from micrograd.engine import Value`)",
+                source.node_span(node),
+            )
+        if node.keywords or node.decorator_list:
+            raise ProgramError("class keywords and decorators are not available", source.node_span(node))
+    if kind is ast.comprehension and node.is_async:
+        raise ProgramError(REFUSED[ast.Await], source.node_span(node))
+    if kind is ast.FormattedValue and node.format_spec is not None:
+        parts = node.format_spec.values
+        if not all(type(part) is ast.Constant for part in parts):
+            raise ProgramError("a format specification must be written out, as in {x:.4f}", source.node_span(node))

@@ -1,0 +1,103 @@
+"""Run a Python program for micrograd: parse, compile, run, and keep what the response needs
+(the output Value as it was at the chosen backward() call, the loss curve, what it printed,
+and where each Value came from)."""
+
+import bisect
+from functools import lru_cache
+
+from ..errors import ProgramError
+from ..limits import Limits
+from ..syntax import Span
+from ..value import Value
+from . import builtins as B
+from .interpreter import Compiler, Frame, State
+from .objects import Builtin
+from .parse import parse_python
+from .prelude import NAMES as NN_NAMES, NN_SOURCE
+
+WHOLE_PROGRAM = Span(0, 1, 1, 0)
+
+
+class PythonRun:
+    def __init__(self, output: Value, state: State):
+        self.output = output
+        self.runs = state.runs  # [(line, data)] per backward() call
+        self.run = state.snapshot[2] if state.snapshot else None
+        self.printed = state.printed()
+        self._marks = state.marks
+        self._serials = [mark[0] for mark in state.marks]
+        self._names = state.name_labels
+
+    def origin(self, node: Value):
+        """(name label or None, extent (line, column, end_line, end_column) or None, expr, scope list)."""
+        serial = node._serial
+        i = bisect.bisect_left(self._serials, serial)
+        name = self._names.get(serial)
+        if i == len(self._marks):
+            return name, None, "", []
+        _, extent, expr, scope = self._marks[i]
+        return name, extent, expr, list(scope)
+
+
+BUILTINS = B.builtin_names()  # stateless: shared by every run (random is per run: it holds the seed)
+MATH = B.math_module()
+
+
+@lru_cache(maxsize=1)
+def _prelude():
+    return parse_python(NN_SOURCE)  # valuegraph's own text, parsed once
+
+
+def run_python(text: str, limits: Limits = Limits(), seed: int = 0, run: int | None = None) -> PythonRun:
+    tree, source = parse_python(text, limits)
+    if not tree.body:
+        raise ProgramError("the program is empty: write some micrograd code, such as x = Value(2.0); y = x * x", WHOLE_PROGRAM)
+    if run is not None and run < 0:
+        raise ProgramError(f"run must be 0 or more, not {run}", WHOLE_PROGRAM)
+    state = State(limits, seed, run)
+    state.source = source
+    math_module, random_module = MATH, B.random_module(state.rng)
+    shared = dict(BUILTINS, **{"module math": math_module, "module random": random_module})
+
+    names = dict(shared, Value=B.VALUE_CLASS, math=math_module, random=random_module)
+    names["micrograd Value"] = B.VALUE_CLASS
+    if any(name in text for name in NN_NAMES):  # micrograd's nn module, only for programs that name it
+        prelude_names = dict(shared, Value=B.VALUE_CLASS, random=random_module, math=math_module)
+        prelude_names["_call_in_scope"] = Builtin("_call_in_scope", _call_in_scope)
+        nn = Frame({}, None)
+        state.steps = -(1 << 62)  # defining the classes is not the program's work: not counted
+        tree_of_nn, source_of_nn = _prelude()
+        Compiler(source_of_nn, state, prelude_names, prelude=True).block(tree_of_nn.body)(nn)
+        state.steps = 0
+        for name in NN_NAMES:
+            names[name] = names["micrograd " + name] = nn.vars[name]
+    program = Compiler(source, state, names).block(tree.body)
+    try:
+        program(Frame({}, None))
+    except RecursionError:
+        raise ProgramError("the program nests or calls too deeply to run", WHOLE_PROGRAM) from None
+    return PythonRun(_output(state, run), state)
+
+
+def _call_in_scope(state, args, kwargs):
+    kind, index, callee, argument = args
+    return state.call(callee, (argument,), {}, scope_name=f"{kind}[{index}]")
+
+
+def _output(state: State, run):
+    """The Value to show: the one the chosen backward() call started from, as it was then;
+    without a backward() call, the last Value a statement of the program computed."""
+    if run is not None and run >= len(state.runs):
+        calls = f"{len(state.runs)} time{'s' if len(state.runs) != 1 else ''}" if state.runs else "never"
+        raise ProgramError(f"run {run} does not exist: the program calls backward() {calls} (runs are numbered from 0)", WHOLE_PROGRAM)
+    if state.snapshot is not None:
+        order, data, _ = state.snapshot
+        for node, value in zip(order, data):  # undo later updates such as p.data += -0.1 * p.grad
+            node.data = value
+        return order[-1]
+    if state.last_value is None:
+        raise ProgramError(
+            "the program makes no Value to show: start from Value(...), as in x = Value(2.0); y = x * x; y.backward()",
+            WHOLE_PROGRAM,
+        )
+    return state.last_value

@@ -1,0 +1,410 @@
+"""Python programs for micrograd: the graph valuegraph builds equals PyPI micrograd's (node count,
+op multiset, data and every leaf gradient, rel 1e-12), for micrograd's own tests as written, the
+lecture neuron, an MLP and the course's softmax with cross-entropy; and what the response adds:
+spans, exprs, scopes, distinct labels, runs, run and printed."""
+
+import math
+import random
+
+import pytest
+
+from engine import Limits, ProgramError, is_python, run_program, trace
+from micrograd_oracle import assert_same_graph, micrograd_calls
+
+# micrograd's test/test_engine.py, the micrograd half of each test, as written there
+TEST_SANITY_CHECK = """
+from micrograd.engine import Value
+
+x = Value(-4.0)
+z = 2 * x + 2 + x
+q = z.relu() + z * x
+h = (z * z).relu()
+y = h + q + q * x
+y.backward()
+xmg, ymg = x, y
+"""
+
+TEST_MORE_OPS = """
+from micrograd.engine import Value
+
+a = Value(-4.0)
+b = Value(2.0)
+c = a + b
+d = a * b + b**3
+c += c + 1
+c += 1 + c + (-a)
+d += d * 2 + (b + a).relu()
+d += 3 * d + (b - a).relu()
+e = c - d
+f = e**2
+g = f / 2.0
+g += 10.0 / f
+g.backward()
+amg, bmg, gmg = a, b, g
+"""
+
+LECTURE_NEURON = """
+from micrograd.engine import Value
+import math
+
+# inputs x1,x2
+x1 = Value(2.0, label='x1')
+x2 = Value(0.0, label='x2')
+# weights w1,w2
+w1 = Value(-3.0, label='w1')
+w2 = Value(1.0, label='w2')
+# bias of the neuron
+b = Value(6.8813735870195432, label='b')
+# x1*w1 + x2*w2 + b
+x1w1 = x1*w1; x1w1.label = 'x1*w1'
+x2w2 = x2*w2; x2w2.label = 'x2*w2'
+x1w1x2w2 = x1w1 + x2w2; x1w1x2w2.label = 'x1*w1 + x2*w2'
+n = x1w1x2w2 + b; n.label = 'n'
+o = n.tanh(); o.label = 'o'
+o.backward()
+"""
+
+MLP_TRAINING = """
+from micrograd.nn import MLP
+
+n = MLP(3, [4, 4, 1])
+xs = [
+    [2.0, 3.0, -1.0],
+    [3.0, -1.0, 0.5],
+    [0.5, 1.0, 1.0],
+    [1.0, 1.0, -1.0],
+]
+ys = [1.0, -1.0, -1.0, 1.0]  # desired targets
+
+for k in range(20):
+    # forward pass
+    ypred = [n(x) for x in xs]
+    loss = sum((yout - ygt)**2 for ygt, yout in zip(ys, ypred))
+    # backward pass
+    n.zero_grad()
+    loss.backward()
+    # update
+    for p in n.parameters():
+        p.data += -0.05 * p.grad
+    print(k, loss.data)
+"""
+
+SOFTMAX_CROSS_ENTROPY = """
+from micrograd.engine import Value
+
+def softmax(logits):
+    max_val = max(val.data for val in logits)
+    exps = [(val - max_val).exp() for val in logits]
+    total = sum(exps)
+    return [e / total for e in exps]
+
+logits = [Value(2.0), Value(1.0), Value(0.1), Value(-1.5)]
+probs = softmax(logits)
+target = 0
+loss = -probs[target].log()
+loss.backward()
+print([round(p.data, 4) for p in probs] if False else loss.data)
+"""
+
+
+@pytest.mark.parametrize(
+    "program", [TEST_SANITY_CHECK, TEST_MORE_OPS, LECTURE_NEURON, SOFTMAX_CROSS_ENTROPY], ids=["sanity_check", "more_ops", "neuron", "softmax"]
+)
+def test_the_graph_is_micrographs(program):
+    assert_same_graph(program)
+
+
+def test_micrograds_test_more_ops_numbers():
+    ours = assert_same_graph(TEST_MORE_OPS)
+    assert ours["data"] == pytest.approx(24.70408163265306, rel=1e-12)
+    leaves = [n for n in ours["nodes"] if n[0] is None]
+    assert leaves[0][2] == pytest.approx(138.83381924198252, rel=1e-12) and leaves[1][2] == pytest.approx(645.5772594752186, rel=1e-12)
+
+
+def test_the_mlp_training_loop_is_micrograds_at_every_run():
+    calls = micrograd_calls(MLP_TRAINING, seed=0)
+    assert len(calls) == 20
+    for run in (0, 7, 19):
+        assert_same_graph(MLP_TRAINING, seed=0, run=run, oracle_calls=calls)
+    other_seed = micrograd_calls(MLP_TRAINING, seed=5)
+    assert other_seed[0]["data"] != calls[0]["data"]
+    assert_same_graph(MLP_TRAINING, seed=5, oracle_calls=other_seed)
+
+
+def test_the_mlp_graph_has_micrograds_size():
+    result = run_program(MLP_TRAINING)
+    nodes = trace(result.output).nodes
+    ops = {op: sum(n.op == op for n in nodes) for op in ("+", "*", "**", "relu")}
+    # each neuron computes b + sum(w*x): 4 samples x (12 + 16 + 4) products; leaves: 41 parameters,
+    # the 4 x 12 inputs of the first layer, 4 negated targets and sum()'s start 0
+    assert sum(n.op is None for n in nodes) == 41 + 4 * 12 + 4 + 1
+    assert ops["*"] == 4 * (12 + 16 + 4) and ops["relu"] == 4 * 8 and ops["**"] == 4
+
+
+# ---- runs, run, printed ----
+
+
+def test_runs_are_the_loss_curve_and_the_graph_is_the_one_backward_walked():
+    calls = micrograd_calls(MLP_TRAINING)
+    result = run_program(MLP_TRAINING)
+    assert [line for line, _ in result.runs] == [19] * 20
+    assert [data for _, data in result.runs] == pytest.approx([c["data"] for c in calls], rel=1e-12)
+    assert result.run == 19 and result.output.data == result.runs[-1][1]
+    first = run_program(MLP_TRAINING, run=0)
+    assert first.run == 0 and first.output.data == result.runs[0][1]
+    # the parameters show the data they had when backward() ran, before the update after it
+    leaves = [n for n in trace(first.output).nodes if n.op is None and n.label is None]
+    assert [round(n.data, 12) for n in leaves][:3] == [round(n[1], 12) for n in calls[0]["nodes"] if n[0] is None][:3]
+
+
+def test_printed_lines_are_captured():
+    result = run_program(MLP_TRAINING)
+    assert len(result.printed) == 20 and result.printed[0].startswith("0 ")
+    assert run_program("x = Value(1.5)\nprint('x is', x.data, sep=': ')\nprint([1, 2.5], (3,), {'a': 1}, None, True)").printed == [
+        "x is: 1.5",
+        "[1, 2.5] (3,) {'a': 1} None True",
+    ]
+    assert run_program("x = Value(2.0)\nprint(f'{x.data:.3f} {x}')").printed == ["2.000 Value(data=2.0, grad=0.0)"]
+
+
+def test_a_run_that_does_not_exist_is_an_error():
+    with pytest.raises(ProgramError, match="run 3 does not exist: the program calls backward\\(\\) 2 times"):
+        run_program("x = Value(2.0)\nfor i in range(2):\n    y = x * i\n    y.backward()", run=3)
+    with pytest.raises(ProgramError, match="calls backward\\(\\) never"):
+        run_program("x = Value(2.0)\ny = x * 2", run=0)
+    with pytest.raises(ProgramError, match="calls backward\\(\\) never"):
+        run_program("a = 2; b = a * 3", run=0)
+
+
+def test_without_zero_grad_gradients_accumulate_but_the_walk_starts_from_zero():
+    program = "x = Value(3.0)\ny = x * x\ny.backward()\nprint(x.grad)\ny.backward()\nprint(x.grad)"
+    result = run_program(program)
+    assert result.printed == ["6.0", "12.0"]  # the program sees micrograd's accumulation
+    steps = trace(result.output)
+    assert steps.nodes[0].grad == 6.0  # the walk shown is the one call, from zero
+
+
+def test_random_draws_are_cpythons_for_the_seed():
+    program = "import random\nxs = [random.uniform(-1, 1), random.random(), random.gauss(0, 1), random.choice([1, 2, 3])]\nprint(xs)\nv = Value(xs[0])"
+    for seed in (0, 1, 12345):
+        rng = random.Random(seed)
+        expected = [rng.uniform(-1, 1), rng.random(), rng.gauss(0, 1), rng.choice([1, 2, 3])]
+        assert run_program(program, seed=seed).printed == [repr(expected)]
+    assert run_program(program, seed=1).printed == run_program(program, seed=1).printed
+    reseeded = run_program("import random\nrandom.seed(42)\nprint(random.random())\nv = Value(1.0)", seed=7).printed
+    assert reseeded == [repr(random.Random(42).random())]
+
+
+# ---- spans, exprs, scopes and labels ----
+
+
+def origins(program, **options):
+    result = run_program(program, **options)
+    nodes = trace(result.output).nodes
+    return nodes, result.origins(nodes)
+
+
+def test_every_node_knows_its_code():
+    program = "a = Value(2.0)\nb = Value(-3.0)\nc = a*b + a  # the output\nc.backward()"
+    nodes, found = origins(program)
+    assert [(o.label, o.span, o.expr, o.scope) for o in found] == [
+        ("a", (1, 5, 1, 15), "Value(2.0)", []),
+        ("b", (2, 5, 2, 16), "Value(-3.0)", []),
+        (None, (3, 5, 3, 8), "a*b", []),
+        ("c", (3, 5, 3, 12), "a*b + a", []),
+    ]
+
+
+def test_columns_count_characters_not_bytes():
+    nodes, found = origins("é = Value(2.0); ü = é * é\nü.backward()")
+    assert found[1].span == (1, 21, 1, 26) and found[1].expr == "é * é"
+
+
+def test_a_long_expression_is_shortened():
+    program = "x = Value(1.0)\ny = x * 2 + x * 3 + x * 4 + x * 5 + x * 6 + x * 7 + x * 8\ny.backward()"
+    nodes, found = origins(program)
+    assert found[-1].expr == "x * 2 + x * 3 + x * 4 + x * 5 + x * 6 +…" and len(found[-1].expr) == 40
+    assert found[-1].span == (2, 5, 2, 58)
+
+
+def test_reassigned_names_give_distinct_labels():
+    nodes, found = origins("x = Value(2.0)\nx = x * 3\nx = x + 1\nx.backward()")
+    assert [o.label for o in found if o.label] == ["x", "x′", "x″"]
+    nodes, found = origins("ws = [Value(i, label='w') for i in range(6)]\ny = sum(ws)\ny.backward()")
+    assert [o.label for o in found][:6] == ["w", "w′", "w″", "w‴", "w⁗", "w⁽⁵⁾"]
+
+
+def test_shorthand_labels_become_distinct_too():
+    result = run_program("x = 2; x = x * 3; x = x + 1")
+    nodes = trace(result.output).nodes
+    assert [o.label for o in result.origins(nodes)] == ["x", None, "x′", None, "x″"]
+
+
+def test_mlp_nodes_carry_layer_and_neuron_scopes():
+    nodes, found = origins(MLP_TRAINING)
+    scopes = {tuple(o.scope) for o in found}
+    assert ("for k = 19", "MLP.__call__", "Layer[1]", "Neuron[3]") in scopes
+    assert ("for k = 19", "MLP.__call__", "Layer[2]", "Neuron[0]") in scopes
+    assert ("MLP.__init__", "Layer.__init__", "Neuron.__init__") in scopes  # the parameters
+    products = [o for n, o in zip(nodes, found) if n.op == "*"]
+    assert products[0].expr == "wi * xi" and products[0].span == (15, 14, 15, 18)  # n(x), where the program called it
+    loss = found[-1]
+    assert loss.label == "loss" and loss.scope == ["for k = 19"] and loss.span[0] == 16
+
+
+def test_user_functions_and_loops_make_scopes():
+    program = "def f(a, b=2):\n    return a * b\nx = Value(1.0)\nfor i in range(3):\n    x = f(x) + i\nx.backward()"
+    nodes, found = origins(program)
+    assert ["for i = 2", "f"] in [o.scope for o in found]
+    assert found[-1].scope == ["for i = 2"]
+
+
+# ---- the accepted Python ----
+
+ACCEPTED = """
+from micrograd.engine import Value
+from micrograd.nn import Neuron, Layer, MLP
+import math
+import random
+
+class Counter:
+    def __init__(self, start=0):
+        self.count = start
+    def __call__(self, step=1):
+        self.count += step
+        return self.count
+    def twice(self):
+        return self.count * 2
+
+counter = Counter(start=1)
+counter(); counter(step=2)
+assert counter.twice() == 8
+pairs = [(i, j) for i in range(3) for j in range(i) if j != 1]
+assert pairs == [(1, 0), (2, 0)]
+table = {'a': 1, 'b': 2}
+table['c'] = 3
+assert sum(v for v in table.values()) == 6 and list(table) == ['a', 'b', 'c']
+squares = list(map_ for map_ in range(4))[1:3]
+assert squares == [1, 2] and (1, 2, 3)[::-1] == (3, 2, 1)
+a, (b, c) = 1, (2, 3)
+assert (a, b, c) == (1, 2, 3)
+total = 0
+i = 0
+while True:
+    i += 1
+    if i % 2 == 0:
+        continue
+    elif i > 7:
+        break
+    else:
+        total += i
+assert total == 1 + 3 + 5 + 7
+def spread(first, *rest, scale=1, **options):
+    return (first + sum(rest)) * scale + len(options)
+assert spread(1, 2, 3) == 6 and spread(*[1, 2], **{'scale': 2, 'extra': 0}) == 7
+assert ', '.join([str(1), str(2.5), str(Counter)]) == '1, 2.5, <class Counter>'
+nested = sum(sum(w * x for w, x in zip(row, [1, 2])) for row in [[1, 1], [2, 0]])
+assert nested == 5
+f = lambda t, s=1: t * s
+assert f(3) == 3 and f(3, s=2) == 6
+assert min(3, 1, 2) == 1 and max([1.5, -2]) == 1.5 and abs(-2) == 2 and int(2.9) == 2 and float(1) == 1.0
+assert math.exp(0) == 1 and math.log(math.e) == 1 and math.sqrt(4) == 2 and math.tanh(0) == 0 and math.pi > 3
+assert isinstance(counter, Counter) and isinstance(1, int) and not isinstance(1.0, int)
+assert len([1, 2]) == 2 and not (1 > 2 or 2 < 1) and (1 if 2 > 1 else 0) == 1
+xs = []
+for k, (u, v) in enumerate(zip([1, 2], [3, 4]), start=1):
+    xs.append(k * u * v)
+assert xs == [3, 16]
+x = Value(0.5, label='x')
+x.label = 'input'
+y = (-x + 2 + x * 3 / x ** 2 - (2 ** x.data)).tanh().exp().log().relu()
+z = 1 - y
+w = 2 / z
+z2 = w * 3 - 1
+z2.backward()
+assert x.grad != 0 and isinstance(z2, Value)
+n = Neuron(2)
+l = Layer(2, 3)
+assert len(n.parameters()) == 3 and len(l.parameters()) == 9
+p = x
+p.data += 1
+p.data -= 0.5
+p.data *= 2
+p.data /= 2
+assert p.data == 1.0
+"""
+
+
+def test_every_accepted_form_runs():
+    result = run_program(ACCEPTED)
+    assert result.output.data == result.runs[-1][1]
+    assert len(result.runs) == 1
+
+
+# ---- which language a program is ----
+
+
+@pytest.mark.parametrize(
+    "program, python",
+    [
+        ("a = 2; b = 3; c = a * b; L = c + a", False),
+        ("a = 2\nb = exp(a)", False),
+        ("x = Value(2.0)", True),
+        ("import math\nx = 1", True),
+        ("for i in range(3):\n  pass", True),
+        ("n = MLP(2, [1])", True),
+    ],
+)
+def test_the_language_is_told_apart(program, python):
+    assert is_python(program) == python
+
+
+# ---- errors the issue quotes ----
+
+
+@pytest.mark.parametrize(
+    "program, message, line, column",
+    [
+        ("x = Value(2.0)\ny = (x) ^ 2", "`^` is bitwise xor in Python; for powers write `**`", 2, 9),
+        ("x = Value(2.0)\ny = x + 'a'", "strings are only used as labels", 2, 5),
+        ("import os\nx = Value(1.0)", "`import os` is not available: valuegraph runs micrograd code, not arbitrary Python", 1, 1),
+        ("x = Value(2.0)\nx.__class__", "attributes like `.__class__` are not available", 2, 1),
+        ("x = Value(2.0)\ngetattr(x, 'data')", "unknown name 'getattr'", 2, 1),
+        ("x = Value(2.0)\ny = x ** x", "the exponent must be a plain number, not a Value", 2, 5),
+        ("x = Value(2.0)\nif x > 1:\n  pass", "for a Value compare its .data", 2, 4),
+        ("x = Value(2.0)\ntry:\n  pass\nexcept:\n  pass", "`try` is not available", 2, 1),
+        ("x = Value(2.0)\ny = [1, 2][5]", "index 5 is out of range for a list of 2", 2, 5),
+        ("x = Value(2.0)\ny = x.foo", "a Value has no attribute 'foo'", 2, 5),
+        ("x = Value(2.0\n", "Python syntax error", 1, 10),
+        ("class Value:\n  pass", "defining your own class Value is not available", 1, 1),
+        ("x = Value(1.0)\nz = {1, 2}", "sets are not available", 2, 5),
+    ],
+)
+def test_errors_say_what_and_where(program, message, line, column):
+    with pytest.raises(ProgramError) as caught:
+        run_program(program)
+    assert message in caught.value.message
+    assert (caught.value.line, caught.value.column) == (line, column)
+
+
+def test_shorthand_nodes_know_their_code_too():
+    result = run_program("x = 2\ny = (x + 1) * exp(x) + x.tanh()")
+    nodes = trace(result.output).nodes
+    found = [(o.span, o.expr) for o in result.origins(nodes)]
+    assert found == [
+        ((1, 1, 1, 6), "x = 2"),
+        ((2, 6, 2, 11), "x + 1"),  # the constant 1 is made by the same code
+        ((2, 6, 2, 11), "x + 1"),
+        ((2, 15, 2, 21), "exp(x)"),
+        ((2, 5, 2, 21), "(x + 1) * exp(x)"),
+        ((2, 24, 2, 32), "x.tanh()"),
+        ((2, 5, 2, 32), "(x + 1) * exp(x) + x.tanh()"),
+    ]
+    assert all(o.scope == [] for o in result.origins(nodes))
+
+
+def test_names_label_outside_functions_only():
+    program = "def neuron(x, w):\n    act = x * w\n    return act.tanh()\nx = Value(0.5)\nout = neuron(x, 2.0)\nout.backward()"
+    nodes, found = origins(program)
+    assert [o.label for o in found] == ["x", None, None, "out"]
+    assert found[2].expr == "x * w" and found[2].scope == ["neuron"]
