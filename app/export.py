@@ -25,7 +25,7 @@ from .layout import compute_layout
 
 ENTRY_MODULE = "embed.js"
 D3_SCRIPT = "vendor/d3.v7.9.2.min.js"
-STYLESHEETS = ("css/valuegraph.css", "css/embed.css", "css/code-graph.css")
+STYLESHEETS = ("css/valuegraph.css", "css/embed.css", "css/picture.css")
 
 STAGES = ("both", "sort", "propagate")
 CONTROLS = ("full", "minimal", "none")

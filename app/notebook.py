@@ -52,18 +52,13 @@ class Visualiser:
 
 
 def _document(output, *, variant: str, title: str, seed: int = 0, run: int | None = None, **options) -> tuple[str, str | None]:
-    """The file for `output`'s graph (a program's text, or any Value app.interop reads), and the note it carries."""
+    """The file for `output`'s graph (a program's text, or any Value app.interop reads), and the
+    note it carries."""
     if isinstance(output, str):  # a program's text: raises engine.ProgramError as the API answers 400
         response = response_for_program(output, variant=variant, seed=seed, run=run)
         return standalone_html(response, expression=output, options=EmbedOptions(editor="read-only", **options), title=title), None
-    try:
-        value = as_engine_value(output)
-    except TypeError:
-        raise TypeError(
-            f"show() and export() take an engine.Value, PyPI micrograd's Value, the course's Value or a program's text, not {type(output).__name__}"
-        ) from None
     note = MICROGRAD_ORDER_NOTE if kind_of(output) == "micrograd" else None
-    response = response_for_value(value, Limits(), variant)
+    response = response_for_value(as_engine_value(output), Limits(), variant)
     return standalone_html(response, options=EmbedOptions(editor="hidden", **options), title=title, note=note), note
 
 

@@ -3,7 +3,8 @@
     python -m benchmarks.run [--quick] [--only engine,pipeline,python,layout,cache,http,browser,scopes,classroom]
     python benchmarks/run.py ...          (the same)
 
-Prints Markdown tables (engine vs micrograd, the request pipeline, Python programs, HTTP load, the browser, Teach live)
+Prints Markdown tables (engine vs micrograd, the request pipeline, Python programs, HTTP load, the
+browser, Teach live)
 with the machine, its load average and the date, so figures can go into the README as printed.
 --quick is a smoke test of the scripts (a few runs each), not figures. A full run takes about
 five minutes on two cores.
@@ -18,7 +19,9 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a file: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks import bench_browser, bench_cache, bench_classroom, bench_engine, bench_http, bench_layout, bench_pipeline, bench_python, bench_scopes  # noqa: E402
+from benchmarks import (  # noqa: E402
+    bench_browser, bench_cache, bench_classroom, bench_engine, bench_http, bench_layout, bench_pipeline, bench_python, bench_scopes,
+)
 from benchmarks.common import load, machine  # noqa: E402
 
 SECTIONS = {

@@ -107,18 +107,22 @@ def recursive_propagate(root, steps):
     """The walk the course warns against, for the 'no-topological-order' variant: each node
     adds local * its current grad into a child and at once recurses into that child, so a
     node reached by two paths passes its gradient on before it has all of it.
-    Run with an explicit stack; each recorded visit is (node, grad, updates) as above."""
+    Run with an explicit stack. Every update is its own recorded step (node, grad, [update]),
+    in the order it happens: entering a node, or coming back to it after a child's subtree,
+    so each update's "before" is that child's previous "after". A leaf's visit is (leaf, grad, [])."""
     root.grad = 1.0
-    stack = [(root, 0, None)]
-    while stack:
-        node, index, updates = stack.pop()
-        if index == 0:
-            updates = []
-            steps.append((node, node.grad, updates))
+    stack_nodes = [root]
+    stack_indices = [0]
+    while stack_nodes:
+        node = stack_nodes.pop()
+        index = stack_indices.pop()
         if index < len(node._children):
             child = node._children[index]
-            delta = node._local_grads[index] * node.grad
+            local = node._local_grads[index]
+            delta = local * node.grad
             child.grad += delta
-            updates.append((child, node._local_grads[index], delta, child.grad))
-            stack.append((node, index + 1, updates))
-            stack.append((child, 0, None))
+            steps.append((node, node.grad, [(child, local, delta, child.grad)]))
+            stack_nodes += [node, child]
+            stack_indices += [index + 1, 0]
+        elif index == 0:
+            steps.append((node, node.grad, []))

@@ -25,3 +25,19 @@ def test_corpus_program_matches_micrograd(path):
     if len(calls) > 1:
         assert_same_graph(program, run=0, oracle_calls=calls)
     assert run_program(program).runs  # every corpus program calls backward()
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.stem)
+def test_every_node_of_a_corpus_program_has_a_place_and_text(path):
+    from engine import trace
+
+    program = path.read_text(encoding="utf-8")
+    result = run_program(program)
+    nodes = trace(result.output).nodes
+    lines = program.split("\n")
+    for node, origin in zip(nodes, result.origins(nodes)):
+        assert origin.span is not None and origin.expr, (node, origin)
+        line, column, end_line, end_column = origin.span
+        assert 1 <= line <= end_line <= len(lines) and 1 <= column and end_column <= len(lines[end_line - 1]) + 1
+    labels = [o.label for o in result.origins(nodes) if o.label]
+    assert len(labels) == len(set(labels))  # distinct

@@ -56,7 +56,7 @@ def test_export_writes_the_same_document(tmp_path):
 
 
 def test_only_values_and_programs_are_shown():
-    with pytest.raises(TypeError, match="the course's Value or a program's text, not float"):
+    with pytest.raises(TypeError, match="show\\(\\) and export\\(\\) take an engine.Value"):
         show(3.0)
 
 

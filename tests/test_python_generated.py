@@ -2,8 +2,8 @@
 CPython subprocess build the same graph: node count, op multiset, data and leaf gradients.
 
 The programs mix what learners write: leaves, the operators with numbers on either side, relu,
-powers, reassignment, augmented assignment, loops over range and lists, comprehensions, sum,
-zip and small functions. Values stay finite (where CPython raises on 0 ** -1 or an overflow,
+powers, reassignment, augmented assignment, for and while loops, comprehensions, sum, zip, small
+functions and a class with __init__ and __call__. Values stay finite (where CPython raises on 0 ** -1 or an overflow,
 valuegraph follows IEEE instead, so those examples are set aside)."""
 
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
@@ -37,7 +37,7 @@ def programs(draw):
         lines.append(f"v{i} = Value({draw(LEAF)})")
         names.append(f"v{i}")
     for i in range(draw(st.integers(1, 7))):
-        shape = draw(st.sampled_from(["assign", "reassign", "augmented", "loop", "comprehension", "function"]))
+        shape = draw(st.sampled_from(["assign", "reassign", "augmented", "loop", "comprehension", "function", "while", "class"]))
         target = f"t{i}"
         if shape == "assign":
             lines.append(f"{target} = {draw(expressions(names))}")
@@ -56,6 +56,19 @@ def programs(draw):
             chosen = draw(st.lists(st.sampled_from(names), min_size=1, max_size=3))
             weights = draw(st.lists(CONSTANT, min_size=len(chosen), max_size=len(chosen)))
             lines.append(f"{target} = sum(w * x for w, x in zip([{', '.join(weights)}], [{', '.join(chosen)}]))")
+        elif shape == "while":
+            lines.append(f"{target} = {draw(st.sampled_from(names))}")
+            lines.append(f"n{i} = 0")
+            lines.append(f"while n{i} < {draw(st.integers(1, 3))}:")
+            lines.append(f"    {target} = {target} + {draw(st.sampled_from(names))} * n{i}")
+            lines.append(f"    n{i} += 1")
+        elif shape == "class":
+            lines.append(f"class Scale{i}:")
+            lines.append("    def __init__(self, w):")
+            lines.append("        self.w = w")
+            lines.append("    def __call__(self, x):")
+            lines.append("        return self.w * x + x")
+            lines.append(f"{target} = Scale{i}({draw(st.sampled_from(names))})({draw(st.sampled_from(names))})")
         else:
             lines.append(f"def f{i}(a, b=2.0):")
             lines.append("    return a * b + a")

@@ -104,6 +104,6 @@ async def test_printed_characters_come_from_the_environment(make_client):
 def test_items_built_at_once_count_as_statements():
     limits = Limits(max_statements=100, max_collection_length=1000)
     run_program("x = Value(1.0)\ny = [0] * 90", limits=limits)
-    for program in ("x = Value(1.0)\ny = [0] * 101", "x = Value(1.0)\ny = list(range(101))", "x = Value(1.0)\ny = [0] * 60\nz = y[:] + y"):
+    for program in ("x = Value(1.0)\nxs = [x] * 60\ny = sum(xs) + sum(xs)", "x = Value(1.0)\ny = [0] * 101", "x = Value(1.0)\ny = list(range(101))", "x = Value(1.0)\ny = [0] * 60\nz = y[:] + y"):
         with pytest.raises(ProgramError, match="each item a statement builds at once counts as one"):
             run_program(program, limits=limits)

@@ -299,6 +299,12 @@ while True:
     else:
         total += i
 assert total == 1 + 3 + 5 + 7
+def spread(first, *rest, scale=1, **options):
+    return (first + sum(rest)) * scale + len(options)
+assert spread(1, 2, 3) == 6 and spread(*[1, 2], **{'scale': 2, 'extra': 0}) == 7
+assert ', '.join([str(1), str(2.5), str(Counter)]) == '1, 2.5, <class Counter>'
+nested = sum(sum(w * x for w, x in zip(row, [1, 2])) for row in [[1, 1], [2, 0]])
+assert nested == 5
 f = lambda t, s=1: t * s
 assert f(3) == 3 and f(3, s=2) == 6
 assert min(3, 1, 2) == 1 and max([1.5, -2]) == 1.5 and abs(-2) == 2 and int(2.9) == 2 and float(1) == 1.0
@@ -395,3 +401,10 @@ def test_shorthand_nodes_know_their_code_too():
         ((2, 5, 2, 32), "(x + 1) * exp(x) + x.tanh()"),
     ]
     assert all(o.scope == [] for o in result.origins(nodes))
+
+
+def test_names_label_outside_functions_only():
+    program = "def neuron(x, w):\n    act = x * w\n    return act.tanh()\nx = Value(0.5)\nout = neuron(x, 2.0)\nout.backward()"
+    nodes, found = origins(program)
+    assert [o.label for o in found] == ["x", None, None, "out"]
+    assert found[2].expr == "x * w" and found[2].scope == ["neuron"]

@@ -197,7 +197,8 @@ def test_broken_variants_in_brief():
     t = trace(run(reuse), variant="no-topological-order")
     assert t.order == [] and t.sort == []
     assert t.nodes[0].grad == 6.0
-    assert [p.grad for p in t.propagate if t.nodes[p.node].label == "b"] == [1.0, 2.0]
+    # b is entered with grad 1 (half of it) and passes that on before c's second update arrives
+    assert [p.grad for p in t.propagate if t.nodes[p.node].label == "b"] == [1.0, 1.0, 2.0, 2.0]
 
 
 def test_variants_agree_on_a_tree():
@@ -304,3 +305,30 @@ def test_finite_programs_have_no_warnings():
 )
 def test_format_number(x, text):
     assert format_number(x) == text
+
+
+# --- every walk's records in the order they happen (issue 11, item 9) ---------------------------
+
+RECORD_ORDER_PROGRAMS = [
+    "a = 2; b = 3; c = a * b; L = c + a",
+    "a = 1; b = a + a; c = b + b",
+    "x1 = 2; x2 = 0; w1 = -3; w2 = 1; b = 6.8813735870195432; n = x1*w1 + x2*w2 + b; o = tanh(n)",
+    "z1 = 2; z2 = 1; z3 = 0.1; e1 = exp(z1); e2 = exp(z2); e3 = exp(z3); s = e1 + e2 + e3; p1 = e1 / s; L = -log(p1)",
+    "a = -1; b = log(a); c = b * 2 + a; L = c * c",
+    "a = 2; b = a * a; c = b * a + b; d = c * a",
+]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("program", RECORD_ORDER_PROGRAMS)
+def test_each_update_starts_from_the_childs_previous_grad(program, variant):
+    t = trace(run(program), variant=variant)
+    grads = {t.output: 1.0}
+    for step in t.propagate:
+        assert step.grad == pytest.approx(grads.get(step.node, 0.0), nan_ok=True), "a node walks with the grad the records gave it"
+        for u in step.updates:
+            before = grads.get(u.child, 0.0)
+            expected = u.delta if variant == "assign" else before + u.delta
+            assert u.grad == pytest.approx(expected, nan_ok=True)
+            grads[u.child] = u.grad
+    assert [grads.get(i, 0.0) for i in range(len(t.nodes))] == pytest.approx([n.grad for n in t.nodes], nan_ok=True)

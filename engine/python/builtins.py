@@ -208,9 +208,13 @@ def collect_lazily(state, value, what):
     """The items one by one (a generator's code runs in step with the consumer, as in Python),
     refusing more than the collection length limit."""
     limit = state.limits.max_collection_length
+    statements = state.limits.max_statements
     for count, item in enumerate(iterate(value)):
         if count >= limit:
             raise RunError(f"{what} would take more than {limit:,} items; the limit is {limit:,}")
+        state.steps += 1  # each item may make a Value (sum does): it counts as a statement
+        if state.steps > statements:
+            state.charge(0)  # raises the statement limit's error
         yield item
 
 
@@ -314,7 +318,8 @@ def builtin_print(state, args, kwargs):
         if text is not None and type(text) is not str:
             raise RunError("print()'s sep and end must be strings")
     budget = state.limits.max_printed_characters - state.printed_characters + 1
-    state.write((" " if sep is None else sep).join(show(a, budget) for a in args) + ("\n" if end is None else end))
+    texts = [state.text_of(a) if type(a) is Instance else show(a, budget) for a in args]
+    state.write((" " if sep is None else sep).join(texts) + ("\n" if end is None else end))
     return None
 
 
@@ -385,11 +390,21 @@ def _to_dict(state, args, kwargs):
     return dict(kwargs)
 
 
-def _not_callable(name):
-    def run(state, args, kwargs):
-        raise RunError(f"{name}() is not available here; {name} is only used as a type (as in isinstance(x, {name}))")
+def _to_str(state, args, kwargs):
+    _arity("str", args, kwargs, 0, 1)
+    return state.text_of(args[0]) if args else ""
 
-    return run
+
+def join(state, separator, args, kwargs):
+    """separator.join(strings), for __repr__ methods such as micrograd's."""
+    _arity("join", args, kwargs, 1, 1)
+    items = collect(state, args[0], "join()")
+    if not all(type(item) is str for item in items):
+        raise RunError("join() takes strings; write str(x) for other values")
+    text = separator.join(items)
+    if len(text) > state.limits.max_collection_length:
+        raise RunError(f"a string would be {len(text):,} characters long; the limit is {state.limits.max_collection_length:,}")
+    return text
 
 
 def _to_bool(state, args, kwargs):
@@ -438,7 +453,7 @@ def set_value_attribute(value, name, new):
     if name in ("data", "grad"):
         if type(new) not in NUMBERS:
             raise RunError(f".{name} takes a plain number, not {type_name(new)}" + ("; write .data of the other Value" if type(new) is Value else ""))
-        setattr(value, name, float(new) if abs(new) < BIG or type(new) is float else _number(new) * 1.0)
+        setattr(value, name, float(_number(new)))
     elif name == "label":
         if type(new) is not str:
             raise RunError(f".label takes a string, not {type_name(new)}")
@@ -530,7 +545,7 @@ def builtin_names():
         list=BuiltinType("list", (list,), _to_list),
         tuple=BuiltinType("tuple", (tuple,), _to_tuple),
         dict=BuiltinType("dict", (dict,), _to_dict),
-        str=BuiltinType("str", (str,), _not_callable("str")),
+        str=BuiltinType("str", (str,), _to_str),
     )
     return table
 

@@ -75,6 +75,20 @@ class State:
             return Span(0, 1, 1, 0)
         return self.source.node_span(self.entry_node)
 
+    def text_of(self, value) -> str:
+        """str(value): a class's own __repr__ when it has one, else what print shows."""
+        if type(value) is Instance:
+            try:
+                method = value.cls.lookup("__repr__")
+            except KeyError:
+                method = None
+            if type(method) is Function:
+                text = self.call_function(method, (value,), {})
+                if type(text) is not str:
+                    raise B.RunError(f"__repr__ of {value.cls.name} must return a string, not {type_name(text)}")
+                return text
+        return show(value, self.limits.max_collection_length + 1)
+
     def charge(self, items):
         """Items a single statement builds at once (`[0] * n`, `xs + ys`, list(...)) count toward
         the statement limit, so no loop can fill memory faster than it runs statements."""
@@ -143,21 +157,38 @@ class State:
 
     def call_function(self, function, args, kwargs, scope_name=None):
         params = function.params
+        extra = ()
         if len(args) > len(params):
-            raise B.RunError(f"{function.name}() takes {len(params)} argument{'s' if len(params) != 1 else ''}, got {len(args)}")
+            if function.star is None:
+                raise B.RunError(f"{function.name}() takes {len(params)} argument{'s' if len(params) != 1 else ''}, got {len(args)}")
+            extra, args = tuple(args[len(params) :]), args[: len(params)]
         variables = dict(zip(params, args))
+        named = {}
+        keyword_only = function.keyword_only
         for key, value in kwargs.items():
-            if key not in params:
-                raise B.RunError(f"{function.name}() has no parameter named {key[:40]!r}")
-            if key in variables:
+            if key not in params and key not in keyword_only:
+                if function.double_star is None:
+                    raise B.RunError(f"{function.name}() has no parameter named {key[:40]!r}")
+                named[key] = value
+            elif key in variables:
                 raise B.RunError(f"{function.name}() got {key!r} twice")
-            variables[key] = value
+            else:
+                variables[key] = value
         if len(variables) < len(params):
             for name in params:
                 if name not in variables:
                     if name not in function.defaults:
                         raise B.RunError(f"{function.name}() is missing its argument {name!r}")
                     variables[name] = function.defaults[name]
+        for name in keyword_only:
+            if name not in variables:
+                if name not in function.defaults:
+                    raise B.RunError(f"{function.name}() is missing its argument {name}=")
+                variables[name] = function.defaults[name]
+        if function.star is not None:
+            variables[function.star] = extra
+        if function.double_star is not None:
+            variables[function.double_star] = named
         if self.depth >= self.limits.max_call_depth:
             raise B.RunError(f"calls nest deeper than {self.limits.max_call_depth} (a function that calls itself without end?); the limit is {self.limits.max_call_depth}")
         frame = Frame(variables, function.closure)
@@ -208,7 +239,8 @@ class Compiler:
 
     def site(self, node):
         """(extent, expr) of a node, as a node made by it shows them."""
-        return (None if self.prelude else self.source.extent(node), shorten(self.source.text_of(node)))
+        extent = self.source.extent(node)
+        return (None if self.prelude else extent, shorten(self.source.text_of(node, extent)))
 
     def guard(self, node, run):
         """run(frame), with any failure reported at the node's place."""
@@ -298,7 +330,11 @@ class Compiler:
         value = self.expr(node.value)
         state = self.state
         if self.prelude:
-            return lambda frame: (value(frame), None)[1]
+
+            def run_prelude(frame):
+                value(frame)
+
+            return run_prelude
 
         def run(frame):
             result = value(frame)
@@ -324,7 +360,6 @@ class Compiler:
     def stmt_Assert(self, node):
         test = self.expr(node.test)
         message = self.expr(node.msg) if node.msg is not None else None
-        state = self.state
 
         def run(frame):
             if not test(frame):
@@ -388,8 +423,17 @@ class Compiler:
             owner = self.expr(target.value)
             name = target.attr
 
+            value_field = name in ("data", "grad")
+
             def run_attribute(frame):
                 obj = owner(frame)
+                if value_field and type(obj) is Value:  # p.data += -lr * p.grad, the training loop's update
+                    result = combine(getattr(obj, name), value(frame))
+                    if type(result) is float:
+                        setattr(obj, name, result)
+                        return
+                    self.set_attribute(obj, name, result)
+                    return
                 self.set_attribute(obj, name, combine(self.get_attribute(obj, name), value(frame)))
 
             return run_attribute
@@ -486,8 +530,8 @@ class Compiler:
 
         return run
 
-    def stmt_FunctionDef(self, node, in_class=False, class_name=None):
-        params, defaults = self.parameters(node.args)
+    def stmt_FunctionDef(self, node, in_class=False):
+        params, defaults, stars = self.parameters(node.args)
         body = self.block(node.body)
         name = node.name
         prelude = self.prelude
@@ -496,7 +540,7 @@ class Compiler:
             values = {param: default(frame) for param, default in defaults.items()}
             closure = frame.parent if in_class else frame  # methods do not see the class body's names
             scope_name = f"{frame.vars['__class_name__']}.{name}" if in_class else name
-            frame.vars[name] = Function(name, scope_name, params, values, body, closure, False, prelude)
+            frame.vars[name] = Function(name, scope_name, params, values, body, closure, False, prelude, *stars)
             return None
 
         return run
@@ -504,7 +548,10 @@ class Compiler:
     def parameters(self, arguments):
         params = tuple(arg.arg for arg in arguments.args)
         defaults = dict(zip(params[len(params) - len(arguments.defaults) :], map(self.expr, arguments.defaults)))
-        return params, defaults
+        keyword_only = tuple(arg.arg for arg in arguments.kwonlyargs)
+        defaults.update((name, self.expr(default)) for name, default in zip(keyword_only, arguments.kw_defaults) if default is not None)
+        stars = (arguments.vararg.arg if arguments.vararg else None, arguments.kwarg.arg if arguments.kwarg else None, keyword_only)
+        return params, defaults, stars
 
     def stmt_ClassDef(self, node):
         bases = [self.expr(base) for base in node.bases]
@@ -569,7 +616,7 @@ class Compiler:
 
             def store_labelled(frame, value):
                 frame.vars[name] = value
-                if type(value) is Value:
+                if type(value) is Value and state.depth == 0:  # a function's locals would repeat in every call
                     labels.setdefault(value._serial, name)
 
             return store_labelled
@@ -877,20 +924,55 @@ class Compiler:
         return self.guard(node, run)
 
     def expr_Lambda(self, node):
-        params, defaults = self.parameters(node.args)
+        params, defaults, stars = self.parameters(node.args)
         body = self.expr(node.body)
         prelude = self.prelude
 
         def run(frame):
             values = {param: default(frame) for param, default in defaults.items()}
-            return Function("lambda", "lambda", params, values, body, frame, True, prelude)
+            return Function("lambda", "lambda", params, values, body, frame, True, prelude, *stars)
 
         return run
 
+    def arguments(self, node):
+        """(positional, named): functions of the frame giving the call's argument list and dict;
+        `*xs` and `**kw` are spread into them."""
+        args = [(type(a) is ast.Starred, self.expr(a.value if type(a) is ast.Starred else a)) for a in node.args]
+        keywords = [(k.arg, self.expr(k.value)) for k in node.keywords]
+        spread = any(star for star, _ in args) or any(key is None for key, _ in keywords)
+        plain_args = [value for _, value in args]
+        if not spread:
+            if not keywords:
+                return (lambda frame: [arg(frame) for arg in plain_args]), (lambda frame: {})
+            return (lambda frame: [arg(frame) for arg in plain_args]), (lambda frame: {key: value(frame) for key, value in keywords})
+        state = self.state
+
+        def positional(frame):
+            values = []
+            for star, arg in args:
+                if star:
+                    values.extend(B.collect(state, arg(frame), "*"))
+                else:
+                    values.append(arg(frame))
+            return values
+
+        def named(frame):
+            values = {}
+            for key, value in keywords:
+                if key is None:
+                    mapping = value(frame)
+                    if type(mapping) is not dict or not all(type(k) is str for k in mapping):
+                        raise B.RunError(f"** takes a dict with string keys, not {type_name(mapping)}")
+                    values.update(mapping)
+                else:
+                    values[key] = value(frame)
+            return values
+
+        return positional, named
+
     def expr_Call(self, node):
         state = self.state
-        args = [self.expr(a) for a in node.args]
-        keywords = [(k.arg, self.expr(k.value)) for k in node.keywords]
+        positional, named_arguments = self.arguments(node)
         record = self.recorder(node)
         extent, expr = self.site(node)
         prelude = self.prelude
@@ -903,8 +985,8 @@ class Compiler:
 
             def call_method(frame):
                 obj = owner(frame)
-                values = [arg(frame) for arg in args]
-                named = {key: value(frame) for key, value in keywords}
+                values = positional(frame)
+                named = named_arguments(frame)
                 if not prelude:
                     state.entry = extent
                     state.entry_node = node
@@ -916,12 +998,13 @@ class Compiler:
 
         def call(frame):
             target = callee(frame)
-            values = [arg(frame) for arg in args]
-            named = {key: value(frame) for key, value in keywords}
+            values = positional(frame)
+            named = named_arguments(frame)
             if not prelude:
                 state.entry = extent
                 state.entry_node = node
-            state.site = (state.entry if prelude else extent, expr, state.scope)
+            if type(target) is Builtin:  # sum() and map() mark the Values they make with the call's place
+                state.site = (state.entry if prelude else extent, expr, state.scope)
             return record(state.call(target, values, named))
 
         return self.guard(node, call)
@@ -959,6 +1042,8 @@ class Compiler:
                 return list_method(state, obj, args, kwargs)
             if kind is dict and dict_method is not None:
                 return dict_method(state, obj, args, kwargs)
+            if kind is str and name == "join":
+                return B.join(state, obj, args, kwargs)
             return state.call(get(obj, name), args, kwargs)
 
         return call
@@ -987,6 +1072,8 @@ class Compiler:
         length = state.limits.max_collection_length
         span_of = self.span
 
+        last = len(loops) - 1
+
         def run(frame):
             inner = Frame({}, frame)
             out = []
@@ -998,8 +1085,8 @@ class Compiler:
                     if state.steps > limit:
                         raise B.RunError(f"the program ran more than {limit:,} statements; the limit is {limit:,}")
                     store(inner, item)
-                    if all(condition(inner) for condition in conditions):
-                        if level + 1 == len(loops):
+                    if not conditions or all(condition(inner) for condition in conditions):
+                        if level == last:
                             out.append(element(inner))
                             if len(out) > length:
                                 raise B.RunError(f"a list would hold more than {length:,} items; the limit is {length:,}")
@@ -1018,6 +1105,8 @@ class Compiler:
         limit = state.limits.max_statements
         span = self.span(node)
 
+        last = len(loops) - 1
+
         def run(frame):
             inner = Frame({}, frame)
             first = B.iterate(loops[0][0](frame))  # Python evaluates the first iterable at once
@@ -1029,8 +1118,8 @@ class Compiler:
                     if state.steps > limit:
                         raise ProgramError(f"the program ran more than {limit:,} statements; the limit is {limit:,}", span)
                     store(inner, item)
-                    if all(condition(inner) for condition in conditions):
-                        if level + 1 == len(loops):
+                    if not conditions or all(condition(inner) for condition in conditions):
+                        if level == last:
                             yield element(inner)
                         else:
                             yield from walk(level + 1, B.iterate(loops[level + 1][0](inner)))

@@ -8,17 +8,20 @@ from ..value import Value
 class Function:
     """A `def` or `lambda` of the program (or of the micrograd prelude)."""
 
-    __slots__ = ("name", "scope_name", "params", "defaults", "body", "closure", "is_expression", "in_prelude")
+    __slots__ = ("name", "scope_name", "params", "defaults", "body", "closure", "is_expression", "in_prelude", "star", "double_star", "keyword_only")
 
-    def __init__(self, name, scope_name, params, defaults, body, closure, is_expression, in_prelude):
+    def __init__(self, name, scope_name, params, defaults, body, closure, is_expression, in_prelude, star=None, double_star=None, keyword_only=()):
         self.name = name
         self.scope_name = scope_name  # as it shows in a node's scope: "f", "MLP.__call__"
-        self.params = params  # parameter names, in order
+        self.params = params  # parameter names, in order (keyword-only ones in keyword_only)
         self.defaults = defaults  # {name: value} for parameters with defaults
         self.body = body  # compiled block, or compiled expression for a lambda
         self.closure = closure  # the frame the def ran in
         self.is_expression = is_expression
         self.in_prelude = in_prelude
+        self.star = star  # the name of *args, or None
+        self.double_star = double_star  # the name of **kwargs, or None
+        self.keyword_only = keyword_only  # names after *args, passed by name only
 
     def __repr__(self):
         return f"<function {self.name}>"

@@ -49,8 +49,8 @@ class Source:
         line, end_line = node.lineno, node.end_lineno or node.lineno
         return (line, self.column(line, node.col_offset) + 1, end_line, self.column(end_line, node.end_col_offset or 0) + 1)
 
-    def text_of(self, node) -> str:
-        line, column, end_line, end_column = self.extent(node)
+    def text_of(self, node, extent=None) -> str:
+        line, column, end_line, end_column = extent or self.extent(node)
         if line == end_line:
             return self.lines[line - 1][column - 1 : end_column - 1]
         parts = [self.lines[line - 1][column - 1 :], *self.lines[line : end_line - 1], self.lines[end_line - 1][: end_column - 1]]
@@ -92,7 +92,7 @@ REFUSED = {
     ast.Invert: "`~` is not available; for a negative write `-x`",
     ast.Set: "sets are not available; use a list",
     ast.SetComp: "set comprehensions are not available; use a list comprehension",
-    ast.Starred: "`*` unpacking is not available; pass the items one by one or index the list",
+    ast.Starred: "`*` unpacking is only available in a call's arguments, as in f(*xs); index the list instead",
     ast.Global: "`global` is not available; pass the value as an argument and return the result",
     ast.Nonlocal: "`nonlocal` is not available; pass the value as an argument and return the result",
     ast.Delete: "`del` is not available; assign a new value instead",
@@ -149,10 +149,13 @@ def check_tree(tree: ast.Module, source: Source, limits: Limits) -> None:
     A left-leaning chain of binary operators (a + b + c + ...) counts as one level: the compiler
     runs it as a loop."""
     stack = [(tree, 0, False, False)]
+    spread = set()  # ids of the `*xs` arguments of calls: the one place `*` unpacking is run
     while stack:
         node, depth, in_loop, in_function = stack.pop()
         kind = type(node)
-        if kind not in ALLOWED:
+        if kind is ast.Call:
+            spread.update(id(arg) for arg in node.args if type(arg) is ast.Starred)
+        if kind not in ALLOWED and not (kind is ast.Starred and id(node) in spread):
             raise ProgramError(_refusal(node), source.node_span(node))
         if depth > limits.max_depth:
             raise ProgramError(f"the program nests deeper than {limits.max_depth} levels", source.node_span(node))
@@ -231,8 +234,8 @@ def _check_node(node, source: Source) -> None:
                 raise ProgramError(f"`from {module} import {alias.name[:40]}` is not available; {module} offers {shown}", source.node_span(node))
     if kind is ast.FunctionDef or kind is ast.Lambda:
         args = node.args
-        if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
-            raise ProgramError("`*args`, `**kwargs`, keyword-only and positional-only parameters are not available; list the parameters by name", source.node_span(node))
+        if args.posonlyargs:
+            raise ProgramError("positional-only parameters (`/`) are not available; list the parameters by name", source.node_span(node))
         if kind is ast.FunctionDef and node.decorator_list:
             raise ProgramError("decorators are not available; call the function yourself", source.node_span(node))
         if kind is ast.FunctionDef and node.name.startswith("__") and node.name not in ("__init__", "__call__", "__repr__"):
@@ -250,9 +253,6 @@ def _check_node(node, source: Source) -> None:
             )
         if node.keywords or node.decorator_list:
             raise ProgramError("class keywords and decorators are not available", source.node_span(node))
-    if kind is ast.Call:
-        if any(keyword.arg is None for keyword in node.keywords):
-            raise ProgramError("`**` unpacking of keyword arguments is not available; pass them by name", source.node_span(node))
     if kind is ast.comprehension and node.is_async:
         raise ProgramError(REFUSED[ast.Await], source.node_span(node))
     if kind is ast.FormattedValue and node.format_spec is not None:

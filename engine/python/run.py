@@ -12,7 +12,7 @@ from ..value import Value
 from . import builtins as B
 from .interpreter import Compiler, Frame, State
 from .objects import Builtin
-from .parse import Source, parse_python
+from .parse import parse_python
 from .prelude import NAMES as NN_NAMES, NN_SOURCE
 
 WHOLE_PROGRAM = Span(0, 1, 1, 0)
@@ -39,9 +39,13 @@ class PythonRun:
         return name, extent, expr, list(scope)
 
 
+BUILTINS = B.builtin_names()  # stateless: shared by every run (random is per run: it holds the seed)
+MATH = B.math_module()
+
+
 @lru_cache(maxsize=1)
-def _prelude_tree():
-    return parse_python(NN_SOURCE)[0]  # valuegraph's own text, parsed once
+def _prelude():
+    return parse_python(NN_SOURCE)  # valuegraph's own text, parsed once
 
 
 def run_python(text: str, limits: Limits = Limits(), seed: int = 0, run: int | None = None) -> PythonRun:
@@ -52,9 +56,8 @@ def run_python(text: str, limits: Limits = Limits(), seed: int = 0, run: int | N
         raise ProgramError(f"run must be 0 or more, not {run}", WHOLE_PROGRAM)
     state = State(limits, seed, run)
     state.source = source
-    shared = B.builtin_names()
-    math_module, random_module = B.math_module(), B.random_module(state.rng)
-    shared.update({"module math": math_module, "module random": random_module})
+    math_module, random_module = MATH, B.random_module(state.rng)
+    shared = dict(BUILTINS, **{"module math": math_module, "module random": random_module})
 
     names = dict(shared, Value=B.VALUE_CLASS, math=math_module, random=random_module)
     names["micrograd Value"] = B.VALUE_CLASS
@@ -63,7 +66,8 @@ def run_python(text: str, limits: Limits = Limits(), seed: int = 0, run: int | N
         prelude_names["_call_in_scope"] = Builtin("_call_in_scope", _call_in_scope)
         nn = Frame({}, None)
         state.steps = -(1 << 62)  # defining the classes is not the program's work: not counted
-        Compiler(Source(NN_SOURCE), state, prelude_names, prelude=True).block(_prelude_tree().body)(nn)
+        tree_of_nn, source_of_nn = _prelude()
+        Compiler(source_of_nn, state, prelude_names, prelude=True).block(tree_of_nn.body)(nn)
         state.steps = 0
         for name in NN_NAMES:
             names[name] = names["micrograd " + name] = nn.vars[name]

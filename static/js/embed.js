@@ -13,7 +13,7 @@
 
 import { fetchBackward, reviveNumbers } from "./api.js";
 import { startClassroom } from "./classroom.js";
-import { pngBlob, standaloneSvg } from "./export.js";
+import { exportNotes, pngBlob, standaloneSvg } from "./export.js";
 import { connectScorm } from "./scorm.js";
 import { startValuegraph } from "./main.js";
 
@@ -104,9 +104,9 @@ export function startEmbed(root, { parent = window.parent } = {}) {
 
   // For scripts driving the page (the CLI's SVG and PNG export renders the standalone file).
   window.valuegraphExport = {
-    svg: () => standaloneSvg(app.svg).text,
+    svg: () => standaloneSvg(app.svg, exportNotes(app)).text,
     png: async () => {
-      const bytes = new Uint8Array(await (await pngBlob(app.svg)).arrayBuffer());
+      const bytes = new Uint8Array(await (await pngBlob(app.svg, exportNotes(app))).arrayBuffer());
       let binary = "";
       for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
       return btoa(binary);

@@ -2,7 +2,7 @@
 // JSON, the two step tables as CSV, and the self-contained HTML file made by POST /export/html.
 // The running page is found on its root element (main.js puts it there as root.valuegraph).
 
-import { tableRow } from "./timeline.js";
+import { caption as captionAt, tableRow } from "./timeline.js";
 
 // The properties a drawn graph needs to look the same without the page's stylesheet.
 const STYLE_PROPERTIES = [
@@ -18,8 +18,89 @@ const TABLE_HEADERS = {
   propagate: ["step", "i", "node", ".grad", "what happens"],
 };
 
-/** A standalone copy of the graph's SVG: computed styles inlined, the whole graph in view. */
-export function standaloneSvg(svg) {
+const NOTE_FONT = 13; // px, the caption and legend under an exported graph
+const NOTE_LINE = 18;
+
+/**
+ * What an exported picture says under the graph: the step, its caption and the legend
+ * (`app` is the running page: main.js's startValuegraph).
+ */
+export function exportNotes(app) {
+  const tl = app.timeline;
+  if (!tl) return null;
+  const k = app.controls.step;
+  const legend = [
+    ["vg-data", "data: the value"],
+    ["vg-grad", "grad: d output / d value, as far as the walk has gone"],
+    ["vg-edge-text", "number on an edge: its local gradient"],
+    ["vg-update", "dashed edge and callout: the update this step makes, child.grad += local × grad"],
+    ["vg-nonfinite", "NaN, ∞ or −∞"],
+  ];
+  if (app.svg.closest(".vg-grad-encoding")) legend.push(["vg-flow", "edge width: |local × grad| passed along it; green adds, red subtracts"]);
+  return { title: `Step ${k} / ${tl.last}`, caption: captionAt(tl, k), legend };
+}
+
+/** Lines of at most `width` px of text (estimated per character). */
+function wrap(text, width) {
+  const perLine = Math.max(20, Math.floor(width / (NOTE_FONT * 0.56)));
+  const lines = [];
+  let line = "";
+  for (const word of text.split(" ")) {
+    if (line && (line + " " + word).length > perLine) {
+      lines.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  if (line) lines.push(line);
+  return lines;
+}
+
+/** The colour a class gives its text or line on the page (the legend's swatches). */
+function swatchColour(svg, className) {
+  const probe = document.createElementNS(SVG_NS, "text");
+  probe.setAttribute("class", className === "vg-update" ? "vg-grad" : className === "vg-flow" ? "vg-edge-text" : className);
+  svg.querySelector(".vg-viewport").append(probe);
+  const colour = getComputedStyle(probe).fill;
+  probe.remove();
+  return colour;
+}
+
+/** The notes as SVG elements under the graph, from y down; returns the height they take. */
+function appendNotes(svg, copy, notes, x, y, width) {
+  const group = document.createElementNS(SVG_NS, "g");
+  group.setAttribute("data-export", "notes");
+  const ink = getComputedStyle(svg).color || "#1a2130";
+  let dy = 0;
+  const line = (text, { bold = false, colour = ink, indent = 0 } = {}) => {
+    const t = document.createElementNS(SVG_NS, "text");
+    t.setAttribute("x", String(x + indent));
+    t.setAttribute("y", String(y + dy + NOTE_FONT));
+    t.style.setProperty("font-family", "system-ui, sans-serif");
+    t.style.setProperty("font-size", `${NOTE_FONT}px`);
+    t.style.setProperty("fill", colour);
+    if (bold) t.style.setProperty("font-weight", "700");
+    t.textContent = text;
+    group.append(t);
+    dy += NOTE_LINE;
+    return t;
+  };
+  line(notes.title, { bold: true });
+  for (const text of wrap(notes.caption, width)) line(text);
+  dy += 6;
+  for (const [className, text] of notes.legend) {
+    const swatch = document.createElementNS(SVG_NS, "rect");
+    for (const [name, value] of [["x", x], ["y", y + dy + 2], ["width", 22], ["height", 10], ["rx", 3]]) swatch.setAttribute(name, String(value));
+    swatch.style.setProperty("fill", swatchColour(svg, className));
+    group.append(swatch);
+    line(text, { indent: 30 }).setAttribute("data-legend", className);
+  }
+  copy.append(group);
+  return dy;
+}
+
+/** A standalone copy of the graph's SVG: computed styles inlined, the whole graph in view, and
+ * under it, when given (exportNotes), the step, its caption and a legend. */
+export function standaloneSvg(svg, notes = null) {
   const viewport = svg.querySelector(".vg-viewport");
   const box = viewport.getBBox();
   const copy = svg.cloneNode(true);
@@ -33,8 +114,9 @@ export function standaloneSvg(svg) {
     copies[i].removeAttribute("class");
     copies[i].removeAttribute("tabindex");
   });
-  const width = Math.ceil(box.width + 2 * MARGIN);
-  const height = Math.ceil(box.height + 2 * MARGIN);
+  const width = Math.ceil(Math.max(box.width, notes ? 420 : 0) + 2 * MARGIN);
+  const notesHeight = notes ? appendNotes(svg, copy, notes, box.x, box.y + box.height + MARGIN, width - 2 * MARGIN) + MARGIN / 2 : 0;
+  const height = Math.ceil(box.height + 2 * MARGIN + notesHeight);
   copy.setAttribute("xmlns", SVG_NS);
   copy.setAttribute("width", String(width));
   copy.setAttribute("height", String(height));
@@ -47,8 +129,8 @@ export function standaloneSvg(svg) {
 }
 
 /** The graph as a PNG blob, drawn from the standalone SVG. */
-export async function pngBlob(svg) {
-  const { text, width, height } = standaloneSvg(svg);
+export async function pngBlob(svg, notes = null) {
+  const { text, width, height } = standaloneSvg(svg, notes);
   const url = URL.createObjectURL(new Blob([text], { type: "image/svg+xml" }));
   try {
     const image = new Image();
@@ -138,8 +220,8 @@ export function wireExports(root) {
       say(`Export failed: ${error.message}`);
     }
   };
-  el("export-svg").addEventListener("click", guarded(() => download(new Blob([standaloneSvg(app.svg).text], { type: "image/svg+xml" }), `valuegraph-step-${app.controls.step}.svg`)));
-  el("export-png").addEventListener("click", guarded(async () => download(await pngBlob(app.svg), `valuegraph-step-${app.controls.step}.png`)));
+  el("export-svg").addEventListener("click", guarded(() => download(new Blob([standaloneSvg(app.svg, exportNotes(app)).text], { type: "image/svg+xml" }), `valuegraph-step-${app.controls.step}.svg`)));
+  el("export-png").addEventListener("click", guarded(async () => download(await pngBlob(app.svg, exportNotes(app)), `valuegraph-step-${app.controls.step}.png`)));
   el("export-json").addEventListener("click", guarded(() => download(new Blob([responseJson(app.model)], { type: "application/json" }), "valuegraph.json")));
   el("export-csv-sort").addEventListener("click", guarded(() => download(new Blob([tableCsv(app.timeline, "sort")], { type: "text/csv" }), "valuegraph-sort.csv")));
   el("export-csv-propagate").addEventListener("click", guarded(() => download(new Blob([tableCsv(app.timeline, "propagate")], { type: "text/csv" }), "valuegraph-propagate.csv")));

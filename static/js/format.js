@@ -36,9 +36,15 @@ export function formatExact(x) {
   return String(x);
 }
 
-/** The name a node goes by in captions: its label, or #id for unnamed values. */
+/** The name a node goes by everywhere: its label (made distinct by the server: x, x′, x″), else the
+ * server's `expr` (the source that made it, e.g. "x1*w1"), else #id from a server without `expr`. */
 export function nodeName(node) {
-  return node.label ?? `#${node.id}`;
+  return node.label ?? node.expr ?? `#${node.id}`;
+}
+
+/** `text` cut to at most `max` characters with "…", for a cell that cannot grow. */
+export function shortened(text, max) {
+  return text.length <= max ? text : `${text.slice(0, Math.max(1, max - 1))}…`;
 }
 
 /** The text in an op node's circle: "+", "*", "**2", "log", ... */

@@ -23,7 +23,9 @@ export const GEOMETRY = {
   },
 };
 
-const SLOT_SPREAD = 9; // where the edges of a two-input op meet its circle, apart
+const SLOT_SPREAD = 9;
+const BAND_GAP = 60; // between the bands of a folded graph
+const MAX_BANDS = 60; // where the edges of a two-input op meet its circle, apart
 const DUPLICATE_BOW = 48; // how far apart the curves of `a + a` bend
 const LABEL_STAGGER = 0.45; // and how far apart along them their labels sit (as a share of the edge)
 
@@ -39,7 +41,7 @@ function cubic(c0, c1, v0, v1, t) {
  * (cx, cy) is the record's centre, (ox, oy) the op circle's centre relative to it, (lx, ly) where
  * the edge's label goes.
  */
-export function placeGraph(model, { direction = "LR", compact = false } = {}) {
+export function placeGraph(model, { direction = "LR", compact = false, bands = 1 } = {}) {
   const g = compact ? GEOMETRY.compact : GEOMETRY.full;
   const lr = direction !== "BT";
   const { layout } = model;
@@ -51,9 +53,24 @@ export function placeGraph(model, { direction = "LR", compact = false } = {}) {
 
   const start = (rank) => rank * rankPitch + before; // where a rank's records begin along the flow
   const centre = (row) => row * rowPitch + boxV / 2;
-  const totalU = Math.max(1, layout.ranks) * rankPitch - g.edgeRoom[lr ? "LR" : "BT"];
-  const totalV = Math.max(0, layout.rows - 1) * rowPitch + boxV;
-  const toXY = lr ? (u, v) => [u, v] : (u, v) => [v, totalU - u];
+  const unfoldedU = Math.max(1, layout.ranks) * rankPitch - g.edgeRoom[lr ? "LR" : "BT"];
+  const unfoldedV = Math.max(0, layout.rows - 1) * rowPitch + boxV;
+  // A long, thin compact graph may be folded into bands along the flow, like lines of text: rank r
+  // goes to band floor(r / perBand), each band below the one before. Its edges are straight lines,
+  // so one that crosses to the next band is simply drawn across.
+  const folds = compact && bands > 1 ? Math.min(bands, Math.max(1, layout.ranks)) : 1;
+  const perBand = Math.ceil(Math.max(1, layout.ranks) / folds);
+  const bandLength = perBand * rankPitch;
+  const totalU = folds > 1 ? bandLength - g.edgeRoom[lr ? "LR" : "BT"] : unfoldedU;
+  const totalV = folds * unfoldedV + (folds - 1) * BAND_GAP;
+  const fold = folds > 1
+    ? (u, v) => {
+      const band = Math.min(folds - 1, Math.floor(u / bandLength));
+      return [u - band * bandLength, v + band * (unfoldedV + BAND_GAP)];
+    }
+    : (u, v) => [u, v];
+  const flip = lr ? (u, v) => [u, v] : (u, v) => [v, totalU - u];
+  const toXY = (u, v) => flip(...fold(u, v));
 
   const nodes = new Array(model.nodes.length);
   for (const p of layout.nodes) {
@@ -118,5 +135,28 @@ export function placeGraph(model, { direction = "LR", compact = false } = {}) {
   });
 
   const [width, height] = lr ? [totalU, totalV] : [totalV, totalU];
-  return { width, height, nodes, edges, geometry: g, direction: lr ? "LR" : "BT", compact };
+  return { width, height, nodes, edges, geometry: g, direction: lr ? "LR" : "BT", compact, bands: folds };
+}
+
+/**
+ * How many bands to fold a compact graph into (placeGraph's `bands`) so that it is drawn largest
+ * in a panel of `width` × `height`: `placement` is its unfolded placement. 1 for a graph that is
+ * not long and thin for the panel.
+ */
+export function bestBands(placement, width, height) {
+  if (!placement.compact) return 1;
+  const lr = placement.direction === "LR";
+  const along = lr ? placement.width : placement.height;
+  const across = lr ? placement.height : placement.width;
+  const [panelAlong, panelAcross] = lr ? [width, height] : [height, width];
+  let best = 1;
+  let bestScale = Math.min(panelAlong / along, panelAcross / across);
+  for (let b = 2; b <= MAX_BANDS; b++) {
+    const scale = Math.min(panelAlong / (along / b), panelAcross / (b * across + (b - 1) * BAND_GAP));
+    if (scale > bestScale * 1.05) {
+      best = b;
+      bestScale = scale;
+    }
+  }
+  return best;
 }

@@ -2,14 +2,19 @@
 // Everything is found inside one root element, so the page could hold more than one.
 
 import { fetchBackward, fetchLayout } from "./api.js";
+import { addViewButtons, createCamera } from "./camera.js";
 import { createCodeLink } from "./codelink.js";
 import { createControls } from "./controls.js";
 import { startClassroom } from "./classroom.js";
 import { startCoursePanels } from "./coursepanels.js";
 import { createEditor } from "./editor.js";
-import { DEFAULT_EXAMPLE, EXAMPLES } from "./examples.js";
+import { DEFAULT_EXAMPLE } from "./examples.js";
+import { createExamplesMenu } from "./examplesmenu.js";
+import { addFlowToggle, edgeFlows, flowAt } from "./flow.js";
 import { formatNumber, grouped, nodeName } from "./format.js";
+import { bestBands, placeGraph } from "./layout.js";
 import { createLossCurve } from "./losscurve.js";
+import { addPresenter } from "./presenter.js";
 import { createGraphView } from "./render.js";
 import { createScopes } from "./scopes.js";
 import { createTables } from "./table.js";
@@ -20,6 +25,7 @@ import { createWalkPanel } from "./walkpanel.js";
 /** Past this many nodes labels cannot be read: draw the compact view. */
 export const COMPACT_ABOVE = 400;
 const URL_THROTTLE_MS = 400;
+const LONG_URL = 2000; // characters of program past which every step's URL write is throttled
 
 const nextTask = () => new Promise((resolve) => setTimeout(resolve, 0));
 
@@ -30,7 +36,10 @@ const nextTask = () => new Promise((resolve) => setTimeout(resolve, 0));
 export function startValuegraph(root, { location = window.location, history = window.history, backend = fetchBackward, layout = fetchLayout, state = {}, onStep: notifyStep = () => {} } = {}) {
   const el = (name) => root.querySelector(`[data-vg="${name}"]`);
   const initial = { ...readState(location.search), ...state };
-  const view = { direction: initial.direction, variant: initial.variant, seed: initial.seed, run: initial.run };
+  // Unless a direction was asked for (the URL's dir, the button), the graph takes the one that
+  // suits the panel's shape: a long chain on a phone reads better bottom to top.
+  const directionGiven = state.direction !== undefined || new URLSearchParams(location.search).has("dir");
+  const view = { direction: initial.direction, variant: initial.variant, autoDirection: !directionGiven, seed: initial.seed, run: initial.run };
   let runProgram = initial.expression; // the program view.run (a backward() call) was chosen for
   let tl = null;
   let model = null;
@@ -75,6 +84,19 @@ export function startValuegraph(root, { location = window.location, history = wi
       if (done < total) setNote(`Drawing ${grouped(done)} of ${grouped(total)} nodes…`);
       else setNote(compactNote());
     },
+    onUserView: () => camera.pause(),
+    onResize: () => resized(),
+  });
+  // The embed's frame is small: it opens on the whole graph, and Follow is one press away.
+  const camera = createCamera(graph, { button: addViewButtons(el("fit"), graph), follow: !root.matches("[data-valuegraph-embed]") });
+  let flowOn = false; // "Gradient flow"
+  let flows = null; // edgeFlows(tl) while it is on
+  // The page (not the embed, whose frame is its screen) has presenter mode.
+  if (root.matches(".vg-app")) addPresenter(root, el("fit"), camera);
+  addFlowToggle(el("fit"), graphBox, (on) => {
+    flowOn = on;
+    flows = on && tl ? edgeFlows(tl) : null;
+    if (tl) showStep(controls.step, "history");
   });
   const walk = createWalkPanel(root);
   const tables = createTables(root, {
@@ -94,7 +116,7 @@ export function startValuegraph(root, { location = window.location, history = wi
   });
   const editor = createEditor(root, {
     onChange: (text) => {
-      examples.value = EXAMPLES.find((e) => e.program === text)?.id ?? "";
+      examplesMenu.sync(text);
       run({ history: "replace" });
     },
     onRun: () => run({ history: "push", moveCaret: true }),
@@ -133,14 +155,7 @@ export function startValuegraph(root, { location = window.location, history = wi
   });
 
   // ---- the examples menu and the other inputs ----
-  examples.append(new Option("Choose an example…", ""));
-  for (const example of EXAMPLES) examples.append(new Option(example.title, example.id));
-  examples.addEventListener("change", () => {
-    const example = EXAMPLES.find((e) => e.id === examples.value);
-    if (!example) return;
-    editor.value = example.program;
-    run({ history: "push", step: 0 });
-  });
+  const examplesMenu = createExamplesMenu(examples, { editor, load: () => run({ history: "push", step: 0 }) });
   let variablesTimer = null;
   variablesInput.addEventListener("input", () => {
     clearTimeout(variablesTimer);
@@ -148,15 +163,42 @@ export function startValuegraph(root, { location = window.location, history = wi
   });
   directionButton.addEventListener("click", () => {
     view.direction = view.direction === "LR" ? "BT" : "LR";
+    view.autoDirection = false;
     showDirection();
     if (model) redraw({ refit: true });
     writeUrl("push");
     changed();
   });
-  el("fit").addEventListener("click", () => graph.fit());
-  el("zoom-in").addEventListener("click", () => graph.zoomBy(1.4));
-  el("zoom-out").addEventListener("click", () => graph.zoomBy(1 / 1.4));
-  window.addEventListener("resize", () => graph.fit(false));
+  // Fit, + and − are the learner's own moves: they pause following, as a drag or the wheel does.
+  el("fit").addEventListener("click", () => {
+    camera.pause();
+    graph.fit();
+  });
+  el("zoom-in").addEventListener("click", () => {
+    camera.pause();
+    graph.zoomBy(1.4);
+  });
+  el("zoom-out").addEventListener("click", () => {
+    camera.pause();
+    graph.zoomBy(1 / 1.4);
+  });
+  function resized() {
+    if (model && view.autoDirection && bestDirection() !== view.direction) redraw({ refit: true });
+    else if (placement?.compact && bestBands(placeGraph(model, { direction: view.direction, compact: true }), graph.visible().width, graph.visible().height) !== placement.bands) redraw({ refit: true });
+    else if (camera.following) camera.refresh();
+    else graph.fit(false);
+  }
+
+  /** The direction whose whole-graph view is larger in the panel (left to right unless clearly not). */
+  function bestDirection() {
+    const compact = model.nodes.length > COMPACT_ABOVE;
+    const { width, height } = graph.visible();
+    const scale = (direction) => {
+      const p = placeGraph(model, { direction, compact });
+      return Math.min(width / p.width, height / p.height);
+    };
+    return scale("BT") > 1.25 * scale("LR") ? "BT" : "LR";
+  }
 
   function showDirection() {
     const bt = view.direction === "BT";
@@ -221,6 +263,7 @@ export function startValuegraph(root, { location = window.location, history = wi
     if (!current()) return;
     model = response;
     tl = timeline;
+    flows = flowOn ? edgeFlows(tl) : null;
     graphBox.classList.remove("is-stale");
     pinned = pinned !== null && pinned < model.nodes.length ? pinned : null;
     hovered = null;
@@ -238,18 +281,32 @@ export function startValuegraph(root, { location = window.location, history = wi
 
   /** Lay out and draw the current model; refit when the picture changed shape. */
   async function redraw({ refit }) {
-    placement = scopes.place(model, view.direction, COMPACT_ABOVE);
-    const key = `${view.direction}:${model.nodes.length}:${placement.width}x${placement.height}`;
+    if (view.autoDirection) {
+      view.direction = bestDirection();
+      showDirection();
+    }
+    const compact = model.nodes.length > COMPACT_ABOVE;
+    placement = scopes.place(model, view.direction, COMPACT_ABOVE); // with collapsed scopes as boxes
+    // A long, thin big graph (the 3,001-node chain) is folded into bands to fill the panel.
+    if (!placement.boxes) {
+      const { width, height } = graph.visible();
+      const bands = bestBands(placement, width, height);
+      if (bands > 1) placement = placeGraph(model, { direction: view.direction, compact, bands });
+    }
+    const key = `${view.direction}:${placement.bands}:${model.nodes.length}:${placement.width}x${placement.height}`;
     const reshaped = key !== shapeKey;
     shapeKey = key;
     setNote(placement.compact ? `Drawing ${grouped(model.nodes.length)} nodes…` : "");
     const drawing = graph.setGraph(model, placement, tl);
     scopes.draw(placement);
-    if (refit || reshaped) graph.fit(false);
     graph.pin(pinned);
-    const shown = frameAt(tl, controls.step);
-    graph.applyFrame(shown);
-    scopes.applyFrame(shown);
+    const frame = frameAt(tl, controls.step);
+    graph.applyFrame(frame);
+    scopes.applyFrame(frame);
+    if (refit || reshaped) {
+      graph.fit(false); // the whole graph, unless the camera is following the walk
+      camera.show(frame, { force: true });
+    }
     const complete = await drawing;
     if (complete) setNote(compactNote());
   }
@@ -320,6 +377,8 @@ export function startValuegraph(root, { location = window.location, history = wi
     const frame = frameAt(tl, k);
     graph.applyFrame(frame);
     scopes.applyFrame(frame);
+    graph.showFlow(flows ? flowAt(flows, k) : null);
+    camera.show(frame);
     walk.showFrame(tl, frame);
     tables.show(k);
     caption.textContent = frame.caption;
@@ -328,7 +387,8 @@ export function startValuegraph(root, { location = window.location, history = wi
     notifyStep(k, frame);
     changed();
     if (how === "jump") writeUrl("push");
-    else if (how !== "load" && how !== "history") writeUrl("replace", { throttle: how === "play" || how === "scrub" });
+    // A long program makes every replaceState costly (tens of ms): then steps are throttled too.
+    else if (how !== "load" && how !== "history") writeUrl("replace", { throttle: how === "play" || how === "scrub" || editor.value.length > LONG_URL });
   }
 
   function showStory() {
@@ -340,7 +400,7 @@ export function startValuegraph(root, { location = window.location, history = wi
 
   // ---- the URL ----
   function currentState() {
-    return { expression: editor.value, variables: variablesInput.value.trim(), step: tl ? controls.step : null, direction: view.direction, speed: controls.speed, variant: view.variant, seed: view.seed, run: view.run };
+    return { expression: editor.value, variables: variablesInput.value.trim(), step: tl ? controls.step : null, direction: view.autoDirection ? "LR" : view.direction, speed: controls.speed, variant: view.variant, seed: view.seed, run: view.run };
   }
 
   function writeUrl(how, { throttle = false } = {}) {
@@ -365,6 +425,7 @@ export function startValuegraph(root, { location = window.location, history = wi
     const sameGraph = program === editor.value && state.variables === variablesInput.value.trim() && state.variant === view.variant && state.seed === view.seed && state.run === view.run;
     const directionChanged = state.direction !== view.direction;
     view.direction = state.direction;
+    view.autoDirection = !new URLSearchParams(location.search).has("dir");
     view.variant = state.variant;
     view.seed = state.seed;
     view.run = state.run;
@@ -389,7 +450,7 @@ export function startValuegraph(root, { location = window.location, history = wi
   editor.value = program;
   variablesInput.value = initial.variables;
   if (seedInput) seedInput.value = String(view.seed);
-  examples.value = EXAMPLES.find((e) => e.program === program)?.id ?? "";
+  examplesMenu.sync(program);
   const ready = run({ history: "replace", step: initial.step ?? 0 });
 
   // ---- Teach live (classroom.js): what the page shows, as a room's state, and back ----
@@ -403,6 +464,7 @@ export function startValuegraph(root, { location = window.location, history = wi
     controls.speed = s.speed;
     if (s.direction !== view.direction) {
       view.direction = s.direction;
+      view.autoDirection = false; // the teacher's direction, not the one this panel would pick
       showDirection();
       if (model) redraw({ refit: true });
     }
@@ -421,7 +483,7 @@ export function startValuegraph(root, { location = window.location, history = wi
 
   const onChange = (listener) => changeListeners.push(listener);
 
-  return { run, controls, editor, ready, state: shownState, apply, onChange, get timeline() { return tl; }, get model() { return model; }, get svg() { return graphBox.querySelector("svg"); } };
+  return { run, controls, editor, ready, camera, graph, state: shownState, apply, onChange, get timeline() { return tl; }, get model() { return model; }, get svg() { return graphBox.querySelector("svg"); } };
 }
 
 const root = document.querySelector("[data-valuegraph]");

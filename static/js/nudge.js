@@ -20,13 +20,24 @@ export function allowedDifference(expected, h) {
   return (2 * h + (100 * Number.EPSILON) / h) * Math.max(1, Math.abs(expected));
 }
 
-/** "agree", "disagree", or for NaN/∞ on either side "agree" only when both are the same. */
+/** "agree", "disagree", or "unmeasurable" where either number is NaN or ±∞: no tolerance applies there. */
 export function verdict(measured, expected, h) {
-  if (isNonFinite(measured) || isNonFinite(expected)) {
-    return Object.is(measured, expected) ? "agree" : "disagree";
-  }
+  if (isNonFinite(measured) || isNonFinite(expected)) return "unmeasurable";
   return Math.abs(measured - expected) <= allowedDifference(expected, h) ? "agree" : "disagree";
 }
+
+/** Why the nudge test cannot measure a leaf: which number is not finite, and what that means. */
+export function unmeasurableReason(measured, expected, output) {
+  if (isNonFinite(output)) {
+    return `the output is ${formatNumber(output)} here, so f(x+h) − f(x) is not a finite change and cannot be divided by h`;
+  }
+  if (isNonFinite(expected)) {
+    return `the gradient is ${formatNumber(expected)}: the slope here is not a finite number, so there is nothing a finite nudge could measure`;
+  }
+  return `(f(x+h) − f(x))/h is ${formatNumber(measured)}: the nudged program leaves the function's domain or overflows, so the measurement is not a number`;
+}
+
+const VERDICT_TEXT = { agree: "✓ agree", disagree: "✗ disagree", unmeasurable: "cannot measure" };
 
 const nudgeText = (h) => (h >= 1e-4 ? String(h) : `1e-${Math.round(-Math.log10(h))}`);
 const show = (x) => formatNumber(x, SHOWN_DIGITS);
@@ -114,10 +125,15 @@ export function createNudgePanel(container, { graphBox }) {
     measuredCell.textContent = show(node.numeric_grad);
     expectedCell.textContent = show(node.grad);
     const difference = node.numeric_grad - node.grad;
-    const agreed = verdict(node.numeric_grad, node.grad, h()) === "agree";
-    differenceCell.textContent = `${show(difference)} · ${agreed ? "✓ within tolerance" : "✗ beyond tolerance"}`;
-    differenceCell.classList.toggle("vg-disagree", !agreed);
+    const result = verdict(node.numeric_grad, node.grad, h());
+    differenceCell.dataset.verdict = result;
+    differenceCell.textContent = result === "unmeasurable"
+      ? `— · cannot measure here: ${unmeasurableReason(node.numeric_grad, node.grad, outputData())}`
+      : `${show(difference)} · ${result === "agree" ? "✓ within tolerance" : "✗ beyond tolerance"}`;
+    differenceCell.classList.toggle("vg-disagree", result === "disagree");
   }
+
+  const outputData = () => measured.nodes[measured.output].data;
 
   function markGraph(bad) {
     for (const el of graphBox.querySelectorAll("[data-node-id][data-nudge]")) el.removeAttribute("data-nudge");
@@ -127,17 +143,21 @@ export function createNudgePanel(container, { graphBox }) {
   function showCheck() {
     const rows = [];
     const bad = [];
+    const unmeasurable = [];
     for (const leaf of leaves) {
       const node = measured.nodes[leaf.id];
       const result = verdict(node.numeric_grad, node.grad, h());
       if (result === "disagree") bad.push(node.id);
-      const tr = make("tr", { className: result === "disagree" ? "vg-disagree" : "", attrs: { "data-leaf": String(node.id) } });
+      if (result === "unmeasurable") unmeasurable.push(node.id);
+      const tr = make("tr", { className: result === "disagree" ? "vg-disagree" : "", attrs: { "data-leaf": String(node.id), "data-verdict": result } });
+      const verdictCell = make("td", { text: VERDICT_TEXT[result] });
+      if (result === "unmeasurable") verdictCell.title = unmeasurableReason(node.numeric_grad, node.grad, outputData());
       tr.append(
         make("th", { text: nodeName(node), attrs: { scope: "row" } }),
         make("td", { text: show(node.numeric_grad) }),
         make("td", { text: show(node.grad) }),
-        make("td", { text: show(node.numeric_grad - node.grad) }),
-        make("td", { text: result === "disagree" ? "✗ disagree" : "✓ agree" }),
+        make("td", { text: result === "unmeasurable" ? "—" : show(node.numeric_grad - node.grad) }),
+        verdictCell,
       );
       rows.push(tr);
     }
@@ -146,9 +166,12 @@ export function createNudgePanel(container, { graphBox }) {
     markGraph(bad);
     const names = bad.map((id) => nodeName(measured.nodes[id])).join(", ");
     const count = `${leaves.length} lea${leaves.length === 1 ? "f" : "ves"}`;
-    summary.textContent = bad.length === 0
-      ? `All ${count} agree at h = ${nudgeText(h())}.`
-      : `${bad.length} of ${count} ${bad.length === 1 ? "disagrees" : "disagree"} at h = ${nudgeText(h())}: ${names}. Marked on the graph with a dashed red outline.`;
+    const at = `at h = ${nudgeText(h())}`;
+    const why = "a gradient or its measurement is NaN or ∞ there (point at a verdict for why)";
+    const unmeasured = unmeasurable.length === 0 ? "" : ` ${unmeasurable.length} cannot be measured (${unmeasurable.map((id) => nodeName(measured.nodes[id])).join(", ")}): ${why}.`;
+    if (unmeasurable.length === leaves.length) summary.textContent = `None of the ${count} can be measured ${at}: ${why}.`;
+    else if (bad.length === 0) summary.textContent = `All ${unmeasurable.length ? `${leaves.length - unmeasurable.length} measurable of the ` : ""}${count} agree ${at}.${unmeasured}`;
+    else summary.textContent = `${bad.length} of ${count} ${bad.length === 1 ? "disagrees" : "disagree"} ${at}: ${names}. Marked on the graph with a dashed red outline.${unmeasured}`;
     summary.classList.toggle("vg-disagree", bad.length > 0);
   }
 

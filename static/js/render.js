@@ -6,8 +6,9 @@
 // timeline.js is applied as a diff: only nodes whose text or state changed are touched.
 
 import d3 from "./d3.js";
+import { placeCallouts } from "./labels.js";
 import { FLAG } from "./timeline.js";
-import { formatExact, formatNumber, isNonFinite, nodeName, opText } from "./format.js";
+import { formatExact, formatNumber, isNonFinite, nodeName, opText, shortened } from "./format.js";
 
 const CHUNK = { full: 120, compact: 250 }; // nodes drawn per animation frame
 const EDGES_PER_PATH = 1500; // compact edges share paths: a few long paths are far cheaper than thousands
@@ -24,13 +25,18 @@ const STATE_CLASSES = [
   [FLAG.RECEIVING, " is-receiving"],
   [FLAG.EXPLORED, " is-explored"],
 ];
+const LABEL_CHARS = 4; // a name longer than this is drawn smaller in the record's label cell,
+const LONG_LABEL_CHARS = 8; // and cut to this many characters (whole in its tooltip)
 const FORCE = 255; // a flags value no frame has: forces a node to be redrawn
 
 let views = 0; // a counter for ids unique in the document (markers), when several views share a page
 
 const nextFrame = () => new Promise((resolve) => requestAnimationFrame(() => resolve()));
 
-export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave = () => {}, onNodeClick = () => {}, onProgress = () => {} } = {}) {
+// onUserView() hears every pan or zoom the learner makes with the mouse, wheel or touch (not the
+// ones the page makes), so the camera can stop following the walk.
+// onResize() hears the panel change size (the window, the layout around it, presenter mode).
+export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave = () => {}, onNodeClick = () => {}, onProgress = () => {}, onUserView = () => {}, onResize = () => {} } = {}) {
   const uid = ++views;
   const root = d3.select(container);
   const svg = root.append("svg").attr("class", "vg-svg").attr("role", "group").attr("aria-label", "Computation graph");
@@ -45,6 +51,7 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
   const hotEdgeLayer = viewport.append("g").attr("class", "vg-hot-edges");
   const labelLayer = viewport.append("g").attr("class", "vg-edge-labels");
   const nodeLayer = viewport.append("g").attr("class", "vg-nodes");
+  const updateLayer = viewport.append("g").attr("class", "vg-update-labels"); // the step's callouts, above all
   // Zoomed far out, a big graph is drawn as two paths (every node; the nodes the walk has
   // reached) and a marker on the current node, instead of thousands of separate elements,
   // which the browser would have to style, lay out and paint on every frame.
@@ -71,19 +78,30 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
   let drawToken = 0;
   let charWidth = 7.8;
   let lastFrame = null;
+  let obstacles = null; // records, op circles and pills the update callouts must not cover (built when first needed)
+  let culled = new Uint8Array(0); // compact view: 1 for a node out of view, not drawn
   let size = null; // the container's size, kept by a ResizeObserver (reading it would force a layout)
 
   new ResizeObserver(([entry]) => {
+    const changed = size !== null && (size[0] !== entry.contentRect.width || size[1] !== entry.contentRect.height);
     size = [entry.contentRect.width, entry.contentRect.height];
+    if (changed) onResize();
   }).observe(container);
 
   // The extent is given, not measured: d3 would read the SVG's size and force a layout.
-  const zoom = d3.zoom().scaleExtent([0.005, 4]).extent(() => [[0, 0], viewSize()]).on("zoom", (event) => {
-    const { k } = event.transform;
-    viewport.attr("transform", event.transform);
-    svg.classed("vg-zoomed-in", k >= TEXT_ZOOM).classed("vg-zoomed-out", compact && k < OVERVIEW_ZOOM);
-    overviewFocus.attr("r", 9 / k).attr("stroke-width", 3 / k);
-  });
+  // One finger on a touch screen scrolls the page (touch-action: pan-y); two fingers, or one
+  // while "Move graph" is on (moveByTouch), pan and zoom the graph.
+  let moveByTouch = false;
+  const zoom = d3.zoom().scaleExtent([0.005, 4]).extent(() => [[0, 0], viewSize()])
+    .filter((event) => (!event.ctrlKey || event.type === "wheel") && !event.button && (event.type !== "touchstart" || moveByTouch || event.touches.length > 1))
+    .on("zoom", (event) => {
+      const { k } = event.transform;
+      if (event.sourceEvent) onUserView();
+      viewport.attr("transform", event.transform);
+      if (compact) cullCompact(event.transform);
+      svg.classed("vg-zoomed-in", k >= TEXT_ZOOM).classed("vg-zoomed-out", compact && k < OVERVIEW_ZOOM);
+      overviewFocus.attr("r", 9 / k).attr("stroke-width", 3 / k);
+    });
   svg.call(zoom).on("dblclick.zoom", null);
 
   // One listener per event for all nodes (thousands of nodes, one handler).
@@ -139,8 +157,11 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
     parts = new Array(n);
     shownGrad = new Array(n);
     shownFlags = new Uint8Array(n).fill(FORCE);
+    culled = new Uint8Array(n);
     hotEdges = [];
     hotEdgeLayer.selectAll("*").remove();
+    updateLayer.selectAll("*").remove();
+    obstacles = null;
     lastFrame = null; // the caller applies the new program's frame
     pinned = pinned !== null && pinned < n ? pinned : null;
     hovered = null;
@@ -187,6 +208,7 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
         nodeEls[d.id] = this;
       });
       update(nodes);
+      if (compact) cullCompact(d3.zoomTransform(svg.node()), first, last);
       if (lastFrame) applyNodes(lastFrame, first, last);
       onProgress(last, n);
       if (c + 1 < chunks.length) await nextFrame();
@@ -268,7 +290,12 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
       for (const x of [-W / 2 + c0, -W / 2 + c0 + c1]) {
         node.append("line").attr("class", "vg-cell-line").attr("x1", x).attr("x2", x).attr("y1", -H / 2).attr("y2", H / 2);
       }
-      node.append("text").attr("class", "vg-label").attr("x", labelX).attr("y", 6).attr("text-anchor", "middle").text(nodeName(d));
+      // An unnamed value's expression can be long: smaller type, cut to the label cell, whole in the tooltip.
+      const name = nodeName(d);
+      const long = name.length > LABEL_CHARS;
+      const label = node.append("text").attr("class", long ? "vg-label vg-label-long" : "vg-label").attr("x", labelX).attr("y", long ? 4 : 6)
+        .attr("text-anchor", "middle").text(long ? shortened(name, LONG_LABEL_CHARS) : name);
+      if (long && name.length > LONG_LABEL_CHARS) label.append("title").text(name);
       node.append("text").attr("class", "vg-cell-title").attr("x", dataX).attr("y", -H / 2 + 14).attr("text-anchor", "middle").text("data");
       node.append("text").attr("class", "vg-cell-title").attr("x", gradX).attr("y", -H / 2 + 14).attr("text-anchor", "middle").text("grad");
       node.append("text").attr("class", `vg-data${isNonFinite(d.data) ? " vg-nonfinite" : ""}`).attr("x", dataX).attr("y", H / 2 - 9)
@@ -305,10 +332,7 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
 
   // An update ("a.grad += 3 × 1") goes on two lines, so it fits between the records.
   function setPill(label, text) {
-    const split = text.indexOf(" += ");
-    const lines = split < 0 ? [text] : [text.slice(0, split + 3), text.slice(split + 4)];
-    const width = Math.max(...lines.map((line) => line.length)) * charWidth + 14;
-    const height = 20 * lines.length - 2 * (lines.length - 1);
+    const { lines, width, height } = pillSize(text);
     label.select("rect").attr("x", -width / 2).attr("y", -height / 2).attr("width", width).attr("height", height);
     const tspans = label.select("text").selectAll("tspan").data(lines).join("tspan");
     tspans.attr("x", 0).attr("dy", (_, i) => (i === 0 ? `${0.35 - 0.55 * (lines.length - 1)}em` : "1.1em")).text((line) => line);
@@ -410,9 +434,72 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
       el.path.setAttribute("marker-end", `url(#vg-arrow-hot-${uid})`);
       el.path.parentNode.appendChild(el.path); // on top of the other edges
       el.label.classList.add(`is-${e.kind}`);
-      if (e.text) setPill(d3.select(el.label), e.text);
       el.label.parentNode.appendChild(el.label);
     }
+    drawCallouts(frame.edges.filter((e) => e.text && edgeEls.has(`${e.parent}:${e.slot}`)));
+  }
+
+  /** A pill's lines and size: one line, or two when the text is an update. */
+  function pillSize(text) {
+    const split = text.indexOf(" += ");
+    const lines = split < 0 ? [text] : [text.slice(0, split + 3), text.slice(split + 4)];
+    return { lines, width: Math.max(...lines.map((line) => line.length)) * charWidth + 14, height: 20 * lines.length - 2 * (lines.length - 1) };
+  }
+
+  function buildObstacles() {
+    const { box, opRadius } = placement.geometry;
+    const boxes = [];
+    for (const p of placement.nodes) {
+      if (!p) continue;
+      // The record, with the "was …" / "output" tags above it and the order badge at its corner.
+      boxes.push({ x0: p.cx - box.width / 2 - 11, y0: p.cy - box.height / 2 - 20, x1: p.cx + box.width / 2, y1: p.cy + box.height / 2 });
+      if (opRadius) boxes.push({ x0: p.cx + p.ox - opRadius, y0: p.cy + p.oy - opRadius, x1: p.cx + p.ox + opRadius, y1: p.cy + p.oy + opRadius });
+    }
+    for (const e of placement.edges) {
+      const { width, height } = pillSize(formatNumber(model.nodes[e.parent].local_grads[e.slot]));
+      boxes.push({ x0: e.lx - width / 2, y0: e.ly - height / 2, x1: e.lx + width / 2, y1: e.ly + height / 2 });
+    }
+    return boxes;
+  }
+
+  /** The step's updates as callouts beside their edges, clear of every record and label. */
+  function drawCallouts(updates) {
+    if (updates.length === 0) {
+      updateLayer.selectAll("*").remove();
+      return;
+    }
+    obstacles ??= buildObstacles();
+    const across = placement.direction === "BT" ? [1, 0] : [0, 1];
+    const requests = updates.map((e) => {
+      const path = edgeEls.get(`${e.parent}:${e.slot}`).path;
+      const length = path.getTotalLength();
+      return {
+        ...pillSize(e.text),
+        across,
+        pointAt: (t) => {
+          const point = path.getPointAtLength(t * length);
+          return [point.x, point.y];
+        },
+      };
+    });
+    const spots = placeCallouts(obstacles, requests, { x0: -FIT_MARGIN, y0: -FIT_MARGIN, x1: placement.width + FIT_MARGIN, y1: placement.height + FIT_MARGIN });
+    const callouts = updateLayer.selectAll("g.vg-update-label").data(updates.map((e, i) => ({ ...e, ...spots[i] })))
+      .join((enter) => {
+        const g = enter.append("g").attr("class", "vg-update-label");
+        g.append("path").attr("class", "vg-label-leader");
+        g.append("rect").attr("class", "vg-edge-pill").attr("rx", 9);
+        g.append("text").attr("class", "vg-edge-text").attr("text-anchor", "middle");
+        return g;
+      });
+    callouts.attr("data-edge", (c) => `${c.parent}:${c.slot}`).attr("transform", (c) => `translate(${c.x},${c.y})`)
+      .classed("is-moved", (c) => c.moved);
+    callouts.each(function (c) {
+      const g = d3.select(this);
+      setPill(g, c.text);
+      // A callout moved off its edge points back to that edge's local-gradient pill.
+      const edge = edgeEls.get(`${c.parent}:${c.slot}`).edge;
+      g.select("path.vg-label-leader").attr("d", c.moved ? `M0,0L${edge.lx - c.x},${edge.ly - c.y}` : null);
+    });
   }
 
   function redrawNode(id) {
@@ -459,10 +546,11 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
   function fit(animate = true) {
     if (!placement) return;
     const [vw, vh] = viewSize();
-    const w = placement.width + 2 * FIT_MARGIN;
-    const h = placement.height + 2 * FIT_MARGIN;
-    const k = Math.min(MAX_FIT_SCALE, (vw - 2 * FIT_PADDING) / w, (vh - 2 * FIT_PADDING) / h);
-    const target = d3.zoomIdentity.translate((vw - w * k) / 2 + FIT_MARGIN * k, (vh - h * k) / 2 + FIT_MARGIN * k).scale(k);
+    const { padding, margin } = fitRoom(vw);
+    const w = placement.width + 2 * margin;
+    const h = placement.height + 2 * margin;
+    const k = Math.min(MAX_FIT_SCALE, (vw - 2 * padding) / w, (vh - 2 * padding) / h);
+    const target = d3.zoomIdentity.translate((vw - w * k) / 2 + margin * k, (vh - h * k) / 2 + margin * k).scale(k);
     (animate ? svg.transition().duration(300) : svg).call(zoom.transform, target);
   }
 
@@ -479,5 +567,87 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
     svg.transition().duration(300).call(zoom.transform, d3.zoomIdentity.translate(vw / 2 - p.cx * k, vh / 2 - p.cy * k).scale(k));
   }
 
-  return { setGraph, applyFrame, fit, zoomBy, reveal, pin, setLinked, svg: svg.node() };
+  /**
+   * Compact view, zoomed in: nodes out of view are not drawn (display: none). Following the walk
+   * at a readable zoom would otherwise show thousands of records' text, each frame styling and
+   * laying out all of them for the few on screen. Placement only: no layout is read.
+   */
+  function cullCompact(t, from = 0, to = culled.length) {
+    if (!placement) return;
+    const [vw, vh] = viewSize();
+    const { width: W, height: H } = placement.geometry.box;
+    const x0 = -t.x / t.k - W, y0 = -t.y / t.k - H, x1 = (vw - t.x) / t.k + W, y1 = (vh - t.y) / t.k + H;
+    for (let id = from; id < to; id++) {
+      const p = placement.nodes[id];
+      const el = nodeEls[id];
+      if (!p || !el) continue;
+      const out = p.cx < x0 || p.cx > x1 || p.cy < y0 || p.cy > y1 ? 1 : 0;
+      if (out === culled[id]) continue;
+      culled[id] = out;
+      el.style.display = out ? "none" : "";
+    }
+  }
+
+  /** The scale at which fit() shows the whole graph. */
+  function fitScale() {
+    if (!placement) return 1;
+    const [vw, vh] = viewSize();
+    const { padding, margin } = fitRoom(vw);
+    return Math.min(MAX_FIT_SCALE, (vw - 2 * padding) / (placement.width + 2 * margin), (vh - 2 * padding) / (placement.height + 2 * margin));
+  }
+
+  /** Room around the fitted graph: less on a narrow panel (a phone), where every pixel counts. */
+  function fitRoom(width) {
+    return { padding: Math.min(FIT_PADDING, width / 60), margin: Math.min(FIT_MARGIN, width / 40) };
+  }
+
+  /** The visible part of the graph, in graph coordinates, and the scale. */
+  function visible() {
+    const [vw, vh] = viewSize();
+    const t = d3.zoomTransform(svg.node());
+    return { k: t.k, x0: -t.x / t.k, y0: -t.y / t.k, x1: (vw - t.x) / t.k, y1: (vh - t.y) / t.k, width: vw, height: vh };
+  }
+
+  /** A node's record and op circle, with room for its tags, in graph coordinates. */
+  function nodeBounds(id) {
+    const p = placement?.nodes[id];
+    if (!p) return null;
+    const { box, opRadius } = placement.geometry;
+    const x0 = Math.min(p.cx - box.width / 2, p.cx + p.ox - opRadius);
+    const y0 = Math.min(p.cy - box.height / 2, p.cy + p.oy - opRadius);
+    return { x0, y0: y0 - 20, x1: p.cx + box.width / 2, y1: p.cy + box.height / 2 };
+  }
+
+  /** Centre the graph point (cx, cy) at scale k, over `duration` ms. */
+  function centreOn(cx, cy, k, duration) {
+    const [vw, vh] = viewSize();
+    const target = d3.zoomIdentity.translate(vw / 2 - cx * k, vh / 2 - cy * k).scale(k);
+    svg.interrupt();
+    (duration > 0 ? svg.transition().duration(duration) : svg).call(zoom.transform, target);
+  }
+
+  /** Record text size at scale 1, in px: the data and grad text of a record. */
+  const textSize = () => (compact ? 11 : 16);
+
+  /** Widths and colours of the edges that carried a gradient (flow.js's flowAt), or null for none. */
+  function showFlow(flows) {
+    svg.classed("vg-grad-encoding", flows !== null);
+    if (compact) return;
+    for (const [key, el] of edgeEls) {
+      const flow = flows?.get(key);
+      el.path.classList.toggle("has-flow", Boolean(flow));
+      for (const sign of ["positive", "negative", "zero"]) el.path.classList.toggle(`is-${sign}`, flow?.sign === sign);
+      if (flow) el.path.style.setProperty("--vg-flow-width", `${flow.width.toFixed(2)}px`);
+      else el.path.style.removeProperty("--vg-flow-width");
+    }
+  }
+
+  return {
+    setGraph, applyFrame, fit, zoomBy, reveal, pin, setLinked, fitScale, visible, nodeBounds, centreOn, textSize, showFlow,
+    setTouchMove(on) {
+      moveByTouch = on;
+      svg.classed("vg-touch-move", on);
+    },
+    svg: svg.node(),
+  };
 }

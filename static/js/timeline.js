@@ -74,17 +74,33 @@ export function buildTimeline(model) {
   const propagateStart = steps.length;
   steps.push({ stage: "propagate", kind: "seed", node: output });
   setGrad(output, propagateStart, 1);
+  // The recursive walk records one update per step, entering a node or coming back to it after
+  // a child's subtree; replaying its stack gives each update's input slot (which edge it is).
+  const recursion = [];
+  let entering = true;
   walk.forEach((p, i) => {
     const k = steps.length;
     if (walkStep[p.node] < 0) walkStep[p.node] = k;
-    const updates = p.updates.map((u, slot) => {
+    let firstSlot = 0;
+    let resumed = false;
+    if (recursive) {
+      if (entering) recursion.push({ node: p.node, next: 0 });
+      else while (recursion.length > 1 && recursion.at(-1).node !== p.node) recursion.pop();
+      const top = recursion.at(-1);
+      firstSlot = top.next;
+      resumed = firstSlot > 0;
+      top.next += p.updates.length;
+      entering = p.updates.length > 0;
+    }
+    const updates = p.updates.map((u, index) => {
+      const slot = firstSlot + index;
       const before = current[u.child];
       setGrad(u.child, k, u.grad);
       const update = { parent: p.node, slot, child: u.child, local: u.local_grad, parentGrad: p.grad, delta: u.delta, before, after: u.grad };
       contributions[u.child].push({ step: k, ...update });
       return update;
     });
-    steps.push({ stage: "propagate", kind: "propagate", node: p.node, grad: p.grad, updates, position: recursive ? null : order.length - 1 - i });
+    steps.push({ stage: "propagate", kind: "propagate", node: p.node, grad: p.grad, updates, resumed, position: recursive ? null : order.length - 1 - i });
   });
 
   return {
@@ -220,6 +236,11 @@ export function whatHappens(tl, k) {
     default: {
       const grad = formatNumber(step.grad);
       if (count === 0) return `${who}.grad is ${grad}. ${who} is a leaf (no inputs): nothing to pass on.`;
+      if (tl.recursive && step.updates.length === 1) {
+        const u = step.updates[0];
+        const where = step.resumed ? `Back at ${who} after that input's walk` : `Enter ${who}`;
+        return `${where}: ${who}.grad is ${grad}. ${name(tl, u.child)}.grad += ${formatNumber(u.local)} × ${grad}, so ${formatNumber(u.before)} → ${formatNumber(u.after)}, then recurse into ${name(tl, u.child)} at once.`;
+      }
       if (step.updates.length === 0) return `${who}.grad is ${grad}: nothing to pass on, so skip it.`;
       const parts = step.updates.map(
         (u) => `${name(tl, u.child)}.grad += ${formatNumber(u.local)} × ${grad}, so ${formatNumber(u.before)} → ${formatNumber(u.after)}`,
@@ -238,10 +259,11 @@ function walkPreview(tl) {
 /** The caption under the graph at step k. */
 export function caption(tl, k) {
   const step = tl.steps[k];
+  // The stage only: the step number is the player's one counter ("Step 11 / 13").
   const stage = step.stage === "sort" ? "Stage 1" : "Stage 2";
   const pop = popText(tl, k);
   const end = k === tl.last ? ` Done: ${doneText(tl)}` : "";
-  return `${stage}, step ${stageStepNumber(tl, k)}. ${pop ? `Pop ${pop}. ` : ""}${whatHappens(tl, k)}${end}`;
+  return `${stage} · ${pop ? `Pop ${pop}. ` : ""}${whatHappens(tl, k)}${end}`;
 }
 
 function doneText(tl) {

@@ -5,7 +5,7 @@ import { formatExact, formatNumber, formula, grouped, isNonFinite, nodeName } fr
 import { stackAt, sortedCountAt, storyAt } from "./timeline.js";
 
 const STACK_SHOWN = 8;
-const SORTED_SHOWN = 8;
+const SORTED_SHOWN = 60; // rows drawn around the current one; the list scrolls
 
 const LOCAL_GRADIENT_RULE = {
   "+": () => "a sum passes its gradient through unchanged",
@@ -52,6 +52,10 @@ export function createWalkPanel(root) {
   const sortedMore = el("sorted-more");
   const storyTitle = el("story-title");
   const storyBody = el("story-body");
+  const stackHeading = stack.closest(".vg-stack-box")?.querySelector("h3") ?? doc.createElement("h3");
+  const sortedHeading = sorted.closest(".vg-sorted-box")?.querySelector("h3") ?? doc.createElement("h3");
+
+  let scrollFrame = 0;
 
   function showFrame(tl, frame) {
     const k = frame.index;
@@ -66,13 +70,33 @@ export function createWalkPanel(root) {
     if (size === 0) stack.append(item(doc, "empty", "vg-empty"));
     stackMore.textContent = size > entries.length ? `… and ${grouped(size - entries.length)} more below` : "";
 
-    // The sorted list: in stage 1 its newest end; in stage 2 around the node being walked.
+    // Stage 2 has no stack: that column shows the node being walked and what it passes on, and the
+    // sorted list beside it reads backwards, as the walk goes.
+    stackHeading.textContent = inSort ? "Stack" : "Now";
+    sortedHeading.textContent = inSort ? "Sorted list" : "Walk order";
+    if (!inSort) {
+      const step = frame.step;
+      const who = nodeName(tl.nodes[step.node]);
+      const now = [item(doc, `${who} · grad ${formatNumber(step.kind === "seed" ? 1 : step.grad)}`, "is-current")];
+      if (step.kind === "seed") now.push(item(doc, "the seed: output.grad = 1"));
+      for (const u of step.updates ?? []) now.push(item(doc, `${nodeName(tl.nodes[u.child])}.grad ${formatNumber(u.before)} → ${formatNumber(u.after)}`, "is-new"));
+      if (step.kind !== "seed" && (step.updates ?? []).length === 0) now.push(item(doc, "nothing to pass on", "vg-empty"));
+      stack.replaceChildren(...now);
+      stackMore.textContent = "";
+    }
+
+    // The sorted list: in stage 1 up to its newest end; in stage 2 from the output down, around
+    // the node being walked. The list scrolls so that row stays in view.
     const count = sortedCountAt(tl, k);
     const current = !inSort && frame.step.position !== null && frame.step.position !== undefined ? frame.step.position : null;
-    let first = Math.max(0, count - SORTED_SHOWN);
-    if (current !== null) first = Math.max(0, Math.min(count - SORTED_SHOWN, current - SORTED_SHOWN / 2));
+    const positions = [];
+    if (inSort) for (let i = Math.max(0, count - SORTED_SHOWN); i < count; i++) positions.push(i);
+    else {
+      const top = current === null ? count - 1 : Math.min(count - 1, current + SORTED_SHOWN / 2);
+      for (let i = top; i >= 0 && positions.length < SORTED_SHOWN; i--) positions.push(i);
+    }
     const items = [];
-    for (let i = first; i < Math.min(count, first + SORTED_SHOWN); i++) {
+    for (const i of positions) {
       let className = "";
       if (inSort && i === count - 1 && frame.kind === "emit") className = "is-new";
       if (current !== null) className = i === current ? "is-current" : i > current ? "is-walked" : "";
@@ -81,6 +105,12 @@ export function createWalkPanel(root) {
       items.push(li);
     }
     sorted.replaceChildren(...items);
+    // Scrolled in the next frame: reading offsetTop now would force a layout of the whole page.
+    const row = sorted.querySelector(".is-current, .is-new") ?? (inSort ? sorted.lastElementChild : null);
+    cancelAnimationFrame(scrollFrame);
+    scrollFrame = requestAnimationFrame(() => {
+      sorted.scrollTop = row ? row.offsetTop - sorted.clientHeight / 2 + row.offsetHeight / 2 : 0;
+    });
     if (count === 0) sorted.append(item(doc, tl.recursive ? "none: this walk skips the sort" : "empty", "vg-empty"));
     const hidden = count - items.length;
     sortedMore.textContent = hidden > 0 ? `${grouped(count)} nodes in all` : "";

@@ -68,12 +68,23 @@ def test_the_page_exports_svg_png_json_csv_and_html(page, tmp_path):
         assert label in texts
     assert all("class" not in element.attrib for element in root.iter())
     assert "fill:" in root.find(f".//{SVG}text").get("style")
+    # Under the graph: the step, its caption and the legend (issue 11, item 12).
+    notes = root.find(f".//{SVG}g[@data-export='notes']")
+    lines = [t.text for t in notes.iter(f"{SVG}text")]
+    assert lines[0] == "Step 13 / 13"
+    assert " ".join(lines).startswith("Step 13 / 13 Stage 2 · ") and "Done: a.grad = 4, b.grad = 2." in " ".join(lines)
+    legend = {t.get("data-legend"): t.text for t in notes.iter(f"{SVG}text") if t.get("data-legend")}
+    assert legend["vg-data"].startswith("data") and legend["vg-grad"].startswith("grad") and "local gradient" in legend["vg-edge-text"]
+    assert float(root.get("height")) > max(float(t.get("y")) for t in notes.iter(f"{SVG}text")), "the notes are inside the picture"
 
     png = download(page, "export-png")
     png_path = tmp_path / "graph.png"
     png.save_as(png_path)
     data = png_path.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000
+    # The PNG is drawn from the same SVG, notes included: as tall as it, at twice the size.
+    png_height = int.from_bytes(data[20:24], "big")
+    assert png_height == 2 * int(root.get("height"))
 
     exported = json.loads(open(download(page, "export-json").path()).read())
     assert exported["output"] == 3 and [n["grad"] for n in exported["nodes"]] == [4, 2, 1, 1]
@@ -87,7 +98,9 @@ def test_the_page_exports_svg_png_json_csv_and_html(page, tmp_path):
     html = download(page, "export-html")
     size = int(html_button.get_attribute("data-size"))
     assert html.suggested_filename == "valuegraph.html"
-    assert len(open(html.path(), "rb").read()) == size
+    content = open(html.path(), "rb").read()
+    assert len(content) == size
+    assert b'data-vg="legend"' in content and b"on an edge: its local gradient" in content, "the file carries a legend"
 
 
 def test_the_share_dialog_gives_link_snippet_and_preview(page):

@@ -45,12 +45,14 @@ def test_everything_can_be_reached_with_the_keyboard(page):
 
 
 def test_chapter_2_at_the_end_of_the_walk_screenshot(page, artifacts):
-    """The picture in the README: chapter 2's graph once the backward pass is done."""
+    """The picture in the README: chapter 2's graph as c passes its gradient to a and b (a's second
+    contribution), with the update callouts and gradient flow on."""
     page.set_viewport_size({"width": 1400, "height": 900})
-    open_program(page, CHAPTER_2, nodes=4)
-    page.get_by_role("button", name="End", exact=True).click()
+    open_program(page, CHAPTER_2, nodes=4, step=11)
+    page.get_by_role("button", name="Gradient flow").click()
     node(page, "a").click()  # a's story beside the graph: its grad as the sum from two parents
     assert [grad_text(page, name) for name in "abcL"] == ["4", "2", "1", "1"]
+    assert page.locator("g.vg-update-label").count() == 2
     page.wait_for_timeout(400)  # the fit and the transitions settle
     shot = page.screenshot(path=str(artifacts / "chapter2-end.png"))
     README_SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)

@@ -59,7 +59,7 @@ def test_stage_2_fills_in_the_grads_with_plus_equals(page):
     assert grad_text(page, "L") == "1" and grad_text(page, "a") == ""
     button(page, "Step forward").click()  # L passes 1 × 1 to c and to a
     assert grad_text(page, "c") == "1" and grad_text(page, "a") == "1" and grad_text(page, "b") == ""
-    updates = page.locator("g.vg-edge-label.is-update .vg-edge-text").all_text_contents()
+    updates = page.locator("g.vg-update-label .vg-edge-text").all_text_contents()
     assert sorted(updates) == ["a.grad +=1 × 1", "c.grad +=1 × 1"]
     button(page, "Step forward").click()  # c passes 3 × 1 to a (1 → 4) and 2 × 1 to b
     assert grad_text(page, "a") == "4" and grad_text(page, "b") == "2"

@@ -1,0 +1,71 @@
+// Gradients you can see (optional): once an edge has passed its gradient back, its width shows
+// how much (|local × grad|, scaled to the largest in the graph) and its colour the sign: green
+// adds to the input's grad, red subtracts, dotted passes nothing. A legend under the graph says so.
+// Read from the timeline's recorded updates; nothing is recomputed.
+
+const MIN_WIDTH = 1.5;
+const MAX_WIDTH = 9;
+
+/** Per edge "parent:slot", the updates it carried: [{step, delta}] in step order. */
+export function edgeFlows(tl) {
+  const flows = new Map();
+  let largest = 0;
+  for (const list of tl.contributions) {
+    for (const c of list) {
+      const key = `${c.parent}:${c.slot}`;
+      if (!flows.has(key)) flows.set(key, []);
+      flows.get(key).push({ step: c.step, delta: c.delta });
+      if (Number.isFinite(c.delta)) largest = Math.max(largest, Math.abs(c.delta));
+    }
+  }
+  return { flows, largest };
+}
+
+/** What each edge shows at step k: {key: {width, sign}} for the edges that have passed a gradient. */
+export function flowAt({ flows, largest }, k) {
+  const shown = new Map();
+  for (const [key, list] of flows) {
+    let delta = null;
+    for (const f of list) if (f.step <= k) delta = f.delta;
+    if (delta === null) continue;
+    const share = Number.isFinite(delta) ? (largest > 0 ? Math.abs(delta) / largest : 0) : 1;
+    const sign = Number.isNaN(delta) ? "zero" : delta > 0 ? "positive" : delta < 0 ? "negative" : "zero";
+    shown.set(key, { width: MIN_WIDTH + (MAX_WIDTH - MIN_WIDTH) * Math.sqrt(share), sign });
+  }
+  return shown;
+}
+
+/** The "Gradient flow" toggle, put after `anchor`, and the legend under `graphBox`; returns the toggle. */
+export function addFlowToggle(anchor, graphBox, onChange) {
+  const doc = anchor.ownerDocument;
+  const button = doc.createElement("button");
+  button.type = "button";
+  button.className = anchor.className.replace(/\bvg-touch-only\b/, "").trim();
+  button.dataset.vg = "flow";
+  button.textContent = "Gradient flow";
+  button.title = "Edge width and colour show the gradient each edge has passed back";
+  button.setAttribute("aria-pressed", "false");
+  const legend = doc.createElement("p");
+  legend.className = "vg-flow-legend";
+  legend.dataset.vg = "flow-legend";
+  const key = (cls) => {
+    const span = doc.createElement("span");
+    span.className = `vg-flow-key ${cls}`;
+    span.setAttribute("aria-hidden", "true");
+    return span;
+  };
+  legend.append(
+    "Gradient flow: an edge that has passed its gradient back is as wide as |local × grad| (",
+    key("is-thin"), "little,", key("is-positive"), "the most in this graph); ",
+    key("is-positive"), "green adds to the input's grad, ", key("is-negative"), "red subtracts; dotted passed 0.",
+  );
+  graphBox.after(legend);
+  button.addEventListener("click", () => {
+    const on = button.getAttribute("aria-pressed") !== "true";
+    button.setAttribute("aria-pressed", String(on));
+    legend.classList.toggle("is-shown", on);
+    onChange(on);
+  });
+  anchor.after(button);
+  return button;
+}

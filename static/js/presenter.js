@@ -1,0 +1,60 @@
+// Presenter mode, for projectors: the graph, the player and the walk fill the screen (fullscreen
+// where the browser allows it), and a text-size control sets how large the camera keeps a
+// record's numbers (and the caption) while it follows the walk.
+
+const TEXT_SIZES = [12, 16, 20, 24, 32]; // CSS px of a record's data and grad while following
+const DEFAULT_SIZE = 20;
+
+/** Put the Presenter button and its text-size control after `anchor`; `camera` follows the walk. */
+export function addPresenter(app, anchor, camera) {
+  const doc = anchor.ownerDocument;
+  const button = doc.createElement("button");
+  button.type = "button";
+  button.className = anchor.className.replace(/\bvg-touch-only\b/, "").trim();
+  button.dataset.vg = "presenter";
+  button.textContent = "Presenter";
+  button.title = "Fill the screen with the graph and the player, with larger text (Esc leaves)";
+  button.setAttribute("aria-pressed", "false");
+
+  const sizeBox = doc.createElement("label");
+  sizeBox.className = "vg-text-size";
+  sizeBox.textContent = "Text ";
+  const size = doc.createElement("select");
+  size.dataset.vg = "text-size";
+  for (const px of TEXT_SIZES) size.append(new Option(`${px} px`, String(px), false, px === DEFAULT_SIZE));
+  sizeBox.append(size);
+  anchor.after(button, sizeBox);
+
+  let normalSize = camera.textSize;
+  const apply = () => {
+    const px = Number(size.value);
+    app.style.setProperty("--vg-presenter-scale", String(px / DEFAULT_SIZE * 1.25));
+    camera.setTextSize(px);
+  };
+
+  function set(on) {
+    if (on === app.classList.contains("vg-presenter")) return;
+    app.classList.toggle("vg-presenter", on);
+    button.setAttribute("aria-pressed", String(on));
+    button.textContent = on ? "Leave presenter" : "Presenter";
+    if (on) {
+      normalSize = camera.textSize;
+      apply();
+      if (doc.fullscreenEnabled && !doc.fullscreenElement) doc.documentElement.requestFullscreen().catch(() => {});
+    } else {
+      app.style.removeProperty("--vg-presenter-scale");
+      camera.setTextSize(normalSize);
+      if (doc.fullscreenElement) doc.exitFullscreen().catch(() => {});
+    }
+  }
+
+  button.addEventListener("click", () => set(!app.classList.contains("vg-presenter")));
+  size.addEventListener("change", apply);
+  doc.addEventListener("fullscreenchange", () => {
+    if (!doc.fullscreenElement) set(false); // Esc left fullscreen: leave presenter mode too
+  });
+  doc.addEventListener("keydown", (event) => {
+    if (event.key === "Escape" && app.classList.contains("vg-presenter")) set(false);
+  });
+  return { set };
+}
