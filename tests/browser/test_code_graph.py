@@ -158,6 +158,9 @@ def test_an_mlp_forward_pass_opens_collapsed_to_layers_and_reads_at_1280x720(pag
     expect(boxes).to_have_count(3)
     assert boxes.locator(".vg-scope-title").all_text_contents() == ["⊞ Layer[0]", "⊞ Layer[1]", "⊞ Layer[2]"]
     assert "125 nodes" in page.locator('[data-vg="graph-summary"]').text_content()
+    # The camera may be following the walk (zoomed on the output); the whole folded graph fits too.
+    page.get_by_role("button", name="Fit to screen").click()
+    page.wait_for_timeout(500)
     graph = page.locator('[data-vg="graph"]').bounding_box()
     for title in boxes.locator(".vg-scope-title").all() + [node(page, "y").locator(".vg-label")]:
         box = title.bounding_box()
@@ -176,9 +179,16 @@ def test_an_mlp_forward_pass_opens_collapsed_to_layers_and_reads_at_1280x720(pag
     assert re.search(r"4 in \(.*\); 4 out \(", layer1.get_attribute("aria-label"))
 
 
+def fit(page):
+    """The whole graph in view (the camera may be following the walk); following pauses."""
+    page.get_by_role("button", name=re.compile("^Fit")).click()
+    page.wait_for_timeout(400)
+
+
 def test_a_collapsed_scope_expands_on_click_and_collapses_again(page):
     page.goto(url_for(MLP_FORWARD))
     wait_for_graph(page)
+    fit(page)
     drawn = page.locator("[data-node-id]")
     assert drawn.count() == 1  # only the output is not in a layer
     made_in_layer_1 = model(page, "m.nodes.filter((n) => n.scope.includes('Layer[1]')).map((n) => n.id)")
@@ -384,6 +394,7 @@ def test_the_embed_links_code_and_graph_and_folds_scopes(page):
     page.goto(f"/embed?expression={quote(MLP_FORWARD)}&seed=3")
     wait_for_graph(page)
     expect(page.locator(".vg-scope-box")).to_have_count(3)
+    fit(page)
     layer2 = page.locator('.vg-scope-box[data-scope="MLP.__call__ › Layer[2]#0"]')
     layer2.click()  # expands in the embed too
     expect(layer2).to_have_count(0)
