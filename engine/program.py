@@ -15,6 +15,7 @@ from .limits import Limits
 from .parser import parse
 from .python import PythonRun, run_python
 from .syntax import Span
+from .trace import format_number
 from .value import Value
 
 PYTHON_MARKERS = r"\b(?:Value|MLP|Neuron|Layer|print)\s*\(|^[ \t]*(?:import|from|def|class|for|while|if)\b"
@@ -54,8 +55,10 @@ class ProgramRun:
             for node in nodes:
                 name, extent, expr, scope = self.python.origin(node)
                 found.append(NodeOrigin(node.label or name, extent, expr, scope))
-        for origin, label in zip(found, distinct_labels([o.label for o in found])):
+        for origin, node, label in zip(found, nodes, distinct_labels([o.label for o in found])):
             origin.label = label
+            if node.op is None and label is None:  # a constant that an operation made from a plain number
+                origin.expr = format_number(node.data)
         return found
 
 

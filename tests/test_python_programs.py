@@ -393,7 +393,7 @@ def test_shorthand_nodes_know_their_code_too():
     found = [(o.span, o.expr) for o in result.origins(nodes)]
     assert found == [
         ((1, 1, 1, 6), "x = 2"),
-        ((2, 6, 2, 11), "x + 1"),  # the constant 1 is made by the same code
+        ((2, 6, 2, 11), "1"),  # the constant 1: made by the same code, shown as its value
         ((2, 6, 2, 11), "x + 1"),
         ((2, 15, 2, 21), "exp(x)"),
         ((2, 5, 2, 21), "(x + 1) * exp(x)"),
