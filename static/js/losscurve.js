@@ -9,7 +9,7 @@ import d3 from "./d3.js";
 import { formatNumber, grouped } from "./format.js";
 
 const WIDTH = 640;
-const HEIGHT = 150;
+const HEIGHT = 110; // low, beside its caption: the graph and the player keep their room at 1280×720
 const MARGIN = { top: 12, right: 16, bottom: 26, left: 56 };
 const PRINTED_SHOWN = 2000; // lines of printed output put on the page
 
