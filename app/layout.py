@@ -57,19 +57,23 @@ REAL_WEIGHT, MIXED_WEIGHT, DUMMY_WEIGHT = 1, 2, 8
 
 def compute_layout(trace, max_bends: int | None = None) -> dict:
     """The wire format's "layout" object for an engine.Trace."""
-    nodes = trace.nodes
-    if max_bends is None:
-        max_bends = max(MIN_BENDS, BENDS_PER_NODE * len(nodes))
-    ids = {node: i for i, node in enumerate(nodes)}
-    children = [[ids[child] for child in node._children] for node in nodes]
+    ids = {node: i for i, node in enumerate(trace.nodes)}
+    return layout_graph([[ids[child] for child in node._children] for node in trace.nodes], trace.output, max_bends)
 
-    rank = _ranks(children, trace.output)
+
+def layout_graph(children: list[list[int]], output: int, max_bends: int | None = None) -> dict:
+    """The same for a graph given as children lists: every child's id is below its parent's and
+    every node reaches `output`, the last one (the page's collapsed views are such graphs)."""
+    if max_bends is None:
+        max_bends = max(MIN_BENDS, BENDS_PER_NODE * len(children))
+
+    rank = _ranks(children, output)
     long_edges = _edges_with_dummies(children, rank, max_bends)
     rank, left, right, chains = _expand(children, rank, long_edges)
-    layers = _initial_order(trace.output, left, rank)
+    layers = _initial_order(output, left, rank)
     large = len(left) > LARGE
     _reduce_crossings(layers, left, right, LARGE_ORDER_ROUNDS if large else ORDER_ROUNDS)
-    row = _assign_rows(layers, left, right, chains, len(nodes), LARGE_ROW_PASSES if large else ROW_PASSES)
+    row = _assign_rows(layers, left, right, chains, len(children), LARGE_ROW_PASSES if large else ROW_PASSES)
 
     edges = []
     for parent, kids in enumerate(children):
@@ -78,9 +82,9 @@ def compute_layout(trace, max_bends: int | None = None) -> dict:
             bends = [[rank[d], row[d]] for d in chain] if chain else []
             edges.append({"parent": parent, "slot": slot, "child": child, "bends": bends})
     return {
-        "ranks": rank[trace.output] + 1,
+        "ranks": rank[output] + 1,
         "rows": max(row) + 1,
-        "nodes": [{"id": i, "rank": rank[i], "row": row[i]} for i in range(len(nodes))],
+        "nodes": [{"id": i, "rank": rank[i], "row": row[i]} for i in range(len(children))],
         "edges": edges,
     }
 

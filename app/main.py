@@ -17,7 +17,7 @@ from .config import Settings
 from .errors import register_error_handlers
 from .middleware import BodySizeLimit, RequestBudget
 from .rooms import Classroom
-from .routes import api, classroom, embed, oembed, pages, scorm
+from .routes import api, classroom, embed, layout, oembed, pages, scorm
 from .security import SecurityHeaders, StaticVersions
 
 
@@ -65,6 +65,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(CORSMiddleware, allow_origins=["*"], allow_methods=["GET", "POST"], allow_headers=["*"])
 
     app.include_router(api.router)
+    app.include_router(layout.router)
     app.include_router(pages.router)
     app.include_router(embed.router)
     app.include_router(classroom.router)

@@ -117,6 +117,31 @@ class BackwardRequest(BackwardQuery):
     )
 
 
+class LayoutRequest(BaseModel):
+    """The body of POST /layout: a graph to lay out as the page draws it with some scopes
+    collapsed into boxes. Node i's children are children[i], ids in creation order."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"children": [[], [], [0, 1], [2, 0]]}]})
+
+    children: list[list[Annotated[int, Field(ge=0)]]] = Field(
+        min_length=1,
+        description="Per node, its inputs (duplicates kept). Every child's id is below its parent's, and every node reaches the last node, the output.",
+    )
+
+    @model_validator(mode="after")
+    def _a_graph_towards_the_output(self):
+        reaches = [False] * len(self.children)
+        reaches[-1] = True
+        for parent in range(len(self.children) - 1, -1, -1):
+            for child in self.children[parent]:
+                if child >= parent:
+                    raise ValueError(f"node {parent} has child {child}: every child's id must be below its parent's")
+                reaches[child] = reaches[child] or reaches[parent]
+        if not all(reaches):
+            raise ValueError(f"node {reaches.index(False)} does not reach the output (the last node)")
+        return self
+
+
 # Responses
 
 

@@ -1,6 +1,6 @@
 """Every benchmark table in one command, from the repository root:
 
-    python -m benchmarks.run [--quick] [--only engine,pipeline,python,layout,cache,http,browser,classroom]
+    python -m benchmarks.run [--quick] [--only engine,pipeline,python,layout,cache,http,browser,scopes,classroom]
     python benchmarks/run.py ...          (the same)
 
 Prints Markdown tables (engine vs micrograd, the request pipeline, Python programs, HTTP load, the
@@ -20,7 +20,7 @@ if __package__ in (None, ""):  # run as a file: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks import (  # noqa: E402
-    bench_browser, bench_cache, bench_classroom, bench_engine, bench_http, bench_layout, bench_pipeline, bench_python,
+    bench_browser, bench_cache, bench_classroom, bench_engine, bench_http, bench_layout, bench_pipeline, bench_python, bench_scopes,
 )
 from benchmarks.common import load, machine  # noqa: E402
 
@@ -32,6 +32,7 @@ SECTIONS = {
     "cache": bench_cache.main,
     "http": bench_http.main,
     "browser": bench_browser.main,
+    "scopes": bench_scopes.main,
     "classroom": bench_classroom.main,
 }
 

@@ -27,6 +27,7 @@ export function reviveNumbers(response) {
     if ("numeric_grad" in node) node.numeric_grad = number(node.numeric_grad);
     if ("exponent" in node) node.exponent = number(node.exponent);
   }
+  for (const run of response.runs ?? []) run.data = number(run.data);
   for (const step of response.trace?.propagate ?? []) {
     step.grad = number(step.grad);
     for (const u of step.updates) {
@@ -48,15 +49,17 @@ function messageOf(detail, fallback) {
 /**
  * Run a program on the server. Resolves to the response with numbers revived; rejects with a
  * ProgramError (with its place when the server gives one), or an AbortError when `signal` fires.
- * `fields` overrides request fields (trace, layout, check, nudge, variant).
+ * `fields` overrides request fields (trace, layout, check, nudge, variant, seed, run).
  */
-export async function fetchBackward({ expression, variables = {}, variant = "correct" }, { signal, baseUrl = "", fields = {} } = {}) {
+export async function fetchBackward({ expression, variables = {}, variant = "correct", seed = 0, run = null }, { signal, baseUrl = "", fields = {} } = {}) {
+  // seed and run only when they differ from the server's defaults (0 and the last backward() call).
+  const chosen = { ...(seed ? { seed } : {}), ...(run !== null && run !== undefined ? { run } : {}) };
   let response;
   try {
     response = await fetch(`${baseUrl}/backward`, {
       method: "POST",
       headers: { "Content-Type": "application/json", Accept: "application/json" },
-      body: JSON.stringify({ expression, variables, variant, trace: true, layout: true, ...fields }),
+      body: JSON.stringify({ expression, variables, variant, ...chosen, trace: true, layout: true, ...fields }),
       signal,
     });
   } catch (error) {
@@ -73,4 +76,26 @@ export async function fetchBackward({ expression, variables = {}, variant = "cor
   const detail = body?.detail;
   const place = detail && typeof detail === "object" && "line" in detail ? detail : null;
   throw new ProgramError(messageOf(detail, `The server answered ${response.status}.`), place);
+}
+
+/**
+ * The server's layered layout for a graph given as children lists (POST /layout): the page's
+ * view with scopes collapsed into boxes. Resolves to the layout; rejects like fetchBackward.
+ */
+export async function fetchLayout(children, { signal, baseUrl = "" } = {}) {
+  let response;
+  try {
+    response = await fetch(`${baseUrl}/layout`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Accept: "application/json" },
+      body: JSON.stringify({ children }),
+      signal,
+    });
+  } catch (error) {
+    if (error.name === "AbortError") throw error;
+    throw new ProgramError("The server could not be reached. Is valuegraph still running?");
+  }
+  const body = await response.json().catch(() => null);
+  if (response.ok && body) return body;
+  throw new ProgramError(messageOf(body?.detail, `The server answered ${response.status}.`));
 }

@@ -7,8 +7,8 @@ import { fetchBackward } from "./api.js";
  * Ask the engine about the page's current program. `options` are extra request fields
  * (check, nudge, variant, trace). Rejects with an Error whose message is the server's.
  */
-export function askEngine({ expression, variables }, options, { signal } = {}) {
-  return fetchBackward({ expression, variables }, { signal, fields: { trace: false, layout: false, ...options } });
+export function askEngine({ expression, variables, seed = 0, run = null }, options, { signal } = {}) {
+  return fetchBackward({ expression, variables, seed, run }, { signal, fields: { trace: false, layout: false, ...options } });
 }
 
 /** A small DOM helper shared by the panels: an element with a class and text (never markup). */

@@ -3,6 +3,7 @@
 // column underlined). All text is set as text, never parsed as HTML.
 
 const DEBOUNCE_MS = 350;
+const INDENT = 4; // spaces per level of Python indentation
 
 export function createEditor(root, { onChange = () => {}, onRun = () => {} } = {}) {
   const el = (name) => root.querySelector(`[data-vg="${name}"]`);
@@ -18,6 +19,10 @@ export function createEditor(root, { onChange = () => {}, onRun = () => {} } = {
   let lineCount = 0;
   let errorLine = null;
   let timer = null;
+  // Tab moves on (instead of indenting) until the learner does something in the editor, when it
+  // came by keyboard: tabbing through the page passes the editor; Escape gives the way out later.
+  let tabMovesFocus = false;
+  let pointerFocus = false;
 
   function lineStarts(text) {
     const starts = [0];
@@ -86,6 +91,72 @@ export function createEditor(root, { onChange = () => {}, onRun = () => {} } = {
     drawGutter();
   }
 
+  // ---- Python indentation: Tab, Shift+Tab, Enter ----
+
+  /** Replace text[from, to) as typing would: the browser's undo history keeps the edit. */
+  function replaceRange(from, to, text, selectFrom = null, selectTo = null) {
+    textarea.focus();
+    textarea.setSelectionRange(from, to);
+    // execCommand keeps Ctrl+Z working; where it is missing, setRangeText does the edit.
+    if (!document.execCommand?.("insertText", false, text)) {
+      textarea.setRangeText(text, from, to, "end");
+      textarea.dispatchEvent(new Event("input", { bubbles: true }));
+    }
+    if (selectFrom !== null) textarea.setSelectionRange(selectFrom, selectTo ?? selectFrom);
+  }
+
+  /** The offsets of the whole lines the selection touches: [start of first, end of last). */
+  function selectedLines() {
+    const text = textarea.value;
+    const { selectionStart: start, selectionEnd: end } = textarea;
+    const from = text.lastIndexOf("\n", start - 1) + 1;
+    // A selection ending at the start of a line does not take that line.
+    const last = end > start && text[end - 1] === "\n" ? end - 1 : end;
+    const newline = text.indexOf("\n", last);
+    return [from, newline < 0 ? text.length : newline];
+  }
+
+  function indent() {
+    const { selectionStart: start, selectionEnd: end } = textarea;
+    const text = textarea.value;
+    if (start === end || !text.slice(start, end).includes("\n")) {
+      // At the caret: spaces up to the next multiple of INDENT.
+      const column = start - (text.lastIndexOf("\n", start - 1) + 1);
+      const spaces = " ".repeat(INDENT - (column % INDENT));
+      replaceRange(start, end, spaces);
+      return;
+    }
+    const [from, to] = selectedLines();
+    const lines = text.slice(from, to).split("\n");
+    const shifted = lines.map((line) => (line.trim() === "" ? line : " ".repeat(INDENT) + line)).join("\n");
+    replaceRange(from, to, shifted, from, from + shifted.length);
+  }
+
+  function dedent() {
+    const [from, to] = selectedLines();
+    const text = textarea.value;
+    const lines = text.slice(from, to).split("\n");
+    const removed = lines.map((line) => (line.startsWith("\t") ? 1 : Math.min(INDENT, line.search(/[^ ]|$/))));
+    if (removed.every((r) => r === 0)) return;
+    const shifted = lines.map((line, i) => line.slice(removed[i])).join("\n");
+    const { selectionStart: start, selectionEnd: end } = textarea;
+    const single = lines.length === 1;
+    replaceRange(from, to, shifted, single ? Math.max(from, start - removed[0]) : from, single ? Math.max(from, end - removed[0]) : from + shifted.length);
+  }
+
+  /** Enter: a new line at the same indentation, one level deeper after a line ending with ':'. */
+  function newLine() {
+    const { selectionStart: start, selectionEnd: end } = textarea;
+    const text = textarea.value;
+    const lineStart = text.lastIndexOf("\n", start - 1) + 1;
+    const before = text.slice(lineStart, start);
+    let indentation = before.match(/^[ \t]*/)[0];
+    const code = before.replace(/#.*$/, "").trim(); // a rough cut: a '#' inside a string is rare here
+    if (code.endsWith(":")) indentation += " ".repeat(INDENT);
+    else if (/^(return|pass|break|continue|raise)\b/.test(code)) indentation = indentation.slice(0, Math.max(0, indentation.length - INDENT));
+    replaceRange(start, end, "\n" + indentation);
+  }
+
   /** Put the caret at a 0-based offset and show it. */
   function goTo(offset) {
     textarea.focus();
@@ -114,7 +185,31 @@ export function createEditor(root, { onChange = () => {}, onRun = () => {} } = {
       event.preventDefault();
       clearTimeout(timer);
       onRun(textarea.value);
+      return;
     }
+    if (event.key === "Escape") {
+      tabMovesFocus = true; // the way out for keyboard users: Escape, then Tab leaves the editor
+      return;
+    }
+    if (event.key === "Tab" && !event.ctrlKey && !event.altKey && !event.metaKey && !tabMovesFocus && !textarea.readOnly) {
+      event.preventDefault();
+      if (event.shiftKey) dedent();
+      else indent();
+      return;
+    }
+    if (event.key === "Enter" && !event.shiftKey && !event.altKey && !event.isComposing && !textarea.readOnly) {
+      event.preventDefault();
+      newLine();
+    }
+    if (event.key !== "Shift") tabMovesFocus = false;
+  });
+  textarea.addEventListener("pointerdown", () => {
+    pointerFocus = true;
+    tabMovesFocus = false;
+  });
+  textarea.addEventListener("focus", () => {
+    tabMovesFocus = !pointerFocus;
+    pointerFocus = false;
   });
   textarea.addEventListener("scroll", syncScroll);
   for (const type of ["keyup", "click", "select", "focus"]) textarea.addEventListener(type, showCaret);

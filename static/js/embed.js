@@ -63,7 +63,8 @@ export function startEmbed(root, { parent = window.parent } = {}) {
     : fetchBackward;
   const state = { step: null, speed: Number(options.speed) || 1 };
   if (saved) Object.assign(state, { expression: saved.expression ?? "", variables: saved.variables ?? "" });
-  app = startValuegraph(root, { history: null, backend, state, onStep });
+  // The self-contained file has no server to lay out collapsed scopes: it shows them expanded.
+  app = startValuegraph(root, { history: null, backend, layout: saved ? null : undefined, state, onStep });
 
   app.ready.then(() => {
     if (!app.timeline) return;

@@ -1,8 +1,9 @@
 // Wiring: editor -> API -> timeline -> graph, walk panel, tables, player, URL.
 // Everything is found inside one root element, so the page could hold more than one.
 
-import { fetchBackward } from "./api.js";
+import { fetchBackward, fetchLayout } from "./api.js";
 import { addViewButtons, createCamera } from "./camera.js";
+import { createCodeLink } from "./codelink.js";
 import { createControls } from "./controls.js";
 import { startClassroom } from "./classroom.js";
 import { startCoursePanels } from "./coursepanels.js";
@@ -12,8 +13,10 @@ import { createExamplesMenu } from "./examplesmenu.js";
 import { addFlowToggle, edgeFlows, flowAt } from "./flow.js";
 import { formatNumber, grouped, nodeName } from "./format.js";
 import { bestBands, placeGraph } from "./layout.js";
+import { createLossCurve } from "./losscurve.js";
 import { addPresenter } from "./presenter.js";
 import { createGraphView } from "./render.js";
+import { createScopes } from "./scopes.js";
 import { createTables } from "./table.js";
 import { buildTimeline, frameAt } from "./timeline.js";
 import { parseVariables, readState, stateSearch } from "./url.js";
@@ -29,13 +32,15 @@ const nextTask = () => new Promise((resolve) => setTimeout(resolve, 0));
 // Options for the embed and the standalone file: `backend` answers instead of the server,
 // `history: null` leaves the URL alone, `state` overrides what the URL asks for, and
 // `onStep(step, frame)` hears every step shown.
-export function startValuegraph(root, { location = window.location, history = window.history, backend = fetchBackward, state = {}, onStep: notifyStep = () => {} } = {}) {
+// `layout` lays out collapsed scopes on the server (null: no server, scopes stay expanded).
+export function startValuegraph(root, { location = window.location, history = window.history, backend = fetchBackward, layout = fetchLayout, state = {}, onStep: notifyStep = () => {} } = {}) {
   const el = (name) => root.querySelector(`[data-vg="${name}"]`);
   const initial = { ...readState(location.search), ...state };
   // Unless a direction was asked for (the URL's dir, the button), the graph takes the one that
   // suits the panel's shape: a long chain on a phone reads better bottom to top.
   const directionGiven = state.direction !== undefined || new URLSearchParams(location.search).has("dir");
-  const view = { direction: initial.direction, variant: initial.variant, autoDirection: !directionGiven };
+  const view = { direction: initial.direction, variant: initial.variant, autoDirection: !directionGiven, seed: initial.seed, run: initial.run };
+  let runProgram = initial.expression; // the program view.run (a backward() call) was chosen for
   let tl = null;
   let model = null;
   let placement = null;
@@ -116,6 +121,38 @@ export function startValuegraph(root, { location = window.location, history = wi
     },
     onRun: () => run({ history: "push", moveCaret: true }),
   });
+  let pointedScope = []; // the members of the collapsed scope pointed at
+  const scopes = createScopes(root, graph, {
+    fetchLayout: layout,
+    onChange: () => model && redraw({ refit: true }),
+    onPoint: (ids) => {
+      pointedScope = ids;
+      showStory();
+    },
+  });
+  const lossCurve = createLossCurve(root, {
+    onPick: (index) => {
+      view.run = index === model.runs.length - 1 ? null : index; // null: the last call, the default
+      runProgram = editor.value;
+      run({ history: "push" });
+    },
+  });
+  const seedInput = el("seed");
+  seedInput?.addEventListener("change", () => {
+    const seed = Number(seedInput.value);
+    if (!Number.isInteger(seed) || seed < 0 || seed > 2 ** 32 - 1) {
+      showError({ message: "Seed: write a whole number from 0 to 4294967295" });
+      return;
+    }
+    view.seed = seed;
+    run({ history: "push" });
+  });
+  const codeLink = createCodeLink(root, {
+    onLine: (line, ids) => {
+      graph.setLinked(ids);
+      scopes.setLinked(ids);
+    },
+  });
 
   // ---- the examples menu and the other inputs ----
   const examplesMenu = createExamplesMenu(examples, { editor, load: () => run({ history: "push", step: 0 }) });
@@ -195,15 +232,18 @@ export function startValuegraph(root, { location = window.location, history = wi
     const id = ++requestCount;
     const current = () => id === requestCount;
     summary.textContent = "Computing…";
+    if (view.run !== null && expression !== runProgram) view.run = null; // a new program: its last backward() call
     try {
-      const response = await backend({ expression, variables: variables.values, variant: view.variant }, { signal: pending.signal });
+      const response = await backend({ expression, variables: variables.values, variant: view.variant, seed: view.seed, run: view.run }, { signal: pending.signal });
       if (!current()) return;
       hideError();
       shownProgram = { expression, variables: variables.values, variant: view.variant };
       await load(response, step, current);
+      if (current()) codeLink.setModel(response, expression);
+      if (current()) lossCurve.show(response);
       if (current()) writeUrl(how);
       // The course panels (nudge test, broken walks) follow the graph on screen.
-      if (current()) root.dispatchEvent(new CustomEvent("valuegraph:loaded", { detail: { expression, variables: variables.values, model: response } }));
+      if (current()) root.dispatchEvent(new CustomEvent("valuegraph:loaded", { detail: { expression, variables: variables.values, seed: view.seed, run: view.run, model: response } }));
     } catch (error) {
       if (error.name === "AbortError" || !current()) return;
       showError(error, { moveCaret });
@@ -218,6 +258,8 @@ export function startValuegraph(root, { location = window.location, history = wi
     await nextTask();
     const timeline = buildTimeline(response);
     await nextTask();
+    if (!current()) return;
+    await scopes.prepare(response); // which scopes are collapsed, and their layout
     if (!current()) return;
     model = response;
     tl = timeline;
@@ -244,19 +286,23 @@ export function startValuegraph(root, { location = window.location, history = wi
       showDirection();
     }
     const compact = model.nodes.length > COMPACT_ABOVE;
-    placement = placeGraph(model, { direction: view.direction, compact });
+    placement = scopes.place(model, view.direction, COMPACT_ABOVE); // with collapsed scopes as boxes
     // A long, thin big graph (the 3,001-node chain) is folded into bands to fill the panel.
-    const { width, height } = graph.visible();
-    const bands = bestBands(placement, width, height);
-    if (bands > 1) placement = placeGraph(model, { direction: view.direction, compact, bands });
+    if (!placement.boxes) {
+      const { width, height } = graph.visible();
+      const bands = bestBands(placement, width, height);
+      if (bands > 1) placement = placeGraph(model, { direction: view.direction, compact, bands });
+    }
     const key = `${view.direction}:${placement.bands}:${model.nodes.length}:${placement.width}x${placement.height}`;
     const reshaped = key !== shapeKey;
     shapeKey = key;
     setNote(placement.compact ? `Drawing ${grouped(model.nodes.length)} nodes…` : "");
     const drawing = graph.setGraph(model, placement, tl);
+    scopes.draw(placement);
     graph.pin(pinned);
     const frame = frameAt(tl, controls.step);
     graph.applyFrame(frame);
+    scopes.applyFrame(frame);
     if (refit || reshaped) {
       graph.fit(false); // the whole graph, unless the camera is following the walk
       camera.show(frame, { force: true });
@@ -330,11 +376,13 @@ export function startValuegraph(root, { location = window.location, history = wi
     if (!tl) return;
     const frame = frameAt(tl, k);
     graph.applyFrame(frame);
+    scopes.applyFrame(frame);
     graph.showFlow(flows ? flowAt(flows, k) : null);
     camera.show(frame);
     walk.showFrame(tl, frame);
     tables.show(k);
     caption.textContent = frame.caption;
+    codeLink.showWalk(frame.focus);
     showStory();
     notifyStep(k, frame);
     changed();
@@ -345,12 +393,14 @@ export function startValuegraph(root, { location = window.location, history = wi
 
   function showStory() {
     const id = pinned ?? hovered;
-    walk.showStory(tl, id !== null && tl && id < tl.n ? id : null, controls.step);
+    const box = tl && scopes.showStory(el("story-title"), el("story-body"), () => frameAt(tl, controls.step).grads); // a collapsed scope pointed at
+    if (!box) walk.showStory(tl, id !== null && tl && id < tl.n ? id : null, controls.step);
+    codeLink.showNodes(pointedScope.length ? pointedScope : tl ? [hovered ?? pinned] : []);
   }
 
   // ---- the URL ----
   function currentState() {
-    return { expression: editor.value, variables: variablesInput.value.trim(), step: tl ? controls.step : null, direction: view.autoDirection ? "LR" : view.direction, speed: controls.speed, variant: view.variant };
+    return { expression: editor.value, variables: variablesInput.value.trim(), step: tl ? controls.step : null, direction: view.autoDirection ? "LR" : view.direction, speed: controls.speed, variant: view.variant, seed: view.seed, run: view.run };
   }
 
   function writeUrl(how, { throttle = false } = {}) {
@@ -372,11 +422,15 @@ export function startValuegraph(root, { location = window.location, history = wi
     controls.pause();
     controls.speed = state.speed;
     const program = state.expression ?? DEFAULT_EXAMPLE.program;
-    const sameGraph = program === editor.value && state.variables === variablesInput.value.trim() && state.variant === view.variant;
+    const sameGraph = program === editor.value && state.variables === variablesInput.value.trim() && state.variant === view.variant && state.seed === view.seed && state.run === view.run;
     const directionChanged = state.direction !== view.direction;
     view.direction = state.direction;
     view.autoDirection = !new URLSearchParams(location.search).has("dir");
     view.variant = state.variant;
+    view.seed = state.seed;
+    view.run = state.run;
+    runProgram = program;
+    if (seedInput) seedInput.value = String(view.seed);
     showDirection();
     if (sameGraph && model) {
       if (directionChanged) redraw({ refit: true });
@@ -395,6 +449,7 @@ export function startValuegraph(root, { location = window.location, history = wi
   const program = initial.expression ?? DEFAULT_EXAMPLE.program;
   editor.value = program;
   variablesInput.value = initial.variables;
+  if (seedInput) seedInput.value = String(view.seed);
   examplesMenu.sync(program);
   const ready = run({ history: "replace", step: initial.step ?? 0 });
 

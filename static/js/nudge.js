@@ -198,9 +198,9 @@ export function createNudgePanel(container, { graphBox }) {
 
   return {
     /** A new graph is on screen: list its leaves and measure them (small graphs at once). */
-    load({ expression, variables, model }) {
+    load({ expression, variables, seed, run, model }) {
       const previous = leaves.find((leaf) => String(leaf.id) === leafSelect.value)?.label;
-      source = { expression, variables };
+      source = { expression, variables, seed, run }; // seed and run: the same backward() call
       leaves = model.nodes.filter((node) => node.children.length === 0);
       measured = null;
       clearCheck();

@@ -74,6 +74,7 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
   let hotEdges = []; // keys of the edges the current frame highlights
   let pinned = null;
   let hovered = null;
+  let linked = new Set(); // nodes made by the code line pointed at in the editor
   let drawToken = 0;
   let charWidth = 7.8;
   let lastFrame = null;
@@ -158,7 +159,7 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
     compact = newPlacement.compact;
     const n = model.nodes.length;
     svg.classed("vg-compact", compact).classed("vg-bt", placement.direction === "BT");
-    svg.attr("data-node-count", n).attr("data-edge-count", placement.edges.length);
+    svg.attr("data-node-count", placement.visible ?? n).attr("data-edge-count", placement.edges.length); // visible: scopes.js's collapsed view
     nodeEls = new Array(n);
     parts = new Array(n);
     shownGrad = new Array(n);
@@ -207,7 +208,8 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
       if (token !== drawToken) return false;
       const first = chunks[c];
       const last = Math.min(n, first + chunkSize);
-      const nodes = d3.select(groupEls[c]).selectAll("g.vg-node").data(model.nodes.slice(first, last), (d) => d.id)
+      const shown = model.nodes.slice(first, last).filter((d) => !placement.nodes[d.id].hidden); // hidden: inside a collapsed scope
+      const nodes = d3.select(groupEls[c]).selectAll("g.vg-node").data(shown, (d) => d.id)
         .join(enter, (existing) => existing, (exit) => exit.remove());
       nodes.each(function (d) {
         nodeEls[d.id] = this;
@@ -349,6 +351,7 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
     if (hasGrad) cls += " has-grad";
     if (id === pinned) cls += " is-pinned";
     if (id === hovered) cls += " is-hovered";
+    if (linked.has(id)) cls += " is-linked";
     return cls;
   }
 
@@ -525,6 +528,14 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
     }
   }
 
+  /** Mark the nodes a line of code made (codelink.js); [] clears. */
+  function setLinked(ids) {
+    const before = linked;
+    linked = new Set(ids);
+    for (const id of before) if (!linked.has(id)) redrawNode(id);
+    for (const id of linked) if (!before.has(id)) redrawNode(id);
+  }
+
   /** Mark one node as the one whose story is shown (null: none). */
   function pin(id) {
     const before = pinned;
@@ -642,7 +653,7 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
   }
 
   return {
-    setGraph, applyFrame, fit, zoomBy, reveal, pin, fitScale, visible, nodeBounds, centreOn, textSize, showFlow,
+    setGraph, applyFrame, fit, zoomBy, reveal, pin, setLinked, fitScale, visible, nodeBounds, centreOn, textSize, showFlow,
     setTouchMove(on) {
       moveByTouch = on;
       svg.classed("vg-touch-move", on);

@@ -8,7 +8,7 @@ const PREVIEW_DELAY_MS = 300;
 /** The /embed URL for a page state (URLSearchParams of the page) and the dialog's options. */
 export function embedUrl(origin, pageParams, options, step) {
   const params = new URLSearchParams();
-  for (const name of ["expression", "variables", "speed", "variant"]) {
+  for (const name of ["expression", "variables", "speed", "variant", "seed", "run"]) {
     if (pageParams.get(name)) params.set(name, pageParams.get(name));
   }
   if (step !== null && step !== undefined && step > 0) params.set("step", String(step));

@@ -1,8 +1,9 @@
 // The page's state in its URL, so a copied link reopens the same view:
-//   ?expression=<program>&variables=x%3D3&step=7&dir=bt&speed=2&variant=assign
+//   ?expression=<program>&variables=x%3D3&step=7&dir=bt&speed=2&variant=assign&seed=3&run=4
 // `expression` is the API's field name. Values equal to the default are left out.
 
-export const DEFAULTS = Object.freeze({ expression: null, variables: "", step: null, direction: "LR", speed: 1, variant: "correct" });
+export const DEFAULTS = Object.freeze({ expression: null, variables: "", step: null, direction: "LR", speed: 1, variant: "correct", seed: 0, run: null });
+const MAX_SEED = 2 ** 32 - 1; // the API's range for seed
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -18,7 +19,15 @@ export function readState(search) {
     direction: (params.get("dir") ?? "").toUpperCase() === "BT" ? "BT" : "LR",
     speed: Number.isFinite(speed) && speed > 0 ? speed : DEFAULTS.speed,
     variant: params.get("variant") || DEFAULTS.variant,
+    seed: wholeNumber(params.get("seed"), MAX_SEED) ?? DEFAULTS.seed,
+    run: wholeNumber(params.get("run"), Number.MAX_SAFE_INTEGER) ?? DEFAULTS.run, // which backward() call; null: the last
   };
+}
+
+function wholeNumber(text, max) {
+  if (text === null || !/^\d+$/.test(text)) return null;
+  const value = Number(text);
+  return value <= max ? value : null;
 }
 
 /** The query string ("?...") for a state. */
@@ -30,6 +39,8 @@ export function stateSearch(state) {
   if (state.direction === "BT") params.set("dir", "bt");
   if (state.speed !== DEFAULTS.speed) params.set("speed", String(state.speed));
   if (state.variant && state.variant !== DEFAULTS.variant) params.set("variant", state.variant);
+  if (state.seed) params.set("seed", String(state.seed));
+  if (state.run !== null && state.run !== undefined) params.set("run", String(state.run));
   const query = params.toString();
   return query ? `?${query}` : "";
 }

@@ -134,7 +134,7 @@ export function createVariantsPanel(container, { initial = "correct" } = {}) {
     const play = make("a", {
       className: "vg-link",
       text: "Play the broken walk on the main graph",
-      attrs: { href: `/${stateSearch({ expression: source.expression, variables: variablesText(source.variables), variant, step: 0 })}` },
+      attrs: { href: `/${stateSearch({ expression: source.expression, variables: variablesText(source.variables), variant, step: 0, seed: source.seed, run: source.run })}` },
     });
     result.replaceChildren(banner, table, walk, play);
     result.hidden = false;
@@ -144,8 +144,8 @@ export function createVariantsPanel(container, { initial = "correct" } = {}) {
 
   return {
     /** A new graph is on screen: compare again if a broken walk is switched on. */
-    load({ expression, variables }) {
-      source = { expression, variables };
+    load({ expression, variables, seed, run }) {
+      source = { expression, variables, seed, run };
       if (selected() !== "correct") compare();
     },
     /** Switch to a variant (a lesson asks for one). */

@@ -91,7 +91,7 @@ def test_the_page_exports_svg_png_json_csv_and_html(page, tmp_path):
 
     rows = list(csv.reader(io.StringIO(open(download(page, "export-csv-propagate").path()).read())))
     assert rows[0] == ["step", "i", "node", ".grad", "what happens"]
-    assert [row[2] for row in rows[1:]] == ["L", "L", "#2", "b", "a"]
+    assert [row[2] for row in rows[1:]] == ["L", "L", "a * b", "b", "a"]  # an unnamed value goes by its code (expr)
     rows = list(csv.reader(io.StringIO(open(download(page, "export-csv-sort").path()).read())))
     assert rows[0][:2] == ["step", "pop"] and len(rows) == 1 + 9  # the start, then 8 pops
 

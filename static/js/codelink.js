@@ -1,0 +1,247 @@
+// The editor and the graph as one view. Every node carries the span of the code that made it
+// (from the server); this module turns spans into highlights in the editor and editor lines back
+// into node ids:
+//   - pointing at (or focusing) a node marks its code and its lines;
+//   - pointing at a line (or putting the caret on it) asks the graph to mark that line's nodes;
+//   - the walk's current node has its line banded, and the editor scrolls to keep it in view.
+// The highlights live in a layer of their own behind the textarea (the error marker has its own),
+// built from text nodes and elements only, never from HTML.
+
+const HOVER = "vg-link-hover";
+const WALK = "vg-link-walk";
+
+/** Line starts (UTF-16 offsets) of a text. */
+function lineStarts(text) {
+  const starts = [0];
+  for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) starts.push(i + 1);
+  return starts;
+}
+
+/**
+ * The UTF-16 offset of (line, column), both 1-based, the column counted in characters (code
+ * points) as the server counts them. Past the end of the line: the end of the line.
+ */
+export function offsetAt(text, starts, line, column) {
+  if (line < 1) return 0;
+  if (line > starts.length) return text.length;
+  const start = starts[line - 1];
+  const end = line < starts.length ? starts[line] - 1 : text.length;
+  let offset = start;
+  for (let c = 1; c < column && offset < end; c++) {
+    const code = text.charCodeAt(offset);
+    offset += code >= 0xd800 && code <= 0xdbff && offset + 1 < end ? 2 : 1;
+  }
+  return offset;
+}
+
+export function createCodeLink(root, { onLine = () => {} } = {}) {
+  const el = (name) => root.querySelector(`[data-vg="${name}"]`);
+  const textarea = el("program");
+  const editorBox = el("editor");
+  const code = textarea.parentElement;
+  const layer = document.createElement("pre");
+  layer.className = "vg-code-links";
+  layer.setAttribute("aria-hidden", "true");
+  layer.dataset.vg = "code-links";
+  code.insertBefore(layer, code.firstChild);
+
+  let model = null;
+  let text = null; // the program the model was made from
+  let starts = [0];
+  let byLine = new Map(); // line -> node ids whose span covers it
+  let hoverIds = [];
+  let walkId = null;
+  let pointedLine = null; // the line under the mouse, or the caret's line while the editor has focus
+  let pointedBy = null; // "mouse" or "caret"
+
+  /** Is the editor showing the program the graph was made from? */
+  const current = () => model !== null && textarea.value === text;
+  const spanOf = (id) => model?.nodes[id]?.span ?? null;
+
+  function setModel(newModel, program) {
+    model = newModel;
+    text = program;
+    starts = lineStarts(program);
+    byLine = new Map();
+    for (const node of model.nodes) {
+      const span = node.span;
+      if (!span) continue;
+      for (let line = span.line; line <= span.end_line; line++) {
+        if (!byLine.has(line)) byLine.set(line, []);
+        byLine.get(line).push(node.id);
+      }
+    }
+    // hoverIds and walkId stay: the page shows the new graph's step and story before it links.
+    pointedLine = null;
+    pointedBy = null;
+    draw();
+    const walkSpan = walkId === null ? null : spanOf(walkId);
+    if (walkSpan && current()) keepInView(walkSpan.line);
+    // The caret may already be on a line: its nodes are the new graph's.
+    if (document.activeElement === textarea && current()) point(caretLine(), "caret");
+    else onLine(null, []);
+  }
+
+  function clear() {
+    model = null;
+    text = null;
+    hoverIds = [];
+    walkId = null;
+    pointedLine = null;
+    layer.replaceChildren();
+    onLine(null, []);
+  }
+
+  /** Nodes made on a line (1-based), in id order. */
+  function nodesOnLine(line) {
+    return current() ? byLine.get(line) ?? [] : [];
+  }
+
+  // ---- drawing the layer ----
+
+  function band(line, className) {
+    const div = document.createElement("div");
+    div.className = `vg-link-band ${className}`;
+    div.style.setProperty("--vg-line", String(line - 1));
+    div.dataset.line = String(line);
+    return div;
+  }
+
+  /** Marked ranges (UTF-16 offsets) for the spans of some nodes, merged, in order. */
+  function ranges(ids) {
+    const list = [];
+    for (const id of ids) {
+      const span = spanOf(id);
+      if (!span) continue;
+      const from = offsetAt(text, starts, span.line, span.column);
+      const to = offsetAt(text, starts, span.end_line, span.end_column);
+      if (to > from) list.push([from, to]);
+    }
+    list.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+    const merged = [];
+    for (const [from, to] of list) {
+      const last = merged[merged.length - 1];
+      if (last && from <= last[1]) last[1] = Math.max(last[1], to);
+      else merged.push([from, to]);
+    }
+    return merged;
+  }
+
+  function draw() {
+    if (!current()) {
+      layer.replaceChildren();
+      editorBox.classList.remove("has-links");
+      return;
+    }
+    const parts = [];
+    let at = 0;
+    for (const [from, to] of ranges(hoverIds)) {
+      parts.push(document.createTextNode(text.slice(at, from)));
+      const mark = document.createElement("mark");
+      mark.className = "vg-link-mark";
+      mark.textContent = text.slice(from, to);
+      parts.push(mark);
+      at = to;
+    }
+    parts.push(document.createTextNode(text.slice(at) + "\n"));
+    const lines = new Set();
+    for (const id of hoverIds) {
+      const span = spanOf(id);
+      if (span) for (let line = span.line; line <= span.end_line; line++) lines.add(line);
+    }
+    if (pointedLine !== null) lines.add(pointedLine);
+    for (const line of lines) parts.push(band(line, HOVER));
+    const walkSpan = walkId === null ? null : spanOf(walkId);
+    if (walkSpan) for (let line = walkSpan.line; line <= walkSpan.end_line; line++) parts.push(band(line, WALK));
+    layer.replaceChildren(...parts);
+    editorBox.classList.toggle("has-links", parts.length > 1);
+    syncScroll();
+  }
+
+  function syncScroll() {
+    layer.scrollTop = textarea.scrollTop;
+    layer.scrollLeft = textarea.scrollLeft;
+  }
+
+  function lineHeight() {
+    return parseFloat(getComputedStyle(textarea).lineHeight) || 24;
+  }
+
+  /** Scroll the editor so that a line is in view (only when it is not). */
+  function keepInView(line) {
+    const height = lineHeight();
+    const top = (line - 1) * height;
+    if (top < textarea.scrollTop || top + height > textarea.scrollTop + textarea.clientHeight - 10) {
+      textarea.scrollTop = Math.max(0, top - textarea.clientHeight / 3);
+      syncScroll();
+    }
+  }
+
+  // ---- node -> code ----
+
+  /** Mark the code of these nodes (the node pointed at or pinned, or a scope's members); [] clears. */
+  function showNodes(ids) {
+    const next = ids.filter((id) => id !== null && id !== undefined);
+    if (next.length === hoverIds.length && next.every((id, i) => id === hoverIds[i])) return;
+    hoverIds = next;
+    draw();
+  }
+
+  /** Band the line of the walk's current node. */
+  function showWalk(id) {
+    if (id === walkId) return;
+    walkId = id;
+    draw();
+    const span = id === null ? null : spanOf(id);
+    if (span && current()) keepInView(span.line);
+  }
+
+  // ---- code -> nodes ----
+
+  function point(line, by) {
+    if (line === pointedLine && by === pointedBy) return;
+    pointedLine = line;
+    pointedBy = line === null ? null : by;
+    draw();
+    onLine(line, line === null ? [] : nodesOnLine(line));
+  }
+
+  function lineAtY(clientY) {
+    const box = textarea.getBoundingClientRect();
+    const padding = parseFloat(getComputedStyle(textarea).paddingTop) || 0;
+    const y = clientY - box.top - padding + textarea.scrollTop;
+    const line = Math.floor(y / lineHeight()) + 1;
+    return line >= 1 && line <= starts.length ? line : null;
+  }
+
+  function caretLine() {
+    const at = textarea.selectionStart ?? 0;
+    return textarea.value.slice(0, at).split("\n").length;
+  }
+
+  editorBox.addEventListener("mousemove", (event) => {
+    if (!current()) return;
+    point(lineAtY(event.clientY), "mouse");
+  });
+  editorBox.addEventListener("mouseleave", () => {
+    if (pointedBy !== "mouse") return;
+    point(document.activeElement === textarea && current() ? caretLine() : null, "caret");
+  });
+  for (const type of ["keyup", "click", "focus"]) {
+    textarea.addEventListener(type, () => {
+      if (pointedBy === "mouse" && type !== "click") return;
+      if (current()) point(caretLine(), "caret");
+    });
+  }
+  textarea.addEventListener("blur", () => {
+    if (pointedBy === "caret") point(null, null);
+  });
+  textarea.addEventListener("input", () => {
+    // The spans belong to the program as it was; they come back with the next graph.
+    if (pointedLine !== null) point(null, null);
+    draw();
+  });
+  textarea.addEventListener("scroll", syncScroll);
+
+  return { setModel, clear, showNodes, showWalk, nodesOnLine, get line() { return pointedLine; } };
+}

@@ -1,0 +1,402 @@
+"""Issue 10 in the page: the code and the graph as one view, the editor's Python indentation,
+collapsed scopes, the loss curve and every example program."""
+
+import re
+from urllib.parse import quote
+
+import pytest
+from playwright.sync_api import expect
+
+from pagehelpers import last_step, node, url_for, wait_for_graph
+
+ANSWERED_400 = r"status of 400"
+MLP_FORWARD = "from micrograd.nn import MLP\n\nn = MLP(3, [4, 4, 1])\nx = [2.0, 3.0, -1.0]\ny = n(x)\ny.backward()\n"
+PYTHON_EXAMPLES = ["py-neuron", "py-mlp-training", "py-test-more-ops", "py-softmax", "py-issue68"]
+
+
+def examples(page):
+    """{id: program} of the page's Examples menu, read from its module."""
+    return dict(page.evaluate("async () => (await import('/static/js/examples.js')).EXAMPLES.map((e) => [e.id, e.program])"))
+
+
+def open_example(page, example_id, viewport=None):
+    page.goto("/?expression=a%3D1")
+    wait_for_graph(page)
+    program = examples(page)[example_id]
+    if viewport:
+        page.set_viewport_size(viewport)
+    page.goto(url_for(program))
+    wait_for_graph(page)
+    return program
+
+
+def model(page, expression):
+    return page.evaluate(f"() => {{ const m = document.querySelector('[data-valuegraph]').valuegraph.model; return {expression}; }}")
+
+
+def editor(page):
+    return page.get_by_role("textbox", name="Program", exact=True)
+
+
+def line_y(page, line):
+    """The y of the middle of a line (1-based) of the program, on screen."""
+    box = editor(page).bounding_box()
+    metrics = page.evaluate(
+        "() => { const t = document.querySelector('[data-vg=program]'); const s = getComputedStyle(t);"
+        " return [parseFloat(s.lineHeight), parseFloat(s.paddingTop), t.scrollTop]; }"
+    )
+    height, padding, scroll = metrics
+    return box["y"] + padding - scroll + (line - 0.5) * height
+
+
+# ---- the code and the graph, linked ----
+
+
+def test_pointing_at_a_node_marks_the_code_that_made_it(page):
+    open_example(page, "py-neuron")
+    node(page, "o").hover()
+    expect(page.locator("mark.vg-link-mark")).to_have_text(["n.tanh()"])
+    assert page.locator(".vg-link-hover").get_attribute("data-line") == "14"
+    # Focusing a node from the keyboard does the same.
+    node(page, "x1*w1").locator(".vg-box").focus()
+    expect(page.locator("mark.vg-link-mark")).to_have_text(["x1*w1"])
+    assert page.locator(".vg-link-hover").get_attribute("data-line") == "10"
+    page.mouse.move(5, 5)
+    node(page, "x1*w1").locator(".vg-box").blur()
+    expect(page.locator("mark.vg-link-mark")).to_have_count(0)
+
+
+def test_pointing_at_a_line_marks_the_nodes_it_made(page):
+    open_example(page, "py-neuron")
+    linked = page.locator("[data-node-id].is-linked")
+    expect(linked).to_have_count(0)
+    page.mouse.move(editor(page).bounding_box()["x"] + 60, line_y(page, 5))  # w1 = Value(-3.0, label='w1')
+    expect(linked).to_have_count(1)
+    expect(linked.locator(".vg-label")).to_have_text("w1")
+    assert page.locator(".vg-link-hover").get_attribute("data-line") == "5"
+    page.mouse.move(editor(page).bounding_box()["x"] + 60, line_y(page, 1))  # a comment made nothing
+    expect(linked).to_have_count(0)
+    # From the keyboard: the caret's line.
+    editor(page).click()
+    page.mouse.move(5, 5)
+    editor(page).press("Control+Home")
+    editor(page).press("ArrowDown")
+    editor(page).press("ArrowDown")  # line 3: x2 = Value(0.0, label='x2')
+    expect(linked).to_have_count(1)
+    expect(linked.locator(".vg-label")).to_have_text("x2")
+
+
+def test_the_walk_bands_the_line_of_its_current_node(page):
+    open_example(page, "py-neuron")
+    band = page.locator(".vg-link-walk")
+    page.get_by_role("button", name="Start of stage 2").click()
+    for _ in range(4):
+        focus = int(page.locator("[data-node-id].is-focus").get_attribute("data-node-id"))
+        line = model(page, f"m.nodes[{focus}].span.line")
+        expect(band).to_have_attribute("data-line", str(line))
+        page.get_by_role("button", name="Step forward", exact=True).click()
+    lines = set()
+    for _ in range(4):
+        lines.add(band.get_attribute("data-line"))
+        page.get_by_role("button", name="Step forward", exact=True).click()
+    assert len(lines) > 1, "the band moves with the walk"
+
+
+@pytest.mark.allow_console(ANSWERED_400)
+def test_the_editor_indents_python(page):
+    open_example(page, "py-neuron")
+    box = editor(page)
+    box.press("Control+a")
+    box.press("Delete")
+    box.press_sequentially("for i in range(3):")
+    box.press("Enter")  # one level deeper after ':'
+    box.press_sequentially("x = i")
+    box.press("Enter")  # the same level
+    box.press_sequentially("if x:")
+    box.press("Enter")
+    box.press_sequentially("pass")
+    box.press("Enter")  # one level out after pass
+    assert box.input_value() == "for i in range(3):\n    x = i\n    if x:\n        pass\n    "
+    box.press("Shift+Tab")
+    box.press_sequentially("y = 2")
+    assert box.input_value().endswith("\n        pass\ny = 2")
+    box.press("Home")
+    box.press("Tab")
+    assert box.input_value().endswith("\n    y = 2")
+    box.press("Control+z")  # the edits are in the undo history
+    assert box.input_value().endswith("\ny = 2")
+    # A selection of lines moves together.
+    box.press("Control+a")
+    box.press("Tab")
+    assert box.input_value().startswith("    for i in range(3):\n        x = i")
+    box.press("Shift+Tab")
+    assert box.input_value().startswith("for i in range(3):\n    x = i")
+    # Escape, then Tab leaves the editor: keyboard users are never trapped.
+    box.press("Escape")
+    box.press("Tab")
+    assert page.evaluate("document.activeElement.dataset.vg") != "program"
+
+
+@pytest.mark.allow_console(ANSWERED_400)
+def test_a_python_error_is_marked_at_its_line_and_column(page):
+    page.goto(url_for("x = Value(2.0)\ny = x ^ 2\ny.backward()"))
+    message = page.locator('[data-vg="error-message"]')
+    expect(message).to_have_text(re.compile("`\\^` is bitwise xor in Python"))
+    expect(page.locator("mark.vg-error-mark")).to_have_text("^")
+    assert page.locator(".vg-gutter-error").text_content() == "2"
+    assert page.locator('[data-vg="error-goto"]').text_content() == "Go to line 2, column 7"
+
+
+# ---- scopes ----
+
+
+def test_an_mlp_forward_pass_opens_collapsed_to_layers_and_reads_at_1280x720(page):
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto(url_for(MLP_FORWARD))
+    wait_for_graph(page)
+    boxes = page.locator(".vg-scope-box")
+    expect(boxes).to_have_count(3)
+    assert boxes.locator(".vg-scope-title").all_text_contents() == ["⊞ Layer[0]", "⊞ Layer[1]", "⊞ Layer[2]"]
+    assert "125 nodes" in page.locator('[data-vg="graph-summary"]').text_content()
+    # The camera may be following the walk (zoomed on the output); the whole folded graph fits too.
+    page.get_by_role("button", name="Fit to screen").click()
+    page.wait_for_timeout(500)
+    graph = page.locator('[data-vg="graph"]').bounding_box()
+    for title in boxes.locator(".vg-scope-title").all() + [node(page, "y").locator(".vg-label")]:
+        box = title.bounding_box()
+        assert box["height"] >= 11, "text a learner can read"
+        assert graph["x"] <= box["x"] and box["x"] + box["width"] <= graph["x"] + graph["width"]
+        assert graph["y"] <= box["y"] and box["y"] + box["height"] <= graph["y"] + graph["height"]
+    # Each box says what goes in and what comes out; pointing at it marks the code that made it.
+    layer1 = boxes.nth(1)
+    layer1.hover()
+    expect(page.locator("mark.vg-link-mark")).to_have_text(["MLP(3, [4, 4, 1])", "n(x)"])  # its weights, its sums
+    story = page.locator('[data-vg="story"]')
+    expect(story.locator("h3")).to_have_text("MLP.__call__ › Layer[1]: collapsed")
+    assert "In (4):" in story.text_content() and "Out (4):" in story.text_content()
+    assert story.locator("li").count() == 8 and "grad not reached yet" in story.text_content()
+    assert "4 in → 4 out" in layer1.locator(".vg-scope-sub").text_content()
+    assert re.search(r"4 in \(.*\); 4 out \(", layer1.get_attribute("aria-label"))
+
+
+def fit(page):
+    """The whole graph in view (the camera may be following the walk); following pauses."""
+    page.get_by_role("button", name=re.compile("^Fit")).click()
+    page.wait_for_timeout(400)
+
+
+def test_a_collapsed_scope_expands_on_click_and_collapses_again(page):
+    page.goto(url_for(MLP_FORWARD))
+    wait_for_graph(page)
+    fit(page)
+    drawn = page.locator("[data-node-id]")
+    assert drawn.count() == 1  # only the output is not in a layer
+    made_in_layer_1 = model(page, "m.nodes.filter((n) => n.scope.includes('Layer[1]')).map((n) => n.id)")
+    page.locator('.vg-scope-box[data-scope^="MLP.__call__ › Layer[1]"]').click()
+    expect(page.locator('.vg-scope-box[data-scope^="MLP.__call__ › Layer[1]"]')).to_have_count(0)
+    wait_for_graph(page)
+    shown = {int(i) for i in drawn.evaluate_all("els => els.map((e) => e.dataset.nodeId)")}
+    assert set(made_in_layer_1) <= shown
+    # Its weights are drawn again, as the parameters' scope (made in __init__), still collapsed.
+    titles = page.locator(".vg-scope-title").all_text_contents()
+    assert titles == ["⊞ Layer.__init__", "⊞ Layer[0]", "⊞ Layer[2]"]
+    # A frame around the expanded layer has a button that folds it again.
+    page.locator('.vg-scope-fold[data-scope="MLP.__call__ › Layer[1]#0"]').click()
+    expect(page.locator(".vg-scope-title")).to_have_text(["⊞ Layer[0]", "⊞ Layer[1]", "⊞ Layer[2]"])
+    expect(page.locator(".vg-scope-fold")).to_have_count(0)
+    # So does the scopes list; the keyboard expands a box too.
+    page.locator('[data-vg="scopes"] summary').click()
+    layer1 = page.locator('[data-vg="scope-list"] input[data-scope="MLP.__call__ › Layer[1]#0"]')
+    expect(layer1).to_be_checked()
+    layer1.uncheck()
+    expect(page.locator('.vg-scope-box[data-scope^="MLP.__call__ › Layer[1]"]')).to_have_count(0)
+    layer1.check()
+    expect(page.locator(".vg-scope-box")).to_have_count(3)
+    page.locator('.vg-scope-box[data-scope^="MLP.__call__ › Layer[0]"]').focus()
+    page.keyboard.press("Enter")
+    expect(page.locator('.vg-scope-box[data-scope^="MLP.__call__ › Layer[0]"]')).to_have_count(0)
+    page.get_by_role("button", name="Expand all").click()
+    expect(page.locator(".vg-scope-box")).to_have_count(0)
+    wait_for_graph(page, nodes=125)
+
+
+def test_the_walk_lights_the_box_of_a_collapsed_node(page):
+    page.goto(url_for(MLP_FORWARD))
+    wait_for_graph(page)
+    page.get_by_role("button", name="Start of stage 2").click()
+    page.get_by_role("button", name="Step forward", exact=True).click()
+    page.get_by_role("button", name="Step forward", exact=True).click()  # past y, into Layer[2]
+    expect(page.locator(".vg-scope-box.is-focus")).to_have_attribute("data-scope", re.compile(r"Layer\[2\]"))
+
+
+# ---- the loss curve ----
+
+
+def test_the_loss_curve_opens_an_earlier_runs_walk(page):
+    open_example(page, "py-mlp-training")
+    points = page.locator(".vg-loss-point")
+    expect(points).to_have_count(20)
+    expect(page.locator(".vg-loss-point.is-current")).to_have_attribute("data-run", "19")
+    runs = model(page, "m.runs")
+    assert len(runs) == 20 and runs[0]["data"] > runs[-1]["data"]
+    printed = page.locator('[data-vg="printed"]').text_content().splitlines()
+    assert len(printed) == 20 and printed[0].startswith("0 ")
+    points.nth(2).click()
+    page.wait_for_url(re.compile(r"[?&]run=2(&|$)"))
+    expect(page.locator(".vg-loss-point.is-current")).to_have_attribute("data-run", "2")
+    expect(page.locator('[data-vg="runs-summary"]')).to_contain_text("the graph is from call 3")
+    wait_for_graph(page)
+    assert model(page, "m.run") == 2
+    assert model(page, "m.nodes[m.output].data") == runs[2]["data"]
+    # That call's walk: the player goes through it and ends at the loss with grad 1.
+    page.get_by_role("button", name="End", exact=True).click()
+    assert last_step(page) > 0
+    output = page.locator("[data-node-id].vg-output")
+    expect(output.locator(".vg-grad")).to_have_text("1")
+    # Keyboard: the arrow keys move between points, Enter opens one.
+    page.locator(".vg-loss-point.is-current").focus()
+    page.keyboard.press("ArrowLeft")
+    page.keyboard.press("Enter")
+    page.wait_for_url(re.compile(r"[?&]run=1(&|$)"))
+    expect(page.locator(".vg-loss-point.is-current")).to_have_attribute("data-run", "1")
+    # Back returns to the earlier choice; a link keeps it.
+    page.go_back()
+    expect(page.locator(".vg-loss-point.is-current")).to_have_attribute("data-run", "2")
+    page.reload()
+    expect(page.locator(".vg-loss-point.is-current")).to_have_attribute("data-run", "2")
+
+
+def test_the_seed_is_in_the_url_and_changes_the_draws(page):
+    program = "import random\nx = Value(random.uniform(-1, 1), label='x')\ny = x * 2\ny.backward()\n"
+    page.goto(url_for(program))
+    wait_for_graph(page)
+    first = model(page, "m.nodes[0].data")
+    page.get_by_label("Seed").fill("7")
+    page.get_by_label("Seed").press("Enter")
+    page.wait_for_url(re.compile(r"[?&]seed=7(&|$)"))
+    wait_for_graph(page)
+    assert model(page, "m.nodes[0].data") != first
+    page.reload()
+    wait_for_graph(page)
+    assert page.get_by_label("Seed").input_value() == "7"
+
+
+# ---- the examples ----
+
+
+def test_every_example_on_the_page_runs(page):
+    page.goto("/?expression=a%3D1")
+    wait_for_graph(page)
+    answers = page.evaluate(
+        """async () => {
+            const { EXAMPLES } = await import('/static/js/examples.js');
+            const answers = [];
+            for (const e of EXAMPLES) {
+                const response = await fetch('/backward', { method: 'POST', headers: { 'Content-Type': 'application/json' },
+                    body: JSON.stringify({ expression: e.program, trace: true, layout: true }) });
+                answers.push([e.id, response.status]);
+            }
+            return answers;
+        }"""
+    )
+    assert [status for _, status in answers] == [200] * len(answers), answers
+    assert set(PYTHON_EXAMPLES) <= {example_id for example_id, _ in answers}
+    # The Python ones through the page itself: a graph, no error.
+    programs = examples(page)
+    for example_id in PYTHON_EXAMPLES:
+        page.goto(url_for(programs[example_id]))
+        wait_for_graph(page)
+        assert page.locator('[data-vg="error"]').is_hidden(), example_id
+
+
+@pytest.mark.allow_console(ANSWERED_400)
+def test_tabbing_through_the_page_passes_the_editor(page):
+    page.goto(url_for("a = 2\nb = a * 3"))
+    wait_for_graph(page)
+    editor(page).focus()  # as Tab would bring it: Tab goes on to the next control
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.dataset.vg") != "program"
+    assert editor(page).input_value() == "a = 2\nb = a * 3"
+    # Once the learner works in the editor, Tab indents.
+    editor(page).click()
+    page.keyboard.press("Home")
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.dataset.vg") == "program"
+    assert "    " in editor(page).input_value()
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_loss_curve_scopes_and_printed_output_pass_axe(page, scheme):
+    from test_page_look import AXE, axe_violations
+
+    page.emulate_media(color_scheme=scheme)
+    page.add_init_script(path=str(AXE))
+    open_example(page, "py-mlp-training")
+    page.locator('[data-vg="scopes"] summary').click()
+    page.locator(".vg-scope-box").first.focus()
+    assert axe_violations(page) == []
+
+
+def test_columns_count_characters_not_utf16_units(page):
+    # The emoji is one character for the server and two UTF-16 units for the browser.
+    program = "a = Value(1.0, label='😀'); b = a * 2; b.label = 'b'\nb.backward()\n"
+    page.goto(url_for(program))
+    wait_for_graph(page)
+    node(page, "b").hover()
+    expect(page.locator("mark.vg-link-mark")).to_have_text(["a * 2"])
+
+
+def test_the_course_shorthand_is_linked_too(page):
+    page.goto(url_for("a = 2\nb = 3\nc = a * b\nL = c + a"))
+    wait_for_graph(page, nodes=4)
+    node(page, "c").hover()
+    expect(page.locator("mark.vg-link-mark")).to_have_text(["a * b"])
+    page.mouse.move(editor(page).bounding_box()["x"] + 60, line_y(page, 4))
+    expect(page.locator("[data-node-id].is-linked .vg-label")).to_have_text(["L"])
+
+
+def test_every_collapsed_view_is_a_graph_the_layout_takes(page):
+    """scopes.js on every example and on the MLP programs, collapsing each scope in turn and the
+    default set: every item's inputs come before it, every node is in exactly one item, and a box
+    holds its scope's nodes (but never the output)."""
+    page.goto("/?expression=a%3D1")
+    wait_for_graph(page)
+    problems = page.evaluate(
+        """async (extra) => {
+            const { EXAMPLES } = await import('/static/js/examples.js');
+            const { scopeInstances, collapsedGraph, layerScopes } = await import('/static/js/scopes.js');
+            const problems = [];
+            for (const program of [...EXAMPLES.map((e) => e.program), ...extra]) {
+                const model = await (await fetch('/backward', { method: 'POST', headers: { 'Content-Type': 'application/json' },
+                    body: JSON.stringify({ expression: program, trace: false }) })).json();
+                const instances = scopeInstances(model);
+                const sets = [layerScopes(instances), ...instances.map((s) => new Set([s.key]))];
+                for (const collapsed of sets) {
+                    const { items, itemOf } = collapsedGraph(model, instances, collapsed);
+                    const counted = new Array(model.nodes.length).fill(0);
+                    for (const item of items) {
+                        for (const c of item.children) if (c >= item.index) problems.push(`${program.slice(0, 20)}: item ${item.index} has input ${c}`);
+                        for (const m of item.box ? item.members : [item.node]) counted[m] += 1;
+                        if (item.box && item.members.includes(model.output)) problems.push('the output is in a box');
+                    }
+                    if (counted.some((n) => n !== 1)) problems.push(`${program.slice(0, 20)}: a node in ${counted.find((n) => n !== 1)} items`);
+                    if (items[itemOf[model.output]].box) problems.push('the output is hidden');
+                }
+            }
+            return problems;
+        }""",
+        [MLP_FORWARD],
+    )
+    assert problems == []
+
+
+def test_the_embed_links_code_and_graph_and_folds_scopes(page):
+    page.goto(f"/embed?expression={quote(MLP_FORWARD)}&seed=3")
+    wait_for_graph(page)
+    expect(page.locator(".vg-scope-box")).to_have_count(3)
+    fit(page)
+    layer2 = page.locator('.vg-scope-box[data-scope="MLP.__call__ › Layer[2]#0"]')
+    layer2.click()  # expands in the embed too
+    expect(layer2).to_have_count(0)
+    node(page, "y").hover()
+    expect(page.locator("mark.vg-link-mark")).to_have_text(["n(x)"])

@@ -1,0 +1,71 @@
+"""POST /layout: the server's layered layout for a graph the page builds (its view with scopes
+collapsed into boxes), checked against the layout /backward gives for the same graph."""
+
+import pytest
+
+from app.layout import compute_layout
+from engine import Limits, evaluate, parse, trace
+
+pytestmark = pytest.mark.anyio
+
+
+def children_of(program):
+    steps = trace(evaluate(parse(program, Limits()), {}), Limits(), "correct")
+    ids = {node: i for i, node in enumerate(steps.nodes)}
+    return steps, [[ids[c] for c in node._children] for node in steps.nodes]
+
+
+async def test_the_same_layout_as_backward_gives_for_the_same_graph(client):
+    steps, children = children_of("a = 2; b = 3; c = a * b; d = c + a; e = log(d) * a")
+    response = await client.post("/layout", json={"children": children})
+    assert response.status_code == 200
+    assert response.json() == compute_layout(steps)
+
+
+async def test_a_collapsed_view_gets_ranks_rows_and_bends(client):
+    # Three boxes in a row and an output that also uses the first box: the long edge bends.
+    response = await client.post("/layout", json={"children": [[], [0, 0], [1], [2, 0]]})
+    layout = response.json()
+    assert response.status_code == 200
+    assert layout["ranks"] == 4
+    assert [node["rank"] for node in layout["nodes"]] == [0, 1, 2, 3]
+    long_edge = next(e for e in layout["edges"] if e["parent"] == 3 and e["child"] == 0)
+    assert [bend[0] for bend in long_edge["bends"]] == [1, 2]
+    assert sum(1 for e in layout["edges"] if e["parent"] == 1) == 2  # duplicates kept, one per slot
+
+
+@pytest.mark.parametrize(
+    ("children", "says"),
+    [
+        ([[], [], [0, 3], [2, 0]], "node 2 has child 3"),  # an edge that does not go up
+        ([[], [1]], "node 1 has child 1"),  # a loop
+        ([[], [], [0], [2, 0]], "node 1 does not reach the output"),
+        ([[-1]], "greater than or equal to 0"),
+        ([], "at least 1 item"),
+    ],
+)
+async def test_a_graph_that_is_not_one_is_refused_with_the_reason(client, children, says):
+    response = await client.post("/layout", json={"children": children})
+    assert response.status_code == 422
+    assert says in str(response.json()["detail"])
+
+
+async def test_the_node_limit_bounds_the_graph(make_client):
+    client = make_client(max_nodes=3)
+    assert (await client.post("/layout", json={"children": [[], [0], [1]]})).status_code == 200
+    response = await client.post("/layout", json={"children": [[], [0], [1], [2]]})
+    assert response.status_code == 400
+    assert response.json()["detail"]["message"] == "the graph has 4 nodes, more than the limit of 3 (VALUEGRAPH_MAX_NODES)"
+
+
+async def test_a_long_chain_is_laid_out_within_the_budget(client):
+    children = [[]] + [[i] for i in range(20_000)]
+    response = await client.post("/layout", json={"children": children})
+    assert response.status_code == 200
+    assert response.json()["ranks"] == 20_001
+
+
+async def test_the_endpoint_is_in_the_openapi_schema(client):
+    schema = (await client.get("/openapi.json")).json()
+    assert "children" in schema["components"]["schemas"]["LayoutRequest"]["properties"]
+    assert "/layout" in schema["paths"]
