@@ -186,7 +186,7 @@ class Member:
         self.role = role
         self.max_queue = max_queue
         self.seen_version = 0
-        self._pending: deque[str] = deque()
+        self._pending: deque[tuple[str, int | None]] = deque()  # (text, state version or None)
         self._ready = asyncio.Event()
         self._close: tuple[int, str] | None = None
 
@@ -200,12 +200,15 @@ class Member:
         if len(self._pending) >= self.max_queue:
             self.close(1013, f"too slow: {self.max_queue} messages were waiting; reconnect to resume")
             return
-        self._pending.append(text)
+        self._pending.append((text, version))
         self._ready.set()
 
-    def send_first(self, text: str) -> None:
-        """Ahead of anything already waiting (the welcome, before changes heard since joining)."""
-        self._pending.appendleft(text)
+    def welcome(self, text: str, version: int) -> None:
+        """The welcome goes first, and changes heard since joining that it already carries are
+        dropped: otherwise a change queued before the room was read would follow a newer welcome."""
+        self.seen_version = max(self.seen_version, version)
+        newer = [(t, v) for t, v in self._pending if v is None or v > version]
+        self._pending = deque([(text, version), *newer])
         self._ready.set()
 
     def close(self, code: int, reason: str) -> None:
@@ -218,7 +221,7 @@ class Member:
             await self._ready.wait()
             self._ready.clear()
             while self._pending and self._close is None:
-                await self.websocket.send_text(self._pending.popleft())
+                await self.websocket.send_text(self._pending.popleft()[0])
             if self._close is not None:
                 code, reason = self._close
                 with contextlib.suppress(Exception):
@@ -378,11 +381,10 @@ class Classroom:
             record = await self.broker.get(code)
             if record is None:
                 raise RoomGone
-            member.seen_version = record.version
             welcome = {"type": "welcome", "role": role, "code": shown_code(code), "version": record.version, "state": record.state}
             if role == "teacher":
                 welcome["followers"] = await self.broker.count_members(code)
-            member.send_first(json.dumps(welcome))
+            member.welcome(json.dumps(welcome), record.version)
             await self._receive(websocket, member, code)
         except RoomGone:
             member.close(4404, "the room has expired")

@@ -54,23 +54,7 @@ for k in range(20):
     print(k, loss.data)
 """
 
-README_EXAMPLE = """from micrograd.engine import Value
-
-a = Value(-4.0)
-b = Value(2.0)
-c = a + b
-d = a * b + b**3
-c += c + 1
-c += 1 + c + (-a)
-d += d * 2 + (b + a).relu()
-d += 3 * d + (b - a).relu()
-e = c - d
-f = e**2
-g = f / 2.0
-g += 10.0 / f
-g.backward()
-print(f'{g.data:.4f}', f'{a.grad:.4f}', f'{b.grad:.4f}')
-"""
+README_EXAMPLE = (Path(__file__).resolve().parent.parent / "tests" / "corpus" / "micrograd_readme_example.py").read_text(encoding="utf-8")
 
 DEMO_TRAINING = """from micrograd.engine import Value
 from micrograd.nn import MLP

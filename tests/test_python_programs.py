@@ -5,64 +5,19 @@ spans, exprs, scopes, distinct labels, runs, run and printed."""
 
 import math
 import random
+from pathlib import Path
 
 import pytest
 
 from engine import Limits, ProgramError, is_python, run_program, trace
 from micrograd_oracle import assert_same_graph, micrograd_calls
 
-# micrograd's test/test_engine.py, the micrograd half of each test, as written there
-TEST_SANITY_CHECK = """
-from micrograd.engine import Value
-
-x = Value(-4.0)
-z = 2 * x + 2 + x
-q = z.relu() + z * x
-h = (z * z).relu()
-y = h + q + q * x
-y.backward()
-xmg, ymg = x, y
-"""
-
-TEST_MORE_OPS = """
-from micrograd.engine import Value
-
-a = Value(-4.0)
-b = Value(2.0)
-c = a + b
-d = a * b + b**3
-c += c + 1
-c += 1 + c + (-a)
-d += d * 2 + (b + a).relu()
-d += 3 * d + (b - a).relu()
-e = c - d
-f = e**2
-g = f / 2.0
-g += 10.0 / f
-g.backward()
-amg, bmg, gmg = a, b, g
-"""
-
-LECTURE_NEURON = """
-from micrograd.engine import Value
-import math
-
-# inputs x1,x2
-x1 = Value(2.0, label='x1')
-x2 = Value(0.0, label='x2')
-# weights w1,w2
-w1 = Value(-3.0, label='w1')
-w2 = Value(1.0, label='w2')
-# bias of the neuron
-b = Value(6.8813735870195432, label='b')
-# x1*w1 + x2*w2 + b
-x1w1 = x1*w1; x1w1.label = 'x1*w1'
-x2w2 = x2*w2; x2w2.label = 'x2*w2'
-x1w1x2w2 = x1w1 + x2w2; x1w1x2w2.label = 'x1*w1 + x2*w2'
-n = x1w1x2w2 + b; n.label = 'n'
-o = n.tanh(); o.label = 'o'
-o.backward()
-"""
+CORPUS = Path(__file__).parent / "corpus"
+# micrograd's test/test_engine.py (the micrograd half of each test) and the lecture's neuron, as
+# written there: the same files the corpus test runs
+TEST_SANITY_CHECK = (CORPUS / "micrograd_test_sanity_check.py").read_text(encoding="utf-8")
+TEST_MORE_OPS = (CORPUS / "micrograd_test_more_ops.py").read_text(encoding="utf-8")
+LECTURE_NEURON = (CORPUS / "lecture_neuron_tanh.py").read_text(encoding="utf-8")
 
 MLP_TRAINING = """
 from micrograd.nn import MLP

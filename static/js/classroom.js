@@ -99,6 +99,7 @@ export function startClassroom(box, app, { location = window.location } = {}) {
   let role = null; // "teacher" | "student" | null
   let code = null;
   let roomState = null; // the room's latest state
+  let roomVersion = 0; // the version of roomState
   let following = true;
   let applying = 0;
   let lastSent = null;
@@ -232,6 +233,9 @@ export function startClassroom(box, app, { location = window.location } = {}) {
 
   function onMessage(message) {
     if (message.type === "welcome" || message.type === "state") {
+      // Versions only grow within a room; an older change that arrives late is already shown.
+      if (message.type === "state" && message.version <= roomVersion) return;
+      roomVersion = message.version;
       roomState = message.state;
       if (message.type === "welcome") {
         codeText.textContent = `Room ${message.code}`;
