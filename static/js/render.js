@@ -29,6 +29,21 @@ const LABEL_CHARS = 4; // a name longer than this is drawn smaller in the record
 const LONG_LABEL_CHARS = 8; // and cut to this many characters (whole in its tooltip)
 const FORCE = 255; // a flags value no frame has: forces a node to be redrawn
 
+const NUMBER = /-?\d+(?:\.\d+)?(?:e[-+]?\d+)?/g; // the numbers of a compact edge's path (M x,y L x,y ...)
+
+/** Whether a polyline [x0, y0, x1, y1, ...] has a segment that crosses or lies in the box. */
+function crosses(points, box) {
+  for (let i = 0; i + 3 < points.length; i += 2) {
+    const [ax, ay, bx, by] = [points[i], points[i + 1], points[i + 2], points[i + 3]];
+    if (Math.max(ax, bx) < box.x0 || Math.min(ax, bx) > box.x1 || Math.max(ay, by) < box.y0 || Math.min(ay, by) > box.y1) continue;
+    // The segment's line passes the box if the box's corners are not all on one side of it.
+    const side = (x, y) => Math.sign((bx - ax) * (y - ay) - (by - ay) * (x - ax));
+    const s = [side(box.x0, box.y0), side(box.x1, box.y0), side(box.x0, box.y1), side(box.x1, box.y1)];
+    if (Math.min(...s) <= 0 && Math.max(...s) >= 0) return true;
+  }
+  return false;
+}
+
 let views = 0; // a counter for ids unique in the document (markers), when several views share a page
 
 const nextFrame = () => new Promise((resolve) => requestAnimationFrame(() => resolve()));
@@ -79,6 +94,9 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
   let charWidth = 7.8;
   let lastFrame = null;
   let obstacles = null; // records, op circles and pills the update callouts must not cover (built when first needed)
+  let edgePoints = null; // compact view: each edge's polyline, [x0, y0, x1, y1, ...]
+  let edgeRegion = null; // compact view: the region whose edges are drawn (null: redraw)
+  let allEdgesDrawn = false;
   let culled = new Uint8Array(0); // compact view: 1 for a node out of view, not drawn
   let size = null; // the container's size, kept by a ResizeObserver (reading it would force a layout)
 
@@ -92,15 +110,25 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
   // One finger on a touch screen scrolls the page (touch-action: pan-y); two fingers, or one
   // while "Move graph" is on (moveByTouch), pan and zoom the graph.
   let moveByTouch = false;
+  // The level of detail changes only when the zoom crosses a threshold, not on every zoom frame.
+  let zoomedIn = null;
+  let zoomedOut = null;
+  function setLevelOfDetail(inside, outside) {
+    if (inside !== zoomedIn) svg.classed("vg-zoomed-in", (zoomedIn = inside));
+    if (outside !== zoomedOut) svg.classed("vg-zoomed-out", (zoomedOut = outside));
+  }
   const zoom = d3.zoom().scaleExtent([0.005, 4]).extent(() => [[0, 0], viewSize()])
     .filter((event) => (!event.ctrlKey || event.type === "wheel") && !event.button && (event.type !== "touchstart" || moveByTouch || event.touches.length > 1))
     .on("zoom", (event) => {
       const { k } = event.transform;
       if (event.sourceEvent) onUserView();
       viewport.attr("transform", event.transform);
-      if (compact) cullCompact(event.transform);
-      svg.classed("vg-zoomed-in", k >= TEXT_ZOOM).classed("vg-zoomed-out", compact && k < OVERVIEW_ZOOM);
-      overviewFocus.attr("r", 9 / k).attr("stroke-width", 3 / k);
+      if (compact) {
+        cullCompact(event.transform);
+        cullEdges(event.transform);
+      }
+      setLevelOfDetail(k >= TEXT_ZOOM, compact && k < OVERVIEW_ZOOM);
+      if (zoomedOut) overviewFocus.attr("r", 9 / k).attr("stroke-width", 3 / k); // only the overview shows it
     });
   svg.call(zoom).on("dblclick.zoom", null);
 
@@ -248,11 +276,38 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
 
   function drawCompactEdges() {
     // A few long paths, no labels: thousands of separate edges would cost far more.
-    for (let i = 0; i < placement.edges.length; i += EDGES_PER_PATH) {
-      edgeLayer.append("path").attr("class", "vg-edge vg-edge-bundle")
-        .attr("d", placement.edges.slice(i, i + EDGES_PER_PATH).map((e) => e.d).join(""));
-    }
+    edgePoints = null; // parsed when first zoomed in
+    edgeRegion = null;
+    drawEdgeBundles(placement.edges);
+    allEdgesDrawn = true;
     edgeEls = new Map();
+  }
+
+  function drawEdgeBundles(edges) {
+    const bundles = edgeLayer.selectAll("path.vg-edge-bundle").data(d3.range(0, edges.length, EDGES_PER_PATH)).join("path")
+      .attr("class", "vg-edge vg-edge-bundle");
+    bundles.attr("d", (i) => edges.slice(i, i + EDGES_PER_PATH).map((e) => e.d).join(""));
+  }
+
+  /**
+   * Compact view: only the edges that cross a region around the view are in the bundles. Each
+   * change of scale repaints every edge drawn, and the 500-term sum's long edges from `x` cross
+   * the whole graph. The region is three views wide and high, so it is redrawn only when the view
+   * leaves it (about every 20 wheel notches out, or a view's width of panning) or has zoomed in 2×.
+   */
+  function cullEdges(t) {
+    const [vw, vh] = viewSize();
+    const view = { x0: -t.x / t.k, y0: -t.y / t.k, x1: (vw - t.x) / t.k, y1: (vh - t.y) / t.k };
+    const r = edgeRegion;
+    const w = view.x1 - view.x0, h = view.y1 - view.y0;
+    const inside = r && view.x0 >= r.x0 && view.y0 >= r.y0 && view.x1 <= r.x1 && view.y1 <= r.y1;
+    if (inside && r.x1 - r.x0 <= 6 * w) return; // still in the region, and not zoomed in 2× since
+    edgeRegion = { x0: view.x0 - w, y0: view.y0 - h, x1: view.x1 + w, y1: view.y1 + h };
+    const whole = edgeRegion.x0 <= 0 && edgeRegion.y0 <= 0 && edgeRegion.x1 >= placement.width && edgeRegion.y1 >= placement.height;
+    if (whole && allEdgesDrawn) return;
+    allEdgesDrawn = whole;
+    edgePoints ??= placement.edges.map((e) => (e.d.match(NUMBER) ?? []).map(Number));
+    drawEdgeBundles(whole ? placement.edges : placement.edges.filter((_, i) => crosses(edgePoints[i], edgeRegion)));
   }
 
   function enterCompact(enter) {
@@ -585,6 +640,9 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
       if (out === culled[id]) continue;
       culled[id] = out;
       el.style.display = out ? "none" : "";
+      // Its text too: Chromium lays out every <text> on each change of zoom scale, even inside a
+      // hidden group, unless the text itself is display: none (2,000 texts: ~30 ms a zoom frame).
+      parts[id].text.style.display = out ? "none" : "";
     }
   }
 

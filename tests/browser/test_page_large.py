@@ -42,3 +42,44 @@ def test_a_2000_node_graph_draws_without_a_long_task(page, artifacts):
     assert page.locator("g.vg-edge-label").count() == 0
     page.get_by_role("button", name="End", exact=True).click()
     assert page.locator('[data-node-id="0"] .vg-compact-text').text_content().startswith("x  0.3 │ ")
+
+
+# Every subpath of the compact edge bundles, and the view in graph coordinates.
+EDGES_AND_VIEW = """() => {
+  const svg = document.querySelector('[data-vg=graph] svg');
+  const subpaths = [...svg.querySelectorAll('.vg-edge-bundle')].flatMap((p) => p.getAttribute('d').split('M').filter(Boolean));
+  const t = svg.querySelector('.vg-viewport').transform.baseVal.consolidate().matrix;
+  const box = svg.getBoundingClientRect();
+  return { subpaths, edges: Number(svg.dataset.edgeCount),
+           view: [-t.e / t.a, -t.f / t.a, (box.width - t.e) / t.a, (box.height - t.f) / t.a] };
+}"""
+
+
+def test_zoomed_in_a_big_graph_draws_the_edges_in_view_and_fit_draws_them_all(page):
+    page.goto(url_for(chain(666)))
+    page.wait_for_function("() => document.querySelectorAll('[data-node-id]').length === 1999", timeout=20_000)
+    page.get_by_role("button", name="Fit").click()
+    page.wait_for_timeout(400)
+    whole = page.evaluate(EDGES_AND_VIEW)
+    assert len(whole["subpaths"]) == whole["edges"] == 1998
+
+    box = page.locator("[data-vg=graph] svg").bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    for _ in range(25):  # zoom in with the wheel, as a learner would
+        page.mouse.wheel(0, -100)
+        page.wait_for_timeout(20)
+    page.wait_for_timeout(300)
+    zoomed = page.evaluate(EDGES_AND_VIEW)
+    x0, y0, x1, y1 = zoomed["view"]
+    assert x1 - x0 < 3000, "the camera did not zoom in"
+    drawn = set(zoomed["subpaths"])
+    assert 0 < len(drawn) < 1998 / 4
+    # Every edge with a point in view is drawn.
+    for subpath in whole["subpaths"]:
+        points = [tuple(float(n) for n in pair.split(",")) for pair in subpath.replace("L", " ").split()]
+        if any(x0 <= x <= x1 and y0 <= y <= y1 for x, y in points):
+            assert subpath in drawn, subpath
+
+    page.get_by_role("button", name="Fit").click()
+    page.wait_for_timeout(400)
+    assert len(page.evaluate(EDGES_AND_VIEW)["subpaths"]) == 1998
