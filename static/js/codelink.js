@@ -34,7 +34,8 @@ export function offsetAt(text, starts, line, column) {
   return offset;
 }
 
-export function createCodeLink(root, { onLine = () => {} } = {}) {
+/** `rows` is the editor's row map (editorrows.js): where each line sits once long lines wrap. */
+export function createCodeLink(root, { rows, onLine = () => {} } = {}) {
   const el = (name) => root.querySelector(`[data-vg="${name}"]`);
   const textarea = el("program");
   const editorBox = el("editor");
@@ -102,7 +103,8 @@ export function createCodeLink(root, { onLine = () => {} } = {}) {
   function band(line, className) {
     const div = document.createElement("div");
     div.className = `vg-link-band ${className}`;
-    div.style.setProperty("--vg-line", String(line - 1));
+    div.style.setProperty("--vg-line", String(rows.top(line)));
+    div.style.setProperty("--vg-rows", String(rows.count(line)));
     div.dataset.line = String(line);
     return div;
   }
@@ -160,7 +162,6 @@ export function createCodeLink(root, { onLine = () => {} } = {}) {
 
   function syncScroll() {
     layer.scrollTop = textarea.scrollTop;
-    layer.scrollLeft = textarea.scrollLeft;
   }
 
   function lineHeight() {
@@ -170,8 +171,9 @@ export function createCodeLink(root, { onLine = () => {} } = {}) {
   /** Scroll the editor so that a line is in view (only when it is not). */
   function keepInView(line) {
     const height = lineHeight();
-    const top = (line - 1) * height;
-    if (top < textarea.scrollTop || top + height > textarea.scrollTop + textarea.clientHeight - 10) {
+    const top = rows.top(line) * height;
+    const bottom = top + rows.count(line) * height;
+    if (top < textarea.scrollTop || bottom > textarea.scrollTop + textarea.clientHeight - 10) {
       textarea.scrollTop = Math.max(0, top - textarea.clientHeight / 3);
       syncScroll();
     }
@@ -210,8 +212,7 @@ export function createCodeLink(root, { onLine = () => {} } = {}) {
     const box = textarea.getBoundingClientRect();
     const padding = parseFloat(getComputedStyle(textarea).paddingTop) || 0;
     const y = clientY - box.top - padding + textarea.scrollTop;
-    const line = Math.floor(y / lineHeight()) + 1;
-    return line >= 1 && line <= starts.length ? line : null;
+    return y < 0 ? null : rows.lineAt(Math.floor(y / lineHeight()));
   }
 
   function caretLine() {
@@ -242,6 +243,7 @@ export function createCodeLink(root, { onLine = () => {} } = {}) {
     draw();
   });
   textarea.addEventListener("scroll", syncScroll);
+  rows.onChange(draw);
 
   return { setModel, clear, showNodes, showWalk, nodesOnLine, get line() { return pointedLine; } };
 }

@@ -1,6 +1,9 @@
 // The program editor: a plain textarea with a line-number gutter, the caret's line and column,
 // and an error marker drawn in a layer behind the text (the error's line in the gutter, its
-// column underlined). All text is set as text, never parsed as HTML.
+// column underlined). Long lines wrap; `rows` knows where each line sits. All text is set as
+// text, never parsed as HTML.
+
+import { createRowMap } from "./editorrows.js";
 
 const DEBOUNCE_MS = 350;
 const INDENT = 4; // spaces per level of Python indentation
@@ -16,7 +19,7 @@ export function createEditor(root, { onChange = () => {}, onRun = () => {} } = {
   const marks = el("marks");
   const caret = el("caret");
   const editor = el("editor");
-  let lineCount = 0;
+  const rows = createRowMap(textarea);
   let errorLine = null;
   let timer = null;
   // Tab moves on (instead of indenting) until the learner does something in the editor, when it
@@ -30,19 +33,18 @@ export function createEditor(root, { onChange = () => {}, onRun = () => {} } = {
     return starts;
   }
 
-  // The gutter is one text node of line numbers (thousands of lines stay cheap to lay out);
-  // the error's line is a band placed by a CSS variable.
+  // The gutter is one text node of line numbers, a blank row under a number for each row its line
+  // wraps onto (thousands of lines stay cheap to lay out); the error's line is a band placed by a
+  // CSS variable.
   function drawGutter() {
     const count = lineStarts(textarea.value).length;
-    if (count === lineCount) return; // callers set lineCount = -1 to force a redraw
-    lineCount = count;
     let numbers = "";
-    for (let i = 1; i <= count; i++) numbers += `${i}\n`;
+    for (let i = 1; i <= count; i++) numbers += String(i) + "\n".repeat(rows.count(i));
     gutterLines.textContent = numbers;
     gutterError.hidden = errorLine === null;
     if (errorLine !== null) {
       gutterError.textContent = String(errorLine);
-      gutterError.style.setProperty("--vg-error-line", String(errorLine - 1));
+      gutterError.style.setProperty("--vg-error-line", String(rows.top(errorLine)));
     }
     // After the next paint: reading scrollTop now would force a layout in the middle of a task.
     requestAnimationFrame(() => setTimeout(syncScroll, 0));
@@ -51,7 +53,6 @@ export function createEditor(root, { onChange = () => {}, onRun = () => {} } = {
   function syncScroll() {
     gutter.scrollTop = textarea.scrollTop;
     marks.scrollTop = textarea.scrollTop;
-    marks.scrollLeft = textarea.scrollLeft;
   }
 
   function showCaret() {
@@ -78,7 +79,6 @@ export function createEditor(root, { onChange = () => {}, onRun = () => {} } = {
       mark.textContent = end > offset ? text.slice(offset, end) : " ";
       marks.replaceChildren(document.createTextNode(text.slice(0, offset)), mark, document.createTextNode(text.slice(end) + "\n"));
     }
-    lineCount = -1; // force the gutter to redraw with the error line
     drawGutter();
   }
 
@@ -87,7 +87,6 @@ export function createEditor(root, { onChange = () => {}, onRun = () => {} } = {
     errorLine = null;
     editor.classList.remove("has-error");
     marks.replaceChildren();
-    lineCount = -1;
     drawGutter();
   }
 
@@ -165,7 +164,7 @@ export function createEditor(root, { onChange = () => {}, onRun = () => {} } = {
     // Scroll the caret's line into view: the textarea does not always do it after a programmatic move.
     const line = textarea.value.slice(0, at).split("\n").length;
     const lineHeight = parseFloat(getComputedStyle(textarea).lineHeight) || 20;
-    const top = (line - 1) * lineHeight;
+    const top = rows.top(line) * lineHeight;
     if (top < textarea.scrollTop || top > textarea.scrollTop + textarea.clientHeight - lineHeight) {
       textarea.scrollTop = Math.max(0, top - textarea.clientHeight / 2);
     }
@@ -173,9 +172,10 @@ export function createEditor(root, { onChange = () => {}, onRun = () => {} } = {
     syncScroll();
   }
 
+  rows.onChange(drawGutter); // a line added, removed, or wrapped onto more or fewer rows
   textarea.addEventListener("input", () => {
     clearError();
-    drawGutter();
+    rows.measure();
     showCaret();
     clearTimeout(timer);
     timer = setTimeout(() => onChange(textarea.value), DEBOUNCE_MS);
@@ -223,12 +223,13 @@ export function createEditor(root, { onChange = () => {}, onRun = () => {} } = {
       clearTimeout(timer);
       textarea.value = text;
       clearError();
-      lineCount = -1;
+      rows.measure();
       drawGutter();
       showCaret();
     },
     markError,
     clearError,
     goTo,
+    rows,
   };
 }

@@ -170,31 +170,34 @@ y.backward()
 print(a.grad, b.grad)
 `;
 
+// `group` and a short `title` (the select is as narrow as the program column at 1280×720).
 export const EXAMPLES = [
-  { id: "chapter2", title: "Chapter 2: L = c + a (a used twice)", program: "a = 2\nb = 3\nc = a * b\nL = c + a" },
-  { id: "chapter1", title: "Chapter 1: the forward exercise", program: "a = 2\nb = 3\nc = a * b\nd = c + a\ne = d ** 2" },
-  { id: "log", title: "The log graph: e = log((a + b) * a)", program: "a = 2\nb = 3\nc = a + b\nd = c * a\ne = log(d)" },
+  { id: "chapter2", group: "The course", title: "Chapter 2: L = c + a", program: "a = 2\nb = 3\nc = a * b\nL = c + a" },
+  { id: "chapter1", group: "The course", title: "Chapter 1's exercise", program: "a = 2\nb = 3\nc = a * b\nd = c + a\ne = d ** 2" },
+  { id: "log", group: "The course", title: "log((a + b) · a)", program: "a = 2\nb = 3\nc = a + b\nd = c * a\ne = log(d)" },
   {
     id: "neuron",
-    title: "A tanh neuron: o = tanh(x1·w1 + x2·w2 + b)",
+    group: "The course",
+    title: "A tanh neuron",
     program: "x1 = 2; x2 = 0\nw1 = -3; w2 = 1\nb = 6.8813735870195432\nn = x1*w1 + x2*w2 + b\no = tanh(n)",
   },
-  { id: "reuse", title: "Reuse: b = a + a, c = b + b (why += matters)", program: "a = 1\nb = a + a\nc = b + b" },
+  { id: "reuse", group: "The course", title: "Reuse: why += matters", program: "a = 1\nb = a + a\nc = b + b" },
   {
     id: "softmax",
-    title: "Softmax and cross-entropy, written out with exp and log",
+    group: "The course",
+    title: "Softmax, cross-entropy",
     program:
       "# three scores; the right answer is class 1\nz1 = 2; z2 = 1; z3 = 0.1\ne1 = exp(z1); e2 = exp(z2); e3 = exp(z3)\ns = e1 + e2 + e3\np1 = e1 / s\nL = -log(p1)",
   },
-  { id: "py-neuron", title: "Python: the lecture's neuron, o = tanh(x1·w1 + x2·w2 + b)", program: LECTURE_NEURON },
-  { id: "py-mlp-training", title: "Python: the lecture's MLP and its training loop (loss curve)", program: LECTURE_MLP_TRAINING },
-  { id: "py-test-more-ops", title: "Python: micrograd's test_more_ops", program: TEST_MORE_OPS },
-  { id: "py-softmax", title: "Python: softmax and cross-entropy, as functions", program: SOFTMAX_CROSS_ENTROPY },
-  { id: "py-issue68", title: "Python: micrograd issue 68, where a walk without the sort goes wrong", program: ISSUE_68 },
-  { id: "nan", title: "Non-finite: log(0) gives −∞", program: "a = 0; L = log(a)" },
-  { id: "nan-negative", title: "Non-finite: NaN from log(−1), spreading", program: "a = -1\nb = log(a)\nc = b * 2 + a\nL = c * c" },
-  { id: "sum500", title: "Large: a 500-term sum (simplified view)", program: sumOfTerms(500) },
-  { id: "chain1000", title: "Large: a 1,000-step tanh chain (simplified view)", program: chain(1000) },
+  { id: "py-neuron", group: "micrograd Python", title: "The lecture's neuron", program: LECTURE_NEURON },
+  { id: "py-mlp-training", group: "micrograd Python", title: "MLP training: loss curve", program: LECTURE_MLP_TRAINING },
+  { id: "py-test-more-ops", group: "micrograd Python", title: "test_more_ops", program: TEST_MORE_OPS },
+  { id: "py-softmax", group: "micrograd Python", title: "Softmax as functions", program: SOFTMAX_CROSS_ENTROPY },
+  { id: "py-issue68", group: "micrograd Python", title: "Issue 68: no sort", program: ISSUE_68 },
+  { id: "nan", group: "Non-finite numbers", title: "log(0) gives −∞", program: "a = 0; L = log(a)" },
+  { id: "nan-negative", group: "Non-finite numbers", title: "NaN from log(−1)", program: "a = -1\nb = log(a)\nc = b * 2 + a\nL = c * c" },
+  { id: "sum500", group: "Large (simplified view)", title: "A 500-term sum", program: sumOfTerms(500) },
+  { id: "chain1000", group: "Large (simplified view)", title: "A 1,000-step tanh chain", program: chain(1000) },
 ];
 
 export const DEFAULT_EXAMPLE = EXAMPLES[0];

@@ -14,7 +14,14 @@ export function createExamplesMenu(select, { editor, load }) {
   let saved = null; // the program an example replaced
 
   select.append(new Option("Choose an example…", ""));
-  for (const example of EXAMPLES) select.append(new Option(example.title, example.id));
+  let group = null;
+  for (const example of EXAMPLES) {
+    if (group?.label !== example.group) {
+      group = select.appendChild(document.createElement("optgroup"));
+      group.label = example.group;
+    }
+    group.append(new Option(example.title, example.id));
+  }
   const restore = document.createElement("button");
   restore.type = "button";
   restore.className = "vg-link-button vg-examples-restore";

@@ -9,7 +9,7 @@ import { make } from "./courseapi.js";
 export const LESSONS = [
   {
     id: "value",
-    title: "1. A value that remembers its origin",
+    title: "1. A value and its origin",
     caption: "Every box is one Value: its number (data), a grad that stays blank until the backward pass fills it, and a link back to the operation and the inputs that made it. a and b are leaves: nothing made them. c keeps a receipt saying it is a times b.",
     program: "a = 2\nb = 3\nc = a * b",
     stage: "sort",
@@ -17,7 +17,7 @@ export const LESSONS = [
   },
   {
     id: "local-add-mul",
-    title: "2. Local gradients of + and *",
+    title: "2. Local gradients: + and *",
     caption: "The small numbers on the edges are local gradients, fixed when the operation runs. A sum passes a nudge straight through, so both of its edges carry 1. A product scales a nudge of one input by the other input: the edge from a carries b's data, 3, and the edge from b carries a's data, 2.",
     program: "a = 2\nb = 3\ns = a + b\np = a * b\nL = s + p",
     stage: "sort",
@@ -25,7 +25,7 @@ export const LESSONS = [
   },
   {
     id: "local-curved",
-    title: "3. Local gradients of **, log, exp and relu",
+    title: "3. **, log, exp and relu",
     caption: "For x ** n the edge carries n times x to the power n minus 1: 6 for x squared at 3. log carries 1 over its input, exp carries its own result, and relu carries 1 for a positive input and 0 otherwise. These are the only rules the backward pass ever needs.",
     program: "x = 3\np = x ** 2\nl = log(x)\ne = exp(x)\nr = relu(x)\nL = p + l + e + r",
     stage: "sort",
@@ -33,7 +33,7 @@ export const LESSONS = [
   },
   {
     id: "nudge",
-    title: "4. Checking a local gradient by nudging",
+    title: "4. Checking by nudging",
     caption: "You need no calculus to trust a rule: move the input a little, rerun, and divide the change in the output by the size of the move. For a squared at 3 with a move of 0.0001 that gives 6.0001, not 6: the curve gets steeper inside the step. The nudge panel below measures any leaf; try a bigger or smaller h.",
     program: "a = 3\nb = a ** 2",
     stage: "propagate",
@@ -41,7 +41,7 @@ export const LESSONS = [
   },
   {
     id: "chapter1",
-    title: "5. Chapter 1's exercise: the forward pass",
+    title: "5. The forward pass",
     caption: "The forward pass only fills in data, left to right: c = 2 × 3 = 6, d = 6 + 2 = 8, e = 8 squared = 64. Each operation also stores its local gradients as plain numbers right away, so the backward pass never has to work them out.",
     program: "a = 2\nb = 3\nc = a * b\nd = c + a\ne = d ** 2",
     stage: "sort",
@@ -49,7 +49,7 @@ export const LESSONS = [
   },
   {
     id: "sort",
-    title: "6. Backward, stage 1: the topological sort",
+    title: "6. Stage 1: the sort",
     caption: "Before any gradient moves, the nodes are put in an order where every input comes before whatever uses it. A stack of (node, input index) pairs does this without recursion. At this step L looks at its second input, a, finds it already visited through c, and skips it: without that check a would be listed twice.",
     program: "a = 2\nb = 3\nc = a * b\nL = c + a",
     stage: "sort",
@@ -57,7 +57,7 @@ export const LESSONS = [
   },
   {
     id: "propagate",
-    title: "7. Backward, stage 2: the chapter 2 trace",
+    title: "7. Stage 2: the += walk",
     caption: "The sorted list is walked from the end, starting with L.grad = 1. Each node multiplies its grad by each local gradient and adds the product to that input's grad. Here c passes 3 × 1 to a, which already held 1 from L, so a.grad becomes 4.",
     program: "a = 2\nb = 3\nc = a * b\nL = c + a",
     stage: "propagate",
@@ -65,7 +65,7 @@ export const LESSONS = [
   },
   {
     id: "reuse",
-    title: "8. Reuse: b = a + a, and why += is needed",
+    title: "8. Reuse: why += matters",
     caption: "Here a feeds b twice and b feeds c twice, so each edge brings its own share and the shares must be added: c gives b 1 + 1 = 2, then b gives a 2 + 2 = 4. The panel below switches += to = so you can watch the shares overwrite each other instead.",
     program: "a = 1\nb = a + a\nc = b + b",
     stage: "propagate",
@@ -74,7 +74,7 @@ export const LESSONS = [
   },
   {
     id: "nan-log-zero",
-    title: "9. Where NaN comes from: log(0)",
+    title: "9. −∞ from log(0)",
     caption: "The logarithm of 0 is minus infinity, and its local gradient 1/0 is infinity. In training this shows up when a probability collapses to 0 before a log; the marked node is where the trouble starts.",
     program: "a = 0\nL = log(a)",
     stage: "propagate",
@@ -82,7 +82,7 @@ export const LESSONS = [
   },
   {
     id: "nan-log-negative",
-    title: "10. Where NaN comes from: log of a negative",
+    title: "10. NaN from log(−1)",
     caption: "A logarithm of a negative number has no real answer, so the result is NaN, and every node computed from it becomes NaN too, gradients included.",
     program: "a = -1\nb = log(a)\nL = b * 2 + a",
     stage: "propagate",
@@ -90,7 +90,7 @@ export const LESSONS = [
   },
   {
     id: "nan-power",
-    title: "11. Where NaN comes from: a fractional power of a negative",
+    title: "11. NaN from (−x) ** 0.5",
     caption: "Raising a negative number to a power that is not whole, such as 0.5 (a square root), has no real answer either: NaN again. When NaN spreads through a graph, look first for a log or a power like this.",
     program: "a = -4\nL = a ** 0.5",
     stage: "propagate",

@@ -1,4 +1,4 @@
-// The loss curve under the graph: one point per backward() call of a Python program (the API's
+// The loss curve under the program: one point per backward() call of a Python program (the API's
 // `runs`: the call's line and the output's data then), drawn with D3. The point whose graph is
 // shown is marked; choosing another point asks for that call's graph and walk (onPick(index)).
 // Keyboard: the points are one composite control (one Tab stop, the arrow keys move between
@@ -8,9 +8,9 @@
 import d3 from "./d3.js";
 import { formatNumber, grouped } from "./format.js";
 
-const WIDTH = 640;
-const HEIGHT = 110; // low, beside its caption: the graph and the player keep their room at 1280×720
-const MARGIN = { top: 12, right: 16, bottom: 26, left: 56 };
+const WIDTH = 320; // about the program column's width, so its 11 px labels stay near 11 px
+const HEIGHT = 150;
+const MARGIN = { top: 12, right: 14, bottom: 26, left: 48 };
 const PRINTED_SHOWN = 2000; // lines of printed output put on the page
 
 export function createLossCurve(root, { onPick = () => {} } = {}) {

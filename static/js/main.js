@@ -148,6 +148,7 @@ export function startValuegraph(root, { location = window.location, history = wi
     run({ history: "push" });
   });
   const codeLink = createCodeLink(root, {
+    rows: editor.rows,
     onLine: (line, ids) => {
       graph.setLinked(ids);
       scopes.setLinked(ids);

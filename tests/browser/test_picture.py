@@ -3,6 +3,7 @@ softmax example and the tanh neuron, at every step the current node's numbers ar
 and inside the graph panel, no two labels or records overlap, and Play and the scrubber are in view."""
 
 import pytest
+from playwright.sync_api import expect
 
 from pagehelpers import open_program
 
@@ -83,3 +84,60 @@ def test_two_updates_to_the_same_child_are_both_readable(page):
     a, b = ([r["x"], r["y"], r["x"] + r["width"], r["y"] + r["height"]] for r in boxes)
     assert not overlap(a, b)
     assert sorted(callouts.evaluate_all("(gs) => gs.map((g) => g.dataset.edge)")) == ["1:0", "1:1"]
+
+
+def test_a_training_run_keeps_the_player_in_view_at_1280x720(page):
+    """Its loss curve sits under the program, not between the graph and the player."""
+    page.set_viewport_size({"width": 1280, "height": 720})
+    open_program(page, "a = 1")
+    program = page.evaluate("async () => (await import('/static/js/examples.js')).EXAMPLES.find((e) => e.id === 'py-mlp-training').program")
+    open_program(page, program)
+    expect(page.locator(".vg-loss-point")).to_have_count(20)
+    assert in_viewport(page, "play") and in_viewport(page, "scrubber"), "Play and the scrubber are in view without scrolling"
+    axis_px = page.locator(".vg-loss-axes text").first.evaluate("(t) => parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a")
+    assert axis_px >= 9, f"the loss curve's axis labels are {axis_px:.1f} px"
+
+
+# Every option's text measured in the select's own font, against the room the closed select has.
+CUT_OPTIONS = """() => {
+    const context = document.createElement('canvas').getContext('2d');
+    const cut = [];
+    for (const select of document.querySelectorAll('[data-vg="examples"], [data-vg="lessons"] select')) {
+        const style = getComputedStyle(select);
+        context.font = `${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
+        const arrow = 20;
+        const room = select.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight) - arrow;
+        for (const option of select.options) if (context.measureText(option.text).width > room) cut.push(option.text);
+    }
+    return cut;
+}"""
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (390, 844)], ids=["1280x720", "390x844"])
+def test_the_examples_and_lessons_menus_show_whole_titles(page, size):
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    open_program(page, CHAPTER_2, nodes=4)
+    assert page.locator('[data-vg="examples"] option').count() > 10 and page.locator('[data-vg="lessons"] select option').count() > 10
+    assert page.evaluate(CUT_OPTIONS) == []
+
+
+def test_a_one_line_program_wraps_whole_in_the_narrow_editor_at_1280x720(page):
+    """Item 8: long lines wrap instead of being cut; the gutter numbers and the code-link band follow the rows."""
+    page.set_viewport_size({"width": 1280, "height": 720})
+    one_line = "a = 2; b = 3; c = a * b; L = c + a"
+    open_program(page, one_line + "\nM = L * 2")
+    editor = page.locator('[data-vg="program"]')
+    assert editor.evaluate("(t) => t.scrollWidth <= t.clientWidth"), "nothing hidden to the right"
+    rows = page.evaluate("document.querySelector('[data-valuegraph]').valuegraph.editor.rows.count(1)")
+    assert rows >= 2, "the one-line program takes more than one row of the narrow editor"
+    gutter = page.locator('[data-vg="gutter"] div').first.text_content()
+    assert gutter == "1" + "\n" * rows + "2\n", "line 2's number sits beside line 2's first row"
+    # Pointing at the second line's row marks its nodes and bands that line only.
+    metrics = editor.evaluate("(t) => [t.getBoundingClientRect().x, t.getBoundingClientRect().y, parseFloat(getComputedStyle(t).lineHeight), parseFloat(getComputedStyle(t).paddingTop)]")
+    x, y, height, padding = metrics
+    page.mouse.move(x + 40, y + padding + (rows + 0.5) * height)
+    band = page.locator(".vg-link-hover")
+    expect(band).to_have_attribute("data-line", "2")
+    page.mouse.move(x + 40, y + padding + 0.5 * height)
+    expect(band).to_have_attribute("data-line", "1")
+    assert band.evaluate("(b) => b.getBoundingClientRect().height") == pytest.approx(rows * height, abs=1)
