@@ -20,6 +20,8 @@ export function createRowMap(textarea) {
     const lines = textarea.value.split("\n");
     const style = getComputedStyle(textarea);
     const room = textarea.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    // The layers behind the text leave the same room on the right as the textarea's scrollbar takes.
+    textarea.parentElement.style.setProperty("--vg-scrollbar", `${textarea.offsetWidth - textarea.clientWidth}px`);
     context.font = `${style.fontStyle} ${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
     const cell = context.measureText("0").width;
     const counts = room > 0 && lines.some((line) => !PRINTABLE_ASCII.test(line) || line.length * cell > room)

@@ -80,8 +80,8 @@ def test_one_finger_swipe_over_the_graph_scrolls_the_page_and_move_graph_pans_it
 
 @pytest.mark.parametrize(
     ("size", "query"),
-    [((640, 400), "controls=minimal"), ((800, 640), ""), ((640, 640), "")],
-    ids=["640x400-minimal", "share-default-800x640", "share-default-640x640"],
+    [((640, 400), "controls=minimal"), ((800, 640), ""), ((640, 640), ""), ((640, 400), ""), ((900, 560), "")],
+    ids=["640x400-minimal", "share-default-800x640", "share-default-640x640", "640x400-full", "900x560-full"],
 )
 def test_the_embed_fits_its_frame(page, size, query):
     page.set_viewport_size({"width": size[0], "height": size[1]})
