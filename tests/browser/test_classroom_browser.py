@@ -46,7 +46,7 @@ def test_a_student_follows_the_teacher_explores_and_rejoins(page, browser, live_
     for expected in (1, 2, 3):
         forward.click()
         expect(student.locator('[data-vg="scrubber"]')).to_have_value(str(expected))
-    assert student.locator('[data-vg="caption"]').text_content() == page.locator('[data-vg="caption"]').text_content()
+    expect(student.locator('[data-vg="caption"]')).to_have_text(page.locator('[data-vg="caption"]').text_content())  # set just after the step
 
     # Explore on my own: the student's own moves, and the teacher's are no longer shown.
     student.get_by_role("button", name="Explore on my own").click()
