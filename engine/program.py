@@ -96,7 +96,13 @@ class ShorthandOrigins:
         if i == len(self.marks):
             return None, None, "", []
         start, end = _balanced(self.text, self.marks[i][1], self.marks[i][2])
-        return None, self._place(start) + self._place(end), _shorten(self.text[start:end]), []
+        written = self.text[start:end]
+        line, column = self._place(start)
+        if "\n" in written:
+            span = (line, column) + self._place(end)
+        else:
+            span = (line, column, line, column + end - start)
+        return None, span, _shorten(written), []
 
     def _place(self, offset):
         line = bisect.bisect_right(self.line_starts, offset)
@@ -110,8 +116,8 @@ def _balanced(text, start, end):
     """Widen [start, end) over the parentheses its operands were written in: `(a + b) * c` is
     found as `a + b) * c`, `exp(a)` as `exp(a`, `a.tanh()` as `a.tanh`."""
     written = text[start:end]
-    empty_call = _EMPTY_CALL.match(text, end)
-    if empty_call and "." in written:
+    empty_call = "." in written and _EMPTY_CALL.match(text, end)
+    if empty_call:
         end = empty_call.end()
         written = text[start:end]
     if "(" not in written and ")" not in written:
