@@ -1,8 +1,10 @@
 """Engine results to the wire: plain records shaped by app.schemas, dumped to JSON in one call.
 
-The records are built with dict displays in comprehensions (the cheapest way to make a dict
-in Python), then the schema's serializer writes them in one call.
+The records are built with dict displays (the cheapest way to make a dict in Python) straight
+from the Values and the steps as the trace recorded them, then pydantic-core writes them in one call.
 """
+
+from itertools import count
 
 import pydantic_core
 
@@ -10,34 +12,28 @@ from engine import ProgramRun
 
 from . import schemas
 
-SPAN_KEYS = ("line", "column", "end_line", "end_column")
-
-
 def backward_response(steps, measured=None, layout=None, include_trace=True, program=None) -> schemas.BackwardResponse:
     """steps: the engine's Trace; measured: {leaf Value: numeric gradient} from the nudge
     test, or None; layout: the layout record, or None; program: the engine's ProgramRun (where
     each node came from, the runs, what was printed), or None for a graph built in Python."""
-    nodes = steps.nodes
-    ids = {node: i for i, node in enumerate(nodes)}
-    origins = (program or ProgramRun(None)).origins(nodes)
-    records = [
-        {
+    nodes, ids = steps.nodes, steps.ids
+    records = []
+    for i, node, (label, span, expr, scope) in zip(count(), nodes, (program or ProgramRun(None)).origins(nodes)):
+        record = {
             "id": i,
-            "label": origin.label,
-            "span": None if origin.span is None else dict(zip(SPAN_KEYS, origin.span)),
-            "expr": origin.expr,
-            "scope": origin.scope,
+            "label": label,
+            "span": None if span is None else {"line": span[0], "column": span[1], "end_line": span[2], "end_column": span[3]},
+            "expr": expr,
+            "scope": scope,
             "op": node.op,
             "data": node.data,
             "grad": node.grad,
             "children": [ids[child] for child in node._children],
             "local_grads": list(node._local_grads),
         }
-        for (i, node), origin in zip(enumerate(nodes), origins)
-    ]
-    for record, node in zip(records, nodes):
         if node.op == "**":
             record["exponent"] = node.exponent
+        records.append(record)
     if measured is not None:
         for leaf, gradient in measured.items():
             records[ids[leaf]]["numeric_grad"] = gradient
@@ -45,14 +41,17 @@ def backward_response(steps, measured=None, layout=None, include_trace=True, pro
     response = {"output": steps.output, "nodes": records, "order": steps.order}
     if include_trace:
         response["trace"] = {
-            "sort": [{"node": n, "index": i, "action": a, "child": c} for n, i, a, c in steps.sort],
+            "sort": [
+                {"node": ids[node], "index": index, "action": action, "child": None if child is None else ids[child]}
+                for node, index, action, child in steps.sort_steps
+            ],
             "propagate": [
                 {
-                    "node": node,
+                    "node": ids[node],
                     "grad": grad,
-                    "updates": [{"child": c, "local_grad": lg, "delta": d, "grad": g} for c, lg, d, g in updates],
+                    "updates": [{"child": ids[c], "local_grad": lg, "delta": d, "grad": g} for c, lg, d, g in updates],
                 }
-                for node, grad, updates in steps.propagate
+                for node, grad, updates in steps.propagate_steps
             ],
         }
     response["warnings"] = [{"node": node, "message": message} for node, message in steps.warnings]

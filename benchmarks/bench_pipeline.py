@@ -26,6 +26,7 @@ from benchmarks.apps import TRIVIAL_PATH, create_bench_app
 from benchmarks.bench_http import Server
 from benchmarks.common import clock, load, machine, median, ms, percentile, print_table, us, verdict
 from engine import Limits, evaluate, parse, trace
+from engine.program import ProgramRun, ShorthandOrigins
 from app.config import Settings
 from app.layout import compute_layout
 from app.serialize import backward_response, to_json
@@ -92,15 +93,16 @@ def stage_times(source, max_runs, seconds):
     while not samples["parse"] or (len(samples["parse"]) < max_runs and clock() - started < seconds):
         gc.collect()
         t0 = clock()
-        program = parse(source, LIMITS)
+        tree = parse(source, LIMITS)
         t1 = clock()
-        output = evaluate(program)
+        marks = []  # as run_program does: where each node came from, for its span and expr
+        program = ProgramRun(evaluate(tree, None, marks), shorthand=ShorthandOrigins(source, marks))
         t2 = clock()
-        steps = trace(output, LIMITS)
+        steps = trace(program.output, LIMITS)
         t3 = clock()
         compute_layout(steps)
         t4 = clock()
-        records = backward_response(steps, include_trace=True)
+        records = backward_response(steps, include_trace=True, program=program)
         t5 = clock()
         to_json(records)
         t6 = clock()
@@ -281,7 +283,8 @@ def big_request_table(quick):
 
 def cpu_table(quick):
     """The 12,000-node program's stages in CPU time (time.process_time), which other processes'
-    load barely moves, under the collector settings the what-if rows above try."""
+    load barely moves, under the collector settings the what-if rows above try. The stages are
+    the API's: evaluate keeps each node's origin, records carry its span, expr and scope."""
     source = layered_program(12_000)
     settings = {"gc on (Python's default thresholds)": (700, 10, 10), "what-if: gc threshold0 100,000": (100_000, 10, 10),
                 "what-if: automatic gc off": (0, 10, 10)}
@@ -294,18 +297,19 @@ def cpu_table(quick):
                 gc.collect()
                 gc.set_threshold(*thresholds)
                 times = [time.process_time()]
-                program = parse(source)
+                tree = parse(source)
                 times.append(time.process_time())
-                output = evaluate(program)
+                marks = []  # as run_program does: where each node came from, for its span and expr
+                program = ProgramRun(evaluate(tree, None, marks), shorthand=ShorthandOrigins(source, marks))
                 times.append(time.process_time())
-                steps = trace(output)
+                steps = trace(program.output)
                 times.append(time.process_time())
-                records = backward_response(steps, include_trace=True)
+                records = backward_response(steps, include_trace=True, program=program)
                 times.append(time.process_time())
                 to_json(records)
                 times.append(time.process_time())
                 gc.set_threshold(*saved)
-                del program, output, steps, records
+                del tree, program, steps, records
                 samples[name].append([b - a for a, b in zip(times, times[1:])])
     finally:
         gc.set_threshold(*saved)

@@ -16,10 +16,11 @@ UNARY_PRECEDENCE = 30  # between * and **: -a**2 is -(a**2), -a*b is (-a)*b
 RIGHT_ASSOCIATIVE = {"**"}
 
 # ASCII digits only: \d would also read Arabic-Indic, Devanagari... digits as numbers (a = ١٢ was 12).
+# The blanks before a token are part of its match: half as many matches as blanks and tokens apart.
 _TOKEN = re.compile(
-    r"(?P<blank>[ \t\r\f]+)|(?P<comment>#[^\n]*)|(?P<end>[\n;])"
+    r"[ \t\r\f]*(?:(?P<comment>#[^\n]*)|(?P<end>[\n;])"
     r"|(?P<number>(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)(?P<glued>[A-Za-z0-9_]+)?"
-    r"|(?P<name>[A-Za-z_][A-Za-z0-9_]*)|(?P<op>\*\*|[-+*/()=,.])|(?P<bad>.)",
+    r"|(?P<name>[A-Za-z_][A-Za-z0-9_]*)|(?P<op>\*\*|[-+*/()=,.])|(?P<bad>[^ \t\r\f]))",
     re.DOTALL,
 )
 
@@ -33,12 +34,15 @@ def tokenize(source: str, limits: Limits = Limits()) -> list[Token]:
     tokens = []
     open_parens = 0  # inside parentheses a newline does not end the statement, as in Python
     line, line_start = 1, 0
-    for match in _TOKEN.finditer(source):
+    for match in _TOKEN.finditer(source):  # blanks at the very end match nothing
         kind = match.lastgroup
-        if kind == "blank" or kind == "comment":
+        if kind == "comment":
             continue
-        start, end = match.span()
-        text = match.group()
+        start, end = match.start(kind), match.end()
+        if kind == "glued":  # a number run into letters: 1e, 2x, 3_000
+            start = match.start("number")
+            raise ProgramError(f"'{source[start:end]}' is not a number", Span(start, line, start - line_start + 1, end))
+        text = source[start:end]
         span = Span(start, line, start - line_start + 1, end)
         if kind == "end":
             if open_parens == 0 or text == ";":
@@ -46,8 +50,6 @@ def tokenize(source: str, limits: Limits = Limits()) -> list[Token]:
             if text == "\n":
                 line, line_start = line + 1, end
             continue
-        if kind == "glued":  # a number run into letters: 1e, 2x, 3_000
-            raise ProgramError(f"'{text}' is not a number", span)
         if kind == "bad":
             raise ProgramError(_unexpected_character(text), span)
         if kind == "op":

@@ -8,6 +8,7 @@ How the two are told apart: a program is Python when it calls `Value(...)`, `MLP
 import bisect
 import re
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from .errors import ProgramError
 from .evaluate import evaluate
@@ -28,12 +29,11 @@ def is_python(text: str) -> bool:
     return re.search(PYTHON_MARKERS, text, re.MULTILINE) is not None
 
 
-@dataclass
-class NodeOrigin:
+class NodeOrigin(NamedTuple):
     label: str | None
     span: tuple | None  # (line, column, end_line, end_column), 1-based, end exclusive
     expr: str
-    scope: list = field(default_factory=list)
+    scope: list
 
 
 @dataclass
@@ -47,19 +47,14 @@ class ProgramRun:
 
     def origins(self, nodes) -> list:
         """NodeOrigin per node (in the given order, creation order for distinct labels)."""
-        if self.python is None:
-            where = self.shorthand.origin if self.shorthand else lambda node: (None, "")
-            found = [NodeOrigin(node.label, *where(node), []) for node in nodes]
-        else:
-            found = []
-            for node in nodes:
-                name, extent, expr, scope = self.python.origin(node)
-                found.append(NodeOrigin(node.label or name, extent, expr, scope))
-        for origin, node, label in zip(found, nodes, distinct_labels([o.label for o in found])):
-            origin.label = label
-            if node.op is None and label is None:  # a constant that an operation made from a plain number
-                origin.expr = format_number(node.data)
-        return found
+        where = self.python or self.shorthand or NOWHERE
+        found = [where.origin(node) for node in nodes]  # (name label or None, span, expr, scope)
+        labels = distinct_labels([node.label or name for node, (name, _, _, _) in zip(nodes, found)])
+        return [
+            # a constant that an operation made from a plain number shows its value
+            NodeOrigin(label, span, format_number(node.data) if node.op is None and label is None else expr, scope)
+            for node, label, (_, span, expr, scope) in zip(nodes, labels, found)
+        ]
 
 
 def run_program(text: str, variables=None, limits: Limits = Limits(), seed: int = 0, run: int | None = None) -> ProgramRun:
@@ -75,6 +70,17 @@ def run_program(text: str, variables=None, limits: Limits = Limits(), seed: int 
     return ProgramRun(output, shorthand=ShorthandOrigins(text, marks))
 
 
+class Nowhere:
+    """The origin of every node of a graph built without program text."""
+
+    @staticmethod
+    def origin(node):
+        return None, None, "", []
+
+
+NOWHERE = Nowhere()
+
+
 class ShorthandOrigins:
     """Where each node of a shorthand program came from, from evaluate()'s marks."""
 
@@ -82,28 +88,42 @@ class ShorthandOrigins:
         self.text = text
         self.marks = marks
         self.serials = [mark[0] for mark in marks]
-        self.line_starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
+        self.line_starts = [0] + [match.end() for match in re.finditer("\n", text)]
 
     def origin(self, node):
+        """As PythonRun.origin: (None, span, expr, scope); a shorthand name is the node's own label."""
         i = bisect.bisect_left(self.serials, node._serial)
         if i == len(self.marks):
-            return None, ""
+            return None, None, "", []
         start, end = _balanced(self.text, self.marks[i][1], self.marks[i][2])
-        return self._place(start) + self._place(end), _shorten(self.text[start:end])
+        written = self.text[start:end]
+        line, column = self._place(start)
+        if "\n" in written:
+            span = (line, column) + self._place(end)
+        else:
+            span = (line, column, line, column + end - start)
+        return None, span, _shorten(written), []
 
     def _place(self, offset):
         line = bisect.bisect_right(self.line_starts, offset)
         return line, offset - self.line_starts[line - 1] + 1
 
 
+_EMPTY_CALL = re.compile(r"[ \t]*\(\)")
+
+
 def _balanced(text, start, end):
     """Widen [start, end) over the parentheses its operands were written in: `(a + b) * c` is
     found as `a + b) * c`, `exp(a)` as `exp(a`, `a.tanh()` as `a.tanh`."""
-    rest = text[end:].lstrip(" \t")
-    if rest.startswith("()") and "." in text[start:end]:
-        end = len(text) - len(rest) + 2
+    written = text[start:end]
+    empty_call = "." in written and _EMPTY_CALL.match(text, end)
+    if empty_call:
+        end = empty_call.end()
+        written = text[start:end]
+    if "(" not in written and ")" not in written:
+        return start, end
     depth = lowest = 0
-    for char in text[start:end]:
+    for char in written:
         if char == "(" or char == ")":
             depth += 1 if char == "(" else -1
             lowest = min(lowest, depth)

@@ -6,7 +6,7 @@ exponentially on reused nodes, so their size is computed first and bounded.
 """
 
 import math
-from dataclasses import dataclass
+from functools import cached_property
 from typing import NamedTuple
 
 from .autograd import EMIT, propagate, recursive_propagate, topological_order
@@ -42,15 +42,36 @@ class Warning(NamedTuple):
     message: str
 
 
-@dataclass
 class Trace:
-    nodes: list  # the Values; a node's id is its index here
-    output: int
-    order: list  # ids, children before parents (repeats only in the no-visited-check variant)
-    sort: list  # SortStep per pop of the stack
-    propagate: list  # PropagateStep per node walked
-    warnings: list  # Warning where a non-finite number first appears
-    variant: str = "correct"
+    """The backward pass as it was walked.
+
+    The steps are kept as the walks recorded them, with Values (sort_steps, propagate_steps):
+    a 12,000-node trace has some 70,000 of them, and the API turns them into its wire records
+    in one pass (app.serialize) with `ids`. `sort` and `propagate` give them with node ids, as
+    named tuples, for everything else."""
+
+    def __init__(self, nodes, output, order, sort_steps, propagate_steps, variant="correct"):
+        self.nodes = nodes  # the Values; a node's id is its index here
+        self.ids = {node: i for i, node in enumerate(nodes)}
+        self.output = self.ids[output]
+        self.order = [self.ids[node] for node in order]  # children before parents (repeats only without the visited check)
+        self.sort_steps = sort_steps  # (node, index, action, child or None) per pop of the stack
+        self.propagate_steps = propagate_steps  # (node, grad, [(child, local_grad, delta, child grad after)]) per node walked
+        self.variant = variant
+        self.warnings = _warnings(nodes, self.ids, propagate_steps)  # Warning where a non-finite number first appears
+
+    @cached_property
+    def sort(self) -> list:
+        ids = self.ids
+        return [SortStep(ids[n], index, action, None if child is None else ids[child]) for n, index, action, child in self.sort_steps]
+
+    @cached_property
+    def propagate(self) -> list:
+        ids = self.ids
+        return [
+            PropagateStep(ids[n], grad, [Update(ids[c], local, delta, after) for c, local, delta, after in updates])
+            for n, grad, updates in self.propagate_steps
+        ]
 
 
 WHOLE_PROGRAM = Span(0, 1, 1, 0)
@@ -67,7 +88,6 @@ def trace(output, limits: Limits = Limits(), variant: str = "correct") -> Trace:
     if unfolds:
         _check_unfolded_size(reached, limits)
     nodes = sorted(reached, key=lambda node: node._serial)
-    ids = {node: i for i, node in enumerate(nodes)}
     for node in nodes:
         node.grad = 0.0
 
@@ -77,13 +97,7 @@ def trace(output, limits: Limits = Limits(), variant: str = "correct") -> Trace:
     else:
         order = topological_order(output, sort_steps, check_visited=False) if unfolds else reached
         propagate(order, propagate_steps, accumulate=variant != "assign")
-
-    sort = [SortStep(ids[n], index, action, None if child is None else ids[child]) for n, index, action, child in sort_steps]
-    steps = [
-        PropagateStep(ids[n], grad, [Update(ids[c], local, delta, after) for c, local, delta, after in updates])
-        for n, grad, updates in propagate_steps
-    ]
-    return Trace(nodes, ids[output], [ids[n] for n in order], sort, steps, _warnings(nodes, steps), variant)
+    return Trace(nodes, output, order, sort_steps, propagate_steps, variant)
 
 
 def _check_unfolded_size(reached, limits):
@@ -99,7 +113,7 @@ def _check_unfolded_size(reached, limits):
             )
 
 
-def _warnings(nodes, steps):
+def _warnings(nodes, ids, propagate_steps):
     """Where each kind of non-finite number (NaN, an infinity) first appears, and why."""
     warnings = []
     for i, node in enumerate(nodes):
@@ -112,12 +126,10 @@ def _warnings(nodes, steps):
         elif kind is None and any(not math.isfinite(g) for g in node._local_grads):
             grads = ", ".join(format_number(g) for g in node._local_grads)
             warnings.append(Warning(i, f"the local gradient of {_describe(node, children)} is {grads}"))
-    for step in steps:
-        for update in step.updates:
-            if not math.isfinite(update.delta) and math.isfinite(update.local_grad) and math.isfinite(step.grad):
-                warnings.append(
-                    Warning(update.child, f"the gradient overflows: {format_number(update.local_grad)} × {format_number(step.grad)} is {format_number(update.delta)}")
-                )
+    for _, grad, updates in propagate_steps:
+        for child, local_grad, delta, _ in updates:
+            if not math.isfinite(delta) and math.isfinite(local_grad) and math.isfinite(grad):
+                warnings.append(Warning(ids[child], f"the gradient overflows: {format_number(local_grad)} × {format_number(grad)} is {format_number(delta)}"))
     return warnings
 
 
