@@ -9,7 +9,7 @@ import itertools
 import math
 
 from . import ieee
-from .autograd import propagate, topological_order
+from .autograd import operation_order, propagate
 
 _next_serial = itertools.count().__next__  # creation order, the id a node is shown with
 
@@ -88,8 +88,10 @@ class Value:
     def backward(self):
         """Chapter 2: sort the graph, seed this node with 1, then push gradients back with +=.
 
-        Like micrograd, gradients accumulate across calls; trace() starts from zero."""
-        propagate(topological_order(self))
+        The sort is the course's walk with the leaves left out of the order (they have nothing
+        to pass on), so the gradients are the trace's bit for bit. Like micrograd, gradients
+        accumulate across calls; trace() starts from zero."""
+        propagate(operation_order(self))
 
     def __repr__(self):
         return f"Value(data={self.data}, grad={self.grad})"
