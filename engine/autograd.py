@@ -44,16 +44,19 @@ def topological_order(root, steps=None, check_visited=True):
 
 
 def _postorder(root):
-    """The same order as the recording walk above, for Value.backward(): a node stays on top of
-    the stack while its children are scanned in an inner loop (it is pushed and popped once, not
-    once per child), and a leaf is emitted where it is found, never pushed."""
+    """The same order as the recording walk above, without the steps (nudge, the interpreter's
+    snapshot): the node being scanned and its next child's index live in locals, and only the
+    ancestors waiting for it are on the stack, so a node is pushed and popped once, not once per
+    child; a leaf is emitted where it is found, never pushed. `while True` (not `while stack`):
+    CPython 3.11 specialises a loop's bytecode from inside the first call only on a plain backward
+    jump, so the first backward() of a process runs as fast as the later ones."""
     order = []
     visited = set()
-    stack_nodes = [root]
-    stack_indices = [0]
-    while stack_nodes:
-        children = stack_nodes[-1]._children
-        index = stack_indices[-1]
+    ancestors = []  # the nodes whose scan resumes after the current node, and where
+    resume_at = []
+    node, index = root, 0
+    while True:
+        children = node._children
         count = len(children)
         while index < count:
             child = children[index]
@@ -61,15 +64,47 @@ def _postorder(root):
             if child not in visited:
                 visited.add(child)
                 if child._children:
-                    stack_indices[-1] = index  # resume after this child
-                    stack_nodes.append(child)
-                    stack_indices.append(0)
+                    ancestors.append(node)
+                    resume_at.append(index)
+                    node, index = child, 0
                     break
                 order.append(child)
         else:  # every child done
-            order.append(stack_nodes.pop())
-            stack_indices.pop()
-    return order
+            order.append(node)
+            if not ancestors:
+                return order
+            node = ancestors.pop()
+            index = resume_at.pop()
+
+
+def operation_order(root):
+    """The operations of _postorder's order, leaves left out (the root is always there), for
+    Value.backward(): a leaf has nothing to pass on, so propagate() would only skip it. The
+    operations keep their relative order, so every gradient is summed in the same order, bit for
+    bit the trace's. Leaves need no visited mark either, so the set holds operations only."""
+    order = []
+    visited = set()
+    ancestors = []
+    resume_at = []
+    node, index = root, 0
+    while True:
+        children = node._children
+        count = len(children)
+        while index < count:
+            child = children[index]
+            index += 1
+            if child._children and child not in visited:
+                visited.add(child)
+                ancestors.append(node)
+                resume_at.append(index)
+                node, index = child, 0
+                break
+        else:
+            order.append(node)
+            if not ancestors:
+                return order
+            node = ancestors.pop()
+            index = resume_at.pop()
 
 
 def propagate(order, steps=None, accumulate=True):
@@ -82,13 +117,15 @@ def propagate(order, steps=None, accumulate=True):
     if steps is None and accumulate:  # the plain loop of Value.backward()
         for node in reversed(order):
             grad = node.grad
-            if grad != 0 and node._children:
-                children, local_grads = node._children, node._local_grads
+            if grad != 0.0:  # 0.0, not 0: a float compared with a float is one specialised instruction
+                children = node._children
                 if len(children) == 2:  # + and *, written out: a zip() per node cost twice the arithmetic
-                    children[0].grad += local_grads[0] * grad
-                    children[1].grad += local_grads[1] * grad
-                else:
-                    for child, local in zip(children, local_grads):
+                    a, b = children
+                    local_a, local_b = node._local_grads
+                    a.grad += local_a * grad
+                    b.grad += local_b * grad
+                elif children:
+                    for child, local in zip(children, node._local_grads):
                         child.grad += local * grad
         return
     for node in reversed(order):

@@ -323,12 +323,14 @@ def test_big_power_overflows_to_infinity():
 
 
 @pytest.mark.parametrize("seed", range(20))
-def test_the_plain_walk_gives_the_recording_walks_order(seed):
-    """Value.backward() walks with autograd._postorder, the traced walk with the (node, inputIndex)
-    stack: the same order, so both accumulate gradients in the same order (bit for bit)."""
+def test_the_plain_walks_give_the_recording_walks_order(seed):
+    """The plain sort (autograd._postorder: nudge, the interpreter's snapshot) and the traced
+    walk with the (node, inputIndex) stack give the same order; Value.backward()'s
+    operation_order is that order without the leaves (the root always last). The operations keep
+    their order, so gradients are summed in the same order as the trace's (bit for bit)."""
     import random
 
-    from engine.autograd import _postorder, topological_order
+    from engine.autograd import _postorder, operation_order, topological_order
 
     rng = random.Random(seed)
     nodes = [Value(rng.uniform(-2, 2)) for _ in range(rng.randint(1, 5))]
@@ -337,5 +339,28 @@ def test_the_plain_walk_gives_the_recording_walks_order(seed):
         nodes.append(rng.choice([a + b, a * b, a.tanh(), a * a, (a + 1).relu()]))
     root = nodes[-1]
     recorded = []
-    assert _postorder(root) == topological_order(root, recorded)
-    assert len(recorded) >= len(_postorder(root))
+    full = _postorder(root)
+    assert full == topological_order(root, recorded)
+    assert len(recorded) >= len(full)
+    assert operation_order(root) == [node for node in full if node._children or node is root]
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_backward_gives_the_traces_gradients_bit_for_bit(seed):
+    """Value.backward() walks the operations only; the trace walks every node, recording."""
+    import random
+
+    from engine.trace import trace
+
+    rng = random.Random(seed)
+    nodes = [Value(rng.uniform(-2, 2)) for _ in range(rng.randint(1, 5))]
+    for _ in range(rng.randint(0, 300)):
+        a, b = rng.choice(nodes), rng.choice(nodes[-8:])
+        nodes.append(rng.choice([a + b, a * b, a.tanh(), a * a, (a + 1).relu(), a**2, (a * a + 1).log()]))
+    root = nodes[-1]
+    reached = trace(root).nodes  # the trace zeroes the gradients, then walks every node
+    traced = [node.grad for node in reached]
+    for node in reached:
+        node.grad = 0.0
+    root.backward()
+    assert all(node.grad == g or (math.isnan(node.grad) and math.isnan(g)) for node, g in zip(reached, traced))
