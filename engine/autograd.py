@@ -43,13 +43,13 @@ def topological_order(root, steps=None, check_visited=True):
     return order
 
 
-def _postorder(root):
-    """The same order as the recording walk above, without the steps (nudge, the interpreter's
-    snapshot): the node being scanned and its next child's index live in locals, and only the
-    ancestors waiting for it are on the stack, so a node is pushed and popped once, not once per
-    child; a leaf is emitted where it is found, never pushed. `while True` (not `while stack`):
-    CPython 3.11 specialises a loop's bytecode from inside the first call only on a plain backward
-    jump, so the first backward() of a process runs as fast as the later ones."""
+def _postorder(root, leaves=True):
+    """The same order as the recording walk above, without the steps: the node being scanned and
+    its next child's index live in locals, and only the ancestors waiting for it are on the stack,
+    so a node is pushed and popped once, not once per child; a leaf is emitted where it is found,
+    never pushed. `while True` (not `while stack`): CPython 3.11 specialises a loop's bytecode from
+    inside the first call only on a plain backward jump, so the first backward() of a process runs
+    as fast as the later ones."""
     order = []
     visited = set()
     ancestors = []  # the nodes whose scan resumes after the current node, and where
@@ -61,13 +61,15 @@ def _postorder(root):
         while index < count:
             child = children[index]
             index += 1
-            if child not in visited:
-                visited.add(child)
-                if child._children:
+            if child._children:
+                if child not in visited:
+                    visited.add(child)
                     ancestors.append(node)
                     resume_at.append(index)
                     node, index = child, 0
                     break
+            elif leaves and child not in visited:
+                visited.add(child)
                 order.append(child)
         else:  # every child done
             order.append(node)
@@ -78,33 +80,11 @@ def _postorder(root):
 
 
 def operation_order(root):
-    """The operations of _postorder's order, leaves left out (the root is always there), for
+    """_postorder's order with the leaves left out (the root is always there), for
     Value.backward(): a leaf has nothing to pass on, so propagate() would only skip it. The
     operations keep their relative order, so every gradient is summed in the same order, bit for
-    bit the trace's. Leaves need no visited mark either, so the set holds operations only."""
-    order = []
-    visited = set()
-    ancestors = []
-    resume_at = []
-    node, index = root, 0
-    while True:
-        children = node._children
-        count = len(children)
-        while index < count:
-            child = children[index]
-            index += 1
-            if child._children and child not in visited:
-                visited.add(child)
-                ancestors.append(node)
-                resume_at.append(index)
-                node, index = child, 0
-                break
-        else:
-            order.append(node)
-            if not ancestors:
-                return order
-            node = ancestors.pop()
-            index = resume_at.pop()
+    bit the trace's; and the visited set holds operations only."""
+    return _postorder(root, leaves=False)
 
 
 def propagate(order, steps=None, accumulate=True):
