@@ -17,10 +17,12 @@ RIGHT_ASSOCIATIVE = {"**"}
 
 # ASCII digits only: \d would also read Arabic-Indic, Devanagari... digits as numbers (a = ١٢ was 12).
 # The blanks before a token are part of its match: half as many matches as blanks and tokens apart.
+# Blanks at the very end match as `tail`: were they to match nothing, the search would scan them
+# again from each of their positions (100,000 trailing spaces took minutes).
 _TOKEN = re.compile(
-    r"[ \t\r\f]*(?:(?P<comment>#[^\n]*)|(?P<end>[\n;])"
+    r"[ \t\r\f]*+(?:(?P<comment>#[^\n]*)|(?P<end>[\n;])"
     r"|(?P<number>(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)(?P<glued>[A-Za-z0-9_]+)?"
-    r"|(?P<name>[A-Za-z_][A-Za-z0-9_]*)|(?P<op>\*\*|[-+*/()=,.])|(?P<bad>[^ \t\r\f]))",
+    r"|(?P<name>[A-Za-z_][A-Za-z0-9_]*)|(?P<op>\*\*|[-+*/()=,.])|(?P<bad>[^ \t\r\f])|(?P<tail>\Z))",
     re.DOTALL,
 )
 
@@ -34,8 +36,10 @@ def tokenize(source: str, limits: Limits = Limits()) -> list[Token]:
     tokens = []
     open_parens = 0  # inside parentheses a newline does not end the statement, as in Python
     line, line_start = 1, 0
-    for match in _TOKEN.finditer(source):  # blanks at the very end match nothing
+    for match in _TOKEN.finditer(source):
         kind = match.lastgroup
+        if kind == "tail":
+            break
         if kind == "comment":
             continue
         start, end = match.start(kind), match.end()

@@ -49,6 +49,18 @@ async def test_a_flood_of_bad_variables_is_one_small_quick_422(client):
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize("padding", [" ", "\t", " \f"])
+async def test_blanks_up_to_the_source_limit_are_answered_not_timed_out(client, padding):
+    """Trailing blanks once made the tokenizer rescan them from every position: 100,000 spaces
+    took minutes of CPU, so the request ran out of its budget (503) instead of being answered."""
+    program = "L = 2 * 3"
+    expression = program + padding * ((Settings().max_source_length - len(program)) // len(padding))
+    response = await client.post("/backward", json={"expression": expression})
+    assert response.status_code == 200, response.text[:200]
+    assert response.json()["nodes"][-1]["data"] == 6
+
+
+@pytest.mark.anyio
 async def test_a_flood_of_unknown_fields_is_one_422(client):
     body = json.dumps({"expression": "a", **{f"field{i}": 1 for i in range(50_000)}}).encode()
     response = await client.post("/backward", content=body, headers=JSON)
