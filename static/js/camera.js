@@ -5,6 +5,8 @@
 // The learner's own pan or zoom (or Fit, + and −) pauses following until Follow is pressed again.
 // Moves are short transitions, or none under prefers-reduced-motion.
 
+import { make } from "./courseapi.js";
+
 export const MIN_TEXT_PX = 12; // the smallest a record's data and grad may be drawn, in CSS px
 const MOVE_MS = 280;
 const MARGIN = 24; // px a followed node keeps from the edge of the view
@@ -97,20 +99,17 @@ export function createCamera(graph, { button, textPx = MIN_TEXT_PX, follow = tru
 
 /** The Follow toggle (and, for touch screens, Move graph), put before the Fit button; returns Follow. */
 export function addViewButtons(fitButton, graph) {
-  const doc = fitButton.ownerDocument;
-  const follow = doc.createElement("button");
-  follow.type = "button";
-  follow.className = fitButton.className;
-  follow.dataset.vg = "follow";
-  follow.textContent = "Follow";
-  follow.setAttribute("aria-pressed", "true");
-  const move = doc.createElement("button");
-  move.type = "button";
-  move.className = `${fitButton.className} vg-touch-only`;
-  move.dataset.vg = "move-graph";
-  move.textContent = "Move graph";
-  move.title = "On: one finger pans and pinches the graph. Off: one finger scrolls the page; two fingers move the graph.";
-  move.setAttribute("aria-pressed", "false");
+  const follow = make("button", { className: fitButton.className, text: "Follow", attrs: { type: "button", "data-vg": "follow", "aria-pressed": "true" } });
+  const move = make("button", {
+    className: `${fitButton.className} vg-touch-only`,
+    text: "Move graph",
+    attrs: {
+      type: "button",
+      "data-vg": "move-graph",
+      title: "On: one finger pans and pinches the graph. Off: one finger scrolls the page; two fingers move the graph.",
+      "aria-pressed": "false",
+    },
+  });
   move.addEventListener("click", () => {
     const on = move.getAttribute("aria-pressed") !== "true";
     move.setAttribute("aria-pressed", String(on));

@@ -7,20 +7,14 @@
 // While following, a student's own moves switch to "Explore on my own"; "Rejoin" jumps back to
 // the teacher's current state. Every text is set as text.
 
+import { make } from "./courseapi.js";
+
 const SOCKET_PATH = "/rooms/ws";
 const SEND_EVERY_MS = 50; // the teacher's changes, coalesced: 50× playback is 42 steps a second
 const BACKOFF_FIRST_MS = 250;
 const BACKOFF_MAX_MS = 5000;
 const TOKEN_KEY = "valuegraph:teacher:"; // + code, in sessionStorage
 const ROOM_KEY = "valuegraph:room"; // the room this tab follows, so a reload rejoins
-
-function make(tag, { className = "", text = "", attrs = {} } = {}) {
-  const element = document.createElement(tag);
-  if (className) element.className = className;
-  if (text) element.textContent = text;
-  for (const [name, value] of Object.entries(attrs)) element.setAttribute(name, value);
-  return element;
-}
 
 function storage() {
   try {

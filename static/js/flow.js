@@ -3,6 +3,8 @@
 // adds to the input's grad, red subtracts, dotted passes nothing. A legend under the graph says so.
 // Read from the timeline's recorded updates; nothing is recomputed.
 
+import { make } from "./courseapi.js";
+
 const MIN_WIDTH = 1.5;
 const MAX_WIDTH = 9;
 
@@ -37,23 +39,13 @@ export function flowAt({ flows, largest }, k) {
 
 /** The "Gradient flow" toggle, put after `anchor`, and the legend under `graphBox`; returns the toggle. */
 export function addFlowToggle(anchor, graphBox, onChange) {
-  const doc = anchor.ownerDocument;
-  const button = doc.createElement("button");
-  button.type = "button";
-  button.className = anchor.className.replace(/\bvg-touch-only\b/, "").trim();
-  button.dataset.vg = "flow";
-  button.textContent = "Gradient flow";
-  button.title = "Edge width and colour show the gradient each edge has passed back";
-  button.setAttribute("aria-pressed", "false");
-  const legend = doc.createElement("p");
-  legend.className = "vg-flow-legend";
-  legend.dataset.vg = "flow-legend";
-  const key = (cls) => {
-    const span = doc.createElement("span");
-    span.className = `vg-flow-key ${cls}`;
-    span.setAttribute("aria-hidden", "true");
-    return span;
-  };
+  const button = make("button", {
+    className: anchor.className.replace(/\bvg-touch-only\b/, "").trim(),
+    text: "Gradient flow",
+    attrs: { type: "button", "data-vg": "flow", title: "Edge width and colour show the gradient each edge has passed back", "aria-pressed": "false" },
+  });
+  const legend = make("p", { className: "vg-flow-legend", attrs: { "data-vg": "flow-legend" } });
+  const key = (cls) => make("span", { className: `vg-flow-key ${cls}`, attrs: { "aria-hidden": "true" } });
   legend.append(
     "Gradient flow: an edge that has passed its gradient back is as wide as |local × grad| (",
     key("is-thin"), "little,", key("is-positive"), "the most in this graph); ",

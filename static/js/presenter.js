@@ -2,25 +2,22 @@
 // where the browser allows it), and a text-size control sets how large the camera keeps a
 // record's numbers (and the caption) while it follows the walk.
 
+import { make } from "./courseapi.js";
+
 const TEXT_SIZES = [12, 16, 20, 24, 32]; // CSS px of a record's data and grad while following
 const DEFAULT_SIZE = 20;
 
 /** Put the Presenter button and its text-size control after `anchor`; `camera` follows the walk. */
 export function addPresenter(app, anchor, camera) {
   const doc = anchor.ownerDocument;
-  const button = doc.createElement("button");
-  button.type = "button";
-  button.className = anchor.className.replace(/\bvg-touch-only\b/, "").trim();
-  button.dataset.vg = "presenter";
-  button.textContent = "Presenter";
-  button.title = "Fill the screen with the graph and the player, with larger text (Esc leaves)";
-  button.setAttribute("aria-pressed", "false");
+  const button = make("button", {
+    className: anchor.className.replace(/\bvg-touch-only\b/, "").trim(),
+    text: "Presenter",
+    attrs: { type: "button", "data-vg": "presenter", title: "Fill the screen with the graph and the player, with larger text (Esc leaves)", "aria-pressed": "false" },
+  });
 
-  const sizeBox = doc.createElement("label");
-  sizeBox.className = "vg-text-size";
-  sizeBox.textContent = "Text ";
-  const size = doc.createElement("select");
-  size.dataset.vg = "text-size";
+  const sizeBox = make("label", { className: "vg-text-size", text: "Text " });
+  const size = make("select", { attrs: { "data-vg": "text-size" } });
   for (const px of TEXT_SIZES) size.append(new Option(`${px} px`, String(px), false, px === DEFAULT_SIZE));
   sizeBox.append(size);
   anchor.after(button, sizeBox);
