@@ -33,26 +33,7 @@ from app.serialize import backward_response, to_json
 from engine import run_program, trace
 from engine.python import run_python
 
-MLP_TRAINING = """from micrograd.nn import MLP
-
-n = MLP(3, [4, 4, 1])
-xs = [
-    [2.0, 3.0, -1.0],
-    [3.0, -1.0, 0.5],
-    [0.5, 1.0, 1.0],
-    [1.0, 1.0, -1.0],
-]
-ys = [1.0, -1.0, -1.0, 1.0]
-
-for k in range(20):
-    ypred = [n(x) for x in xs]
-    loss = sum((yout - ygt)**2 for ygt, yout in zip(ys, ypred))
-    n.zero_grad()
-    loss.backward()
-    for p in n.parameters():
-        p.data += -0.05 * p.grad
-    print(k, loss.data)
-"""
+MLP_TRAINING = (Path(__file__).resolve().parent.parent / "tests" / "corpus" / "micrograd_nn_training_loop.py").read_text(encoding="utf-8")
 
 README_EXAMPLE = (Path(__file__).resolve().parent.parent / "tests" / "corpus" / "micrograd_readme_example.py").read_text(encoding="utf-8")
 

@@ -19,30 +19,7 @@ TEST_SANITY_CHECK = (CORPUS / "micrograd_test_sanity_check.py").read_text(encodi
 TEST_MORE_OPS = (CORPUS / "micrograd_test_more_ops.py").read_text(encoding="utf-8")
 LECTURE_NEURON = (CORPUS / "lecture_neuron_tanh.py").read_text(encoding="utf-8")
 
-MLP_TRAINING = """
-from micrograd.nn import MLP
-
-n = MLP(3, [4, 4, 1])
-xs = [
-    [2.0, 3.0, -1.0],
-    [3.0, -1.0, 0.5],
-    [0.5, 1.0, 1.0],
-    [1.0, 1.0, -1.0],
-]
-ys = [1.0, -1.0, -1.0, 1.0]  # desired targets
-
-for k in range(20):
-    # forward pass
-    ypred = [n(x) for x in xs]
-    loss = sum((yout - ygt)**2 for ygt, yout in zip(ys, ypred))
-    # backward pass
-    n.zero_grad()
-    loss.backward()
-    # update
-    for p in n.parameters():
-        p.data += -0.05 * p.grad
-    print(k, loss.data)
-"""
+MLP_TRAINING = (CORPUS / "micrograd_nn_training_loop.py").read_text(encoding="utf-8")
 
 SOFTMAX_CROSS_ENTROPY = """
 from micrograd.engine import Value
