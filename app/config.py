@@ -15,7 +15,7 @@
 | VALUEGRAPH_MAX_PRINTED_CHARACTERS  | 100000    | characters a Python program may print                      |
 | VALUEGRAPH_TIME_BUDGET             | 2.0       | seconds of wall-clock time per request (longer: 503)       |
 | VALUEGRAPH_WORKER_THREADS          | 4         | requests computed at once per process; the rest queue      |
-| VALUEGRAPH_RESPONSE_CACHE_BYTES    | 16000000  | bytes of answers kept in the in-process LRU response cache |
+| VALUEGRAPH_RESPONSE_CACHE_BYTES    | 16000000  | bytes of answers kept in the in-process LRU response cache (0: no cache) |
 | VALUEGRAPH_RETRY_AFTER             | 2         | seconds a 503 asks the client to wait (Retry-After)        |
 | VALUEGRAPH_MAX_REPORTED_ERRORS     | 20        | problems listed in one 422 (the rest are counted)          |
 | VALUEGRAPH_MAX_ECHO_LENGTH         | 100       | characters of a rejected input echoed back in a 422        |
@@ -49,6 +49,7 @@ from functools import cached_property
 from engine import Limits
 
 PREFIX = "VALUEGRAPH_"
+MAY_BE_ZERO = {"response_cache_bytes"}  # 0 turns the cache off; every other bound must be positive
 
 
 @dataclass(frozen=True)
@@ -93,8 +94,9 @@ class Settings:
                     raise ValueError(f"setting {field.name} must be text, not {value!r}")
                 continue
             allowed = int if field.type is int else (int, float)
-            if isinstance(value, bool) or not isinstance(value, allowed) or not (value > 0 and math.isfinite(value)):
-                raise ValueError(f"setting {field.name} must be {_kind(field.type)}, not {value!r}")
+            lowest_ok = value >= 0 if field.name in MAY_BE_ZERO else value > 0
+            if isinstance(value, bool) or not isinstance(value, allowed) or not (lowest_ok and math.isfinite(value)):
+                raise ValueError(f"setting {field.name} must be {_kind(field.type, field.name in MAY_BE_ZERO)}, not {value!r}")
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] = os.environ) -> "Settings":
@@ -107,7 +109,7 @@ class Settings:
             try:
                 values[field.name] = raw.strip() if field.type is str else field.type(raw.replace("_", ""))
             except ValueError:
-                raise ValueError(f"{variable} must be {_kind(field.type)}, not {raw!r}") from None
+                raise ValueError(f"{variable} must be {_kind(field.type, field.name in MAY_BE_ZERO)}, not {raw!r}") from None
         return cls(**values)
 
     @cached_property
@@ -127,5 +129,7 @@ class Settings:
         )
 
 
-def _kind(type_):
-    return "a positive whole number" if type_ is int else "a positive number of seconds"
+def _kind(type_, may_be_zero=False):
+    if type_ is int:
+        return "a whole number, 0 or more" if may_be_zero else "a positive whole number"
+    return "a positive number of seconds"

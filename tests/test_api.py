@@ -666,6 +666,19 @@ async def test_repeated_requests_are_answered_from_the_cache():
     assert other.json()["nodes"][0]["grad"] == 3.0
 
 
+async def test_a_cache_of_zero_bytes_keeps_nothing():
+    app = create_app(Settings.from_environ({"VALUEGRAPH_RESPONSE_CACHE_BYTES": "0"}))
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+        body = {"expression": "a = 2; b = 3; c = a * b; L = c + a"}
+        first = await client.post("/backward", json=body)
+        second = await client.post("/backward", json=body)
+    assert first.status_code == second.status_code == 200 and first.content == second.content
+    assert len(app.state.response_cache) == 0
+    with pytest.raises(ValueError, match="setting response_cache_bytes must be a whole number, 0 or more, not -1"):
+        Settings.from_environ({"VALUEGRAPH_RESPONSE_CACHE_BYTES": "-1"})
+
+
 async def test_healthz_answers_head_for_uptime_checkers(client):
     response = await client.head("/healthz")
     assert response.status_code == 200 and response.content == b""
