@@ -76,6 +76,7 @@ def _run(steps, scope, variables, source, marks):
             del stack[len(stack) - count :]
             value = _call(function, arguments, offset, source)
             stack.append(value)
+        # an operation that made a Value (unary + hands back its operand, which is marked already)
         if marks is not None and isinstance(value, Value) and (not marks or value._serial > marks[-1][0]):
             marks.append((value._serial, start, end))
     return stack[0]
