@@ -141,7 +141,7 @@ def _expression(source, tokens, pos, limits):
             depth -= 1
             if action is CALL:
                 function, function_start = argument
-                count = argument_counts.pop()
+                count = argument_counts.pop()  # the arguments follow the name: from it to the last one's end
                 step = (CALL, (function, count), function_start, function_start, operands[-1][4])
                 del operands[len(operands) - count :]
                 steps.append(step)
