@@ -1,4 +1,4 @@
-"""Syntax tree to Value graph, through whitelisted operator and function tables.
+"""A parsed program's steps to a Value graph, through whitelisted operator and function tables.
 
 Numbers written in the program stay plain floats until they meet a Value, as they do in
 Python with micrograd: `2 * 3 + a` adds one constant leaf 6, `a / 2` a constant leaf 0.5.
@@ -9,7 +9,7 @@ import operator
 
 from . import ieee
 from .errors import ProgramError
-from .syntax import Binary, Call, Name, Number, Unary
+from .syntax import BINARY, NAME, NUMBER, UNARY, place
 from .value import VALUE_EXPONENT_MESSAGE, Value
 
 # Value operands: Python's operators, so the graph is exactly what micrograd builds.
@@ -32,107 +32,87 @@ def evaluate(program, variables=None, marks=None) -> Value:
     scope = {}
     result = None
     for statement in program.statements:
-        result, end = _evaluate(statement.expr, scope, variables, marks)
+        result = _run(statement.steps, scope, variables, program.source, marks)
         if statement.target is not None:
             if not isinstance(result, Value):
                 result = Value(result)
                 if marks is not None:
-                    marks.append((result._serial, statement.span.offset, end))
+                    marks.append((result._serial, statement.start, statement.steps[-1][4]))
             if result.label is None:
                 result.label = statement.target
             scope[statement.target] = result
     if not isinstance(result, Value):
         result = Value(result)
         if marks is not None:
-            marks.append((result._serial, program.statements[-1].span.offset, end))
+            last = program.statements[-1]
+            marks.append((result._serial, last.start, last.steps[-1][4]))
     return result
 
 
-def _evaluate(expr, scope, variables, marks=None):
-    """Post-order walk with an explicit stack: a 40,000-term sum is a 40,000-deep tree.
-    Returns the value and the offset just past the expression's last token."""
-    results = []
-    extents = []  # (first offset, offset past the end) beside each result
-    pending = [(expr, False)]
-    while pending:
-        node, operands_ready = pending.pop()
-        if isinstance(node, Number):
-            results.append(node.value)
-            extents.append((node.span.offset, node.span.end))
-        elif isinstance(node, Name):
-            made = marks is not None and node.name not in scope
-            results.append(_lookup(node, scope, variables))
-            extents.append((node.span.offset, node.span.end))
-            if made and isinstance(results[-1], Value):
-                _mark(marks, results[-1], node.span.offset, node.span.end)
-        elif not operands_ready:
-            pending.append((node, True))
-            pending.extend((child, False) for child in reversed(_operands(node)))
-        elif isinstance(node, Binary):
-            right = results.pop()
-            results.append(_binary(node, results.pop(), right))
-            end = extents.pop()[1]
-            extents[-1] = (extents[-1][0], end)
-        elif isinstance(node, Unary):
-            operand = results.pop()
-            results.append(-operand if node.op == "-" else operand)
-            extents[-1] = (node.span.offset, extents[-1][1])
+def _run(steps, scope, variables, source, marks):
+    """The steps in order on a stack of values (postfix: no recursion, however deep the
+    expression); returns the value of the last one."""
+    stack = []
+    for action, argument, offset, start, end in steps:
+        if action is NAME:
+            value = scope.get(argument)
+            if value is None:  # a variable's leaf, made at its first use
+                value = _leaf(argument, offset, scope, variables, source)
+                if marks is not None:
+                    marks.append((value._serial, start, end))
+            stack.append(value)
+            continue
+        if action is NUMBER:
+            stack.append(argument)
+            continue
+        if action is BINARY:
+            right = stack.pop()
+            value = stack[-1] = _binary(argument, stack[-1], right, offset, source)
+        elif action is UNARY:
+            value = stack[-1] = -stack[-1] if argument == "-" else stack[-1]
         else:
-            count = len(node.args)
-            args = results[len(results) - count :]
-            del results[len(results) - count :]
-            results.append(_call(node, args))
-            spans = extents[len(extents) - count :]
-            del extents[len(extents) - count :]
-            extents.append((min(node.span.offset, *(s for s, _ in spans)), max(node.span.end, *(e for _, e in spans))))
-        if marks is not None and operands_ready and isinstance(results[-1], Value):
-            _mark(marks, results[-1], *extents[-1])
-    return results[0], extents[0][1]
+            function, count = argument
+            arguments = stack[len(stack) - count :]
+            del stack[len(stack) - count :]
+            value = _call(function, arguments, offset, source)
+            stack.append(value)
+        # an operation that made a Value (unary + hands back its operand, which is marked already)
+        if marks is not None and isinstance(value, Value) and (not marks or value._serial > marks[-1][0]):
+            marks.append((value._serial, start, end))
+    return stack[0]
 
 
-def _mark(marks, value, start, end):
-    if not marks or value._serial > marks[-1][0]:
-        marks.append((value._serial, start, end))
-
-
-def _operands(node):
-    if isinstance(node, Binary):
-        return (node.left, node.right)
-    if isinstance(node, Unary):
-        return (node.operand,)
-    return node.args
-
-
-def _lookup(node, scope, variables):
-    if node.name in scope:
-        return scope[node.name]
-    if node.name in variables:
-        leaf = scope[node.name] = Value(variables[node.name], label=node.name)
+def _leaf(name, offset, scope, variables, source):
+    """The leaf of a variable used for the first time, or the error of a name never defined."""
+    if name in variables:
+        leaf = scope[name] = Value(variables[name], label=name)
         return leaf
     known = sorted(set(scope) | set(variables))
     hint = f"; defined so far: {', '.join(map(_shown, known[:8]))}{', ...' if len(known) > 8 else ''}" if known else ""
-    if node.name in FUNCTIONS:
-        hint = f"; to call the function write {node.name}(x)"
-    name = _shown(node.name)
-    raise ProgramError(f"unknown name '{name}': assign it first (as in {name} = 2) or pass it as a variable{hint}", node.span)
+    if name in FUNCTIONS:
+        hint = f"; to call the function write {name}(x)"
+    shown = _shown(name)
+    raise ProgramError(
+        f"unknown name '{shown}': assign it first (as in {shown} = 2) or pass it as a variable{hint}", place(source, offset, offset + len(name))
+    )
 
 
-def _binary(node, left, right):
-    if isinstance(right, Value) and node.op == "**":
-        raise ProgramError(VALUE_EXPONENT_MESSAGE, node.span)
+def _binary(op, left, right, offset, source):
+    if isinstance(right, Value) and op == "**":
+        raise ProgramError(VALUE_EXPONENT_MESSAGE, place(source, offset, offset + len(op)))
     if isinstance(left, Value) or isinstance(right, Value):
-        return VALUE_OPERATORS[node.op](left, right)
-    return NUMBER_OPERATORS[node.op](left, right)
+        return VALUE_OPERATORS[op](left, right)
+    return NUMBER_OPERATORS[op](left, right)
 
 
-def _call(node, args):
-    function = FUNCTIONS.get(node.function)
+def _call(name, arguments, offset, source):
+    function = FUNCTIONS.get(name)
     if function is None:
-        raise ProgramError(f"unknown function '{_shown(node.function)}': the functions are {', '.join(FUNCTIONS)}", node.span)
-    if len(args) != 1:
-        raise ProgramError(f"{node.function}() takes exactly one argument, got {len(args)}", node.span)
-    (arg,) = args
-    return function(arg if isinstance(arg, Value) else Value(arg))
+        raise ProgramError(f"unknown function '{_shown(name)}': the functions are {', '.join(FUNCTIONS)}", place(source, offset, offset + len(name)))
+    if len(arguments) != 1:
+        raise ProgramError(f"{name}() takes exactly one argument, got {len(arguments)}", place(source, offset, offset + len(name)))
+    (argument,) = arguments
+    return function(argument if isinstance(argument, Value) else Value(argument))
 
 
 def _shown(name, longest=40):

@@ -1,4 +1,4 @@
-"""Program text to syntax tree: a tokenizer and an operator-precedence parser.
+"""Program text to steps: a tokenizer and an operator-precedence parser.
 
 The parser is a shunting-yard loop over an explicit operator stack, so no input, however
 deeply nested or long, can exhaust Python's recursion limit. Precedence follows Python.
@@ -9,11 +9,12 @@ import unicodedata
 
 from .errors import ProgramError
 from .limits import Limits
-from .syntax import Binary, Call, Name, Number, Program, Span, Statement, Token, Unary
+from .syntax import BINARY, CALL, NAME, NUMBER, UNARY, Program, Statement, place
 
 BINARY_PRECEDENCE = {"+": 10, "-": 10, "*": 20, "/": 20, "**": 40}
 UNARY_PRECEDENCE = 30  # between * and **: -a**2 is -(a**2), -a*b is (-a)*b
 RIGHT_ASSOCIATIVE = {"**"}
+PARENTHESIS = "parenthesis"  # an operator frame: a "(" not yet closed
 
 # ASCII digits only: \d would also read Arabic-Indic, Devanagari... digits as numbers (a = ١٢ was 12).
 # The blanks before a token are part of its match: half as many matches as blanks and tokens apart.
@@ -27,40 +28,38 @@ _TOKEN = re.compile(
 )
 
 
-def tokenize(source: str, limits: Limits = Limits()) -> list[Token]:
+def tokenize(source: str, limits: Limits = Limits()) -> list[tuple]:
+    """The tokens (kind, text, start, end) of source, ending with ("eof", "", n, n)."""
     if len(source) > limits.max_source_length:
         raise ProgramError(
             f"the program is {len(source):,} characters long; the limit is {limits.max_source_length:,}",
-            _span_of_offset(source, limits.max_source_length),
+            place(source, limits.max_source_length, limits.max_source_length + 1),
         )
     tokens = []
     open_parens = 0  # inside parentheses a newline does not end the statement, as in Python
-    line, line_start = 1, 0
     for match in _TOKEN.finditer(source):
         kind = match.lastgroup
-        if kind == "tail":
-            break
-        if kind == "comment":
-            continue
-        start, end = match.start(kind), match.end()
-        if kind == "glued":  # a number run into letters: 1e, 2x, 3_000
-            start = match.start("number")
-            raise ProgramError(f"'{source[start:end]}' is not a number", Span(start, line, start - line_start + 1, end))
-        text = source[start:end]
-        span = Span(start, line, start - line_start + 1, end)
-        if kind == "end":
-            if open_parens == 0 or text == ";":
-                tokens.append(Token("end", text, span))
-            if text == "\n":
-                line, line_start = line + 1, end
-            continue
-        if kind == "bad":
-            raise ProgramError(_unexpected_character(text), span)
+        text = match[kind]
+        end = match.end()
         if kind == "op":
-            open_parens += (text == "(") - (text == ")" and open_parens > 0)
-        tokens.append(Token(kind, text, span))
-    n = len(source)
-    tokens.append(Token("eof", "", Span(n, line, n - line_start + 1, n)))
+            if text == "(":
+                open_parens += 1
+            elif text == ")" and open_parens:
+                open_parens -= 1
+        elif kind == "end":
+            if open_parens and text == "\n":
+                continue
+        elif kind == "comment":
+            continue
+        elif kind == "tail":
+            break
+        elif kind == "glued":  # a number run into letters: 1e, 2x, 3_000
+            start = match.start("number")
+            raise ProgramError(f"'{source[start:end]}' is not a number", place(source, start, end))
+        elif kind == "bad":
+            raise ProgramError(_unexpected_character(text), place(source, end - 1, end))
+        tokens.append((kind, text, end - len(text), end))
+    tokens.append(("eof", "", len(source), len(source)))
     return tokens
 
 
@@ -68,142 +67,159 @@ def parse(source: str, limits: Limits = Limits()) -> Program:
     tokens = tokenize(source, limits)
     statements = []
     pos = 0
-    while tokens[pos].kind != "eof":
-        if tokens[pos].kind == "end":
+    while tokens[pos][0] != "eof":
+        if tokens[pos][0] == "end":
             pos += 1
             continue
-        statement, pos = _statement(tokens, pos, limits)
+        statement, pos = _statement(source, tokens, pos, limits)
         statements.append(statement)
     if not statements:
-        raise ProgramError("the program is empty: write an expression, such as a * b + a", tokens[0].span)
-    return Program(tuple(statements))
+        raise ProgramError("the program is empty: write an expression, such as a * b + a", _place_of(source, tokens[0]))
+    return Program(tuple(statements), source)
 
 
-def _statement(tokens, pos, limits):
-    first = tokens[pos]
+def _statement(source, tokens, pos, limits):
+    kind, text, start, _ = tokens[pos]
     target = None
-    if first.kind == "name" and tokens[pos + 1].text == "=" and tokens[pos + 1].kind == "op":
-        target = first.text
+    if kind == "name" and tokens[pos + 1][1] == "=" and tokens[pos + 1][0] == "op":
+        target = text
         pos += 2
-    expr, pos = _expression(tokens, pos, limits)
-    return Statement(target, expr, first.span), pos
+    steps, pos = _expression(source, tokens, pos, limits)
+    return Statement(target, steps, start), pos
 
 
-def _expression(tokens, pos, limits):
-    operands = []
-    operators = []  # frames: [kind, text, span, argument count, "(" span]; kind: binary/unary/paren/call
+def _expression(source, tokens, pos, limits):
+    """One expression to its steps in postfix order (engine.syntax), up to the end of its statement."""
+    steps = []
+    operands = []  # the step that computes each operand not yet combined: its start and end are the operand's
+    operators = []  # frames (precedence, action, argument, offset); parentheses and calls have precedence 0
+    argument_counts = []  # one per call frame
     depth = 0  # open parentheses, calls and unary signs
     expect_operand = True
     while True:
-        token = tokens[pos]
-        kind, text = token.kind, token.text
+        kind, text, start, end = tokens[pos]
         if expect_operand:
-            if kind == "number":
-                operands.append(Number(float(text), token.span))
-                expect_operand = False
-            elif kind == "name" and tokens[pos + 1].text == "(":
-                if tokens[pos + 2].text == ")":
-                    operands.append(Call(text, (), token.span))
+            if kind == "name" and tokens[pos + 1][1] == "(":
+                if tokens[pos + 2][1] == ")":
+                    step = (CALL, (text, 0), start, start, end)
+                    steps.append(step)
+                    operands.append(step)
                     expect_operand = False
                     pos += 2
-                else:
-                    operators.append(["call", text, token.span, 1, tokens[pos + 1].span])
+                else:  # the frame's offset is the '(' it opened, which an unclosed call is reported at
+                    operators.append((0, CALL, (text, start), tokens[pos + 1][2]))
+                    argument_counts.append(1)
                     depth += 1
                     pos += 1
-            elif kind == "name":
-                operands.append(Name(text, token.span))
+            elif kind == "name" or kind == "number":
+                step = (NAME, text, start, start, end) if kind == "name" else (NUMBER, float(text), start, start, end)
+                steps.append(step)
+                operands.append(step)
                 expect_operand = False
             elif kind == "op" and text in ("+", "-", "("):
-                operators.append(["paren" if text == "(" else "unary", text, token.span, 0, token.span])
+                operators.append((0, PARENTHESIS, None, start) if text == "(" else (UNARY_PRECEDENCE, UNARY, text, start))
                 depth += 1
             else:
-                raise ProgramError(f"expected a number, a name or '(' {_after(tokens, pos)}, found {_describe(token)}", token.span)
+                raise ProgramError(
+                    f"expected a number, a name or '(' {_after(tokens, pos)}, found {_describe(tokens[pos])}", place(source, start, end)
+                )
             if depth > limits.max_depth:
-                raise ProgramError(f"the expression nests deeper than {limits.max_depth} levels", token.span)
+                raise ProgramError(f"the expression nests deeper than {limits.max_depth} levels", place(source, start, end))
         elif kind == "op" and text in BINARY_PRECEDENCE:
             precedence = BINARY_PRECEDENCE[text]
-            while operators and operators[-1][0] in ("binary", "unary"):
-                top = operators[-1]
-                top_precedence = UNARY_PRECEDENCE if top[0] == "unary" else BINARY_PRECEDENCE[top[1]]
-                if top_precedence < precedence or (top_precedence == precedence and text in RIGHT_ASSOCIATIVE):
-                    break
-                depth -= _reduce(operators, operands)
-            operators.append(["binary", text, token.span, 0, None])
+            if text in RIGHT_ASSOCIATIVE:
+                precedence += 1  # an operator of the same precedence before it waits: 2**3**2 is 2**(3**2)
+            while operators and operators[-1][0] >= precedence:
+                depth -= _reduce(operators, steps, operands)
+            operators.append((BINARY_PRECEDENCE[text], BINARY, text, start))
             expect_operand = True
         elif kind == "op" and text == ")":
-            depth -= _reduce_to_bracket(operators, operands)
+            depth -= _reduce_to_bracket(operators, steps, operands)
             if not operators:
-                raise ProgramError("')' has no matching '('", token.span)
-            frame = operators.pop()
+                raise ProgramError("')' has no matching '('", place(source, start, end))
+            _, action, argument, _ = operators.pop()
             depth -= 1
-            if frame[0] == "call":
-                count = frame[3]
-                args = tuple(operands[-count:])
-                del operands[-count:]
-                operands.append(Call(frame[1], args, frame[2]))
+            if action is CALL:
+                function, function_start = argument
+                count = argument_counts.pop()  # the arguments follow the name: from it to the last one's end
+                step = (CALL, (function, count), function_start, function_start, operands[-1][4])
+                del operands[len(operands) - count :]
+                steps.append(step)
+                operands.append(step)
         elif kind == "op" and text == ",":
-            depth -= _reduce_to_bracket(operators, operands)
-            if not operators or operators[-1][0] != "call":
-                raise ProgramError("',' can only separate the arguments of a call", token.span)
-            operators[-1][3] += 1
+            depth -= _reduce_to_bracket(operators, steps, operands)
+            if not operators or operators[-1][1] is not CALL:
+                raise ProgramError("',' can only separate the arguments of a call", place(source, start, end))
+            argument_counts[-1] += 1
             expect_operand = True
         elif kind == "op" and text == ".":
-            name = tokens[pos + 1]
-            if name.kind != "name":
-                raise ProgramError(f"expected a method name after '.', found {_describe(name)}", name.span)
-            if tokens[pos + 2].text != "(" or tokens[pos + 3].text != ")":
-                raise ProgramError(f"a method takes no arguments: write .{name.text}()", name.span)
-            operands[-1] = Call(name.text, (operands[-1],), name.span)
+            method_kind, method, method_start, method_end = tokens[pos + 1]
+            if method_kind != "name":
+                raise ProgramError(f"expected a method name after '.', found {_describe(tokens[pos + 1])}", _place_of(source, tokens[pos + 1]))
+            if tokens[pos + 2][1] != "(" or tokens[pos + 3][1] != ")":
+                raise ProgramError(f"a method takes no arguments: write .{method}()", place(source, method_start, method_end))
+            operand = operands[-1]  # x.log() is log(x), reported at the method's name
+            step = (CALL, (method, 1), method_start, min(operand[3], method_start), max(operand[4], method_end))
+            steps.append(step)
+            operands[-1] = step
             pos += 3
-        elif kind in ("end", "eof"):
+        elif kind == "end" or kind == "eof":
             while operators:
-                if operators[-1][0] in ("paren", "call"):
-                    opened = operators[-1][4]
+                if operators[-1][0] == 0:
+                    opened = place(source, operators[-1][3], operators[-1][3] + 1)
                     raise ProgramError(f"'(' opened at {opened.line}:{opened.column} is never closed", opened)
-                depth -= _reduce(operators, operands)
-            return operands[0], pos
+                depth -= _reduce(operators, steps, operands)
+            return tuple(steps), pos
         elif kind == "op" and text == "=":
-            raise ProgramError("'=' can only follow a single name at the start of a statement, as in c = a * b", token.span)
+            raise ProgramError("'=' can only follow a single name at the start of a statement, as in c = a * b", place(source, start, end))
         else:
-            raise ProgramError(f"expected an operator or the end of the statement, found {_describe(token)}", token.span)
+            raise ProgramError(f"expected an operator or the end of the statement, found {_describe(tokens[pos])}", place(source, start, end))
         pos += 1
 
 
-def _reduce(operators, operands):
-    """Pop one binary or unary operator and combine its operands; returns the depth it closed."""
-    kind, text, span, _, _ = operators.pop()
-    if kind == "unary":
-        operands.append(Unary(text, operands.pop(), span))
-        return 1
-    right = operands.pop()
-    operands.append(Binary(text, operands.pop(), right, span))
-    return 0
+def _reduce(operators, steps, operands):
+    """Pop one binary or unary operator and emit its step; returns the depth it closed."""
+    _, action, text, offset = operators.pop()
+    if action is UNARY:
+        step = (UNARY, text, offset, offset, operands[-1][4])
+        closed = 1
+    else:
+        right = operands.pop()
+        step = (BINARY, text, offset, operands[-1][3], right[4])
+        closed = 0
+    steps.append(step)
+    operands[-1] = step
+    return closed
 
 
-def _reduce_to_bracket(operators, operands):
+def _reduce_to_bracket(operators, steps, operands):
     closed = 0
-    while operators and operators[-1][0] in ("binary", "unary"):
-        closed += _reduce(operators, operands)
+    while operators and operators[-1][0] > 0:
+        closed += _reduce(operators, steps, operands)
     return closed
 
 
 def _after(tokens, pos):
-    previous = tokens[pos - 1] if pos > 0 else None
-    if previous is None or previous.kind == "end":
+    if pos == 0 or tokens[pos - 1][0] == "end":
         return "to start the statement"
-    return f"after {_describe(previous)}"
+    return f"after {_describe(tokens[pos - 1])}"
 
 
 def _describe(token):
-    if token.kind == "number":
-        return f"the number {token.text}"
-    if token.kind == "name":
-        return f"the name '{token.text}'"
-    if token.kind == "eof":
+    kind, text, _, _ = token
+    if kind == "number":
+        return f"the number {text}"
+    if kind == "name":
+        return f"the name '{text}'"
+    if kind == "eof":
         return "the end of the program"
-    if token.text == "\n":
+    if text == "\n":
         return "the end of the line"
-    return f"'{token.text}'"
+    return f"'{text}'"
+
+
+def _place_of(source, token):
+    return place(source, token[2], token[3])
 
 
 def _unexpected_character(ch):
@@ -220,7 +236,3 @@ def _unexpected_character(ch):
         hint = ": the language has numbers, names, + - * / **, parentheses and log, exp, relu, tanh"
     return f"unexpected character {shown}({code} {name}){hint}"
 
-
-def _span_of_offset(source, offset):
-    line_start = source.rfind("\n", 0, offset) + 1
-    return Span(offset, source.count("\n", 0, offset) + 1, offset - line_start + 1, offset + 1)

@@ -7,26 +7,35 @@ import pytest
 
 from engine import Limits, ProgramError, parse
 from engine.parser import tokenize
-from engine.syntax import Binary, Call, Name, Number, Unary
+from engine.syntax import BINARY, CALL, NAME, NUMBER, UNARY, place
 
 
-def shape(expr):
-    """A syntax tree as a compact prefix string, e.g. (* a (- 2))."""
-    if isinstance(expr, Number):
-        return repr(expr.value)
-    if isinstance(expr, Name):
-        return expr.name
-    if isinstance(expr, Unary):
-        return f"({expr.op} {shape(expr.operand)})"
-    if isinstance(expr, Binary):
-        return f"({expr.op} {shape(expr.left)} {shape(expr.right)})"
-    assert isinstance(expr, Call)
-    return f"({expr.function}{''.join(' ' + shape(arg) for arg in expr.args)})"
+def shape(steps):
+    """An expression's postfix steps as the tree they build, a compact prefix string, e.g. (* a (- 2))."""
+    stack = []
+    for action, argument, _, _, _ in steps:
+        if action == NUMBER:
+            stack.append(repr(argument))
+        elif action == NAME:
+            stack.append(argument)
+        elif action == UNARY:
+            stack.append(f"({argument} {stack.pop()})")
+        elif action == BINARY:
+            right = stack.pop()
+            stack.append(f"({argument} {stack.pop()} {right})")
+        else:
+            assert action == CALL
+            function, count = argument
+            arguments = stack[len(stack) - count :]
+            del stack[len(stack) - count :]
+            stack.append(f"({function}{''.join(' ' + shown for shown in arguments)})")
+    (expression,) = stack  # the steps build exactly one value
+    return expression
 
 
 def tree(source):
     (statement,) = parse(source).statements
-    return shape(statement.expr)
+    return shape(statement.steps)
 
 
 def error(source, limits=Limits()):
@@ -87,23 +96,43 @@ def test_calls_and_methods(source, expected):
 def test_statements_split_by_newlines_and_semicolons():
     program = parse("a = 1; b = 2\nc = a * b\n\n;c + 1")
     assert [s.target for s in program.statements] == ["a", "b", "c", None]
-    assert [shape(s.expr) for s in program.statements] == ["1.0", "2.0", "(* a b)", "(+ c 1.0)"]
+    assert [shape(s.steps) for s in program.statements] == ["1.0", "2.0", "(* a b)", "(+ c 1.0)"]
 
 
 def test_comments_are_ignored():
     program = parse("# intro\na = 2  # two\n# between\na * 3 # end")
-    assert [shape(s.expr) for s in program.statements] == ["2.0", "(* a 3.0)"]
+    assert [shape(s.steps) for s in program.statements] == ["2.0", "(* a 3.0)"]
 
 
 def test_newlines_inside_parentheses_continue_the_statement():
     program = parse("b = (a\n+\n1)\nlog(\nb\n)")
-    assert [shape(s.expr) for s in program.statements] == ["(+ a 1.0)", "(log b)"]
+    assert [shape(s.steps) for s in program.statements] == ["(+ a 1.0)", "(log b)"]
 
 
-def test_spans_are_one_based_line_and_column():
-    tokens = tokenize("a = 1\n  bb * 2")
-    bb = next(t for t in tokens if t.text == "bb")
-    assert (bb.span.line, bb.span.column, bb.span.offset, bb.span.end) == (2, 3, 8, 10)
+def test_tokens_are_kind_text_and_character_offsets():
+    source = "a = 1\n  bb * 2  # c\n"
+    assert tokenize(source) == [
+        ("name", "a", 0, 1), ("op", "=", 2, 3), ("number", "1", 4, 5), ("end", "\n", 5, 6),
+        ("name", "bb", 8, 10), ("op", "*", 11, 12), ("number", "2", 13, 14), ("end", "\n", 19, 20), ("eof", "", 20, 20),
+    ]
+
+
+def test_places_are_one_based_line_and_column():
+    source = "a = 1\n  bb * 2"
+    assert tuple(place(source, 8, 10)) == (8, 2, 3, 10)
+    assert tuple(place(source, 0, 1)) == (0, 1, 1, 1)
+    assert tuple(place(source, 6, 7)) == (6, 2, 1, 7)  # just after a newline: the next line's first column
+
+
+def test_steps_carry_where_each_value_was_written():
+    """(action, argument, own token's offset, start, end): start and end span the operands, not
+    the parentheses around them; a method call starts at its object."""
+    (statement,) = parse("c = (a + 2) * log(b).tanh()").statements
+    assert statement.target == "c" and statement.start == 0
+    assert statement.steps == (
+        (NAME, "a", 5, 5, 6), (NUMBER, 2.0, 9, 9, 10), (BINARY, "+", 7, 5, 10), (NAME, "b", 18, 18, 19),
+        (CALL, ("log", 1), 14, 14, 19), (CALL, ("tanh", 1), 21, 14, 25), (BINARY, "*", 12, 5, 25),
+    )
 
 
 # --- errors: message, line and column -----------------------------------------------------
