@@ -18,7 +18,8 @@ def backward_response(steps, measured=None, layout=None, include_trace=True, pro
     each node came from, the runs, what was printed), or None for a graph built in Python."""
     nodes, ids = steps.nodes, steps.ids
     records = []
-    for i, node, (label, span, expr, scope) in zip(count(), nodes, (program or ProgramRun(None)).origins(nodes)):
+    labels, made = (program or ProgramRun(None)).origin_parts(nodes)
+    for i, node, label, (span, expr, scope) in zip(count(), nodes, labels, made):
         record = {
             "id": i,
             "label": label,

@@ -6,8 +6,10 @@ How the two are told apart: a program is Python when it calls `Value(...)`, `MLP
 (`a = 2` makes a leaf labelled a)."""
 
 import bisect
+import math
 import re
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import NamedTuple
 
 from .errors import ProgramError
@@ -46,15 +48,34 @@ class ProgramRun:
     shorthand: "ShorthandOrigins | None" = None
 
     def origins(self, nodes) -> list:
-        """NodeOrigin per node (in the given order, creation order for distinct labels)."""
+        """NodeOrigin per node (nodes in creation order, as a Trace holds them)."""
+        labels, made = self.origin_parts(nodes)
+        return [NodeOrigin(label, span, expr, scope) for label, (span, expr, scope) in zip(labels, made)]
+
+    def origin_parts(self, nodes) -> tuple:
+        """origins() as two lists, what app.serialize builds the wire records from without a
+        NodeOrigin per node: each node's label, and the (span, expr, scope) of the code that made it.
+
+        A node was made by the first mark at or after its serial (the operation that made it, or
+        the one that made a constant on the way). Marks and nodes are both in creation order, so
+        one pass finds them, and a mark's span, text and scope are worked out once however many
+        nodes it made (its nodes share the tuple)."""
         where = self.python or self.shorthand or NOWHERE
-        found = [where.origin(node) for node in nodes]  # (name label or None, span, expr, scope)
-        labels = distinct_labels([node.label or name for node, (name, _, _, _) in zip(nodes, found)])
-        return [
-            # a constant that an operation made from a plain number shows its value
-            NodeOrigin(label, span, format_number(node.data) if node.op is None and label is None else expr, scope)
-            for node, label, (_, span, expr, scope) in zip(nodes, labels, found)
-        ]
+        serials = list(map(attrgetter("_serial"), nodes))
+        marks = [*where.serials, math.inf]  # the last serial each mark made; past the last mark, no origin
+        labels, made = [], []
+        i = origin = None
+        for node, serial, name in zip(nodes, serials, where.names(serials)):
+            if i is None or marks[i] < serial:
+                i = bisect.bisect_left(marks, serial, i or 0)
+                origin = where.made(i)
+            label = node.label or name
+            if label is None and node.op is None:  # a constant that an operation made from a plain number shows its value
+                made.append((origin[0], format_number(node.data), origin[2]))
+            else:
+                made.append(origin)
+            labels.append(label)
+        return distinct_labels(labels), made
 
 
 def run_program(text: str, variables=None, limits: Limits = Limits(), seed: int = 0, run: int | None = None) -> ProgramRun:
@@ -73,36 +94,57 @@ def run_program(text: str, variables=None, limits: Limits = Limits(), seed: int 
 class Nowhere:
     """The origin of every node of a graph built without program text."""
 
+    serials = []
+
     @staticmethod
-    def origin(node):
-        return None, None, "", []
+    def made(i):
+        return None, "", []
+
+    @staticmethod
+    def names(serials):
+        return [None] * len(serials)
 
 
 NOWHERE = Nowhere()
 
 
 class ShorthandOrigins:
-    """Where each node of a shorthand program came from, from evaluate()'s marks."""
+    """Where each node of a shorthand program came from, from evaluate()'s marks (as PythonRun:
+    serials, made, names)."""
 
     def __init__(self, text: str, marks: list):
         self.text = text
         self.marks = marks
         self.serials = [mark[0] for mark in marks]
         self.line_starts = [0] + [match.end() for match in re.finditer("\n", text)]
+        # Looked at once for the whole text, so that most marks need no closer look:
+        self.empty_calls = "()" in text  # `a.tanh()` is marked as `a.tanh`: without any `()`, no mark is
+        self.single_spaced = "  " not in text and text.replace("\n", " ").isprintable()  # no whitespace but " " and "\n"
 
-    def origin(self, node):
-        """As PythonRun.origin: (None, span, expr, scope); a shorthand name is the node's own label."""
-        i = bisect.bisect_left(self.serials, node._serial)
+    def made(self, i):
+        """(span, expr, scope) of mark i: its text, widened over its parentheses."""
         if i == len(self.marks):
-            return None, None, "", []
-        start, end = _balanced(self.text, self.marks[i][1], self.marks[i][2])
-        written = self.text[start:end]
-        line, column = self._place(start)
+            return None, "", []
+        _, start, end = self.marks[i]
+        text = self.text
+        written = text[start:end]
+        if "(" in written or ")" in written or self.empty_calls and "." in written:
+            start, end = _balanced(text, start, end)
+            written = text[start:end]
+        line = bisect.bisect_right(self.line_starts, start)
+        column = start - self.line_starts[line - 1] + 1
         if "\n" in written:
             span = (line, column) + self._place(end)
         else:
             span = (line, column, line, column + end - start)
-        return None, span, _shorten(written), []
+        if self.single_spaced and "\n" not in written and len(written) <= 40 and written[:1] != " " != written[-1:]:
+            return span, written, []  # what _shorten gives, without its split and join
+        return span, _shorten(written), []
+
+    @staticmethod
+    def names(serials):
+        """A shorthand name is the node's own label."""
+        return [None] * len(serials)
 
     def _place(self, offset):
         line = bisect.bisect_right(self.line_starts, offset)
@@ -122,11 +164,16 @@ def _balanced(text, start, end):
         written = text[start:end]
     if "(" not in written and ")" not in written:
         return start, end
-    depth = lowest = 0
-    for char in written:
-        if char == "(" or char == ")":
-            depth += 1 if char == "(" else -1
-            lowest = min(lowest, depth)
+    if ")" not in written:
+        depth, lowest = written.count("("), 0
+    elif "(" not in written:
+        depth = lowest = -written.count(")")
+    else:
+        depth = lowest = 0
+        for char in written:
+            if char == "(" or char == ")":
+                depth += 1 if char == "(" else -1
+                lowest = min(lowest, depth)
     for _ in range(-lowest):  # a ')' closes a '(' written before start
         preceding = text.rfind("(", 0, start)
         if preceding < 0:
