@@ -129,7 +129,7 @@ class ShorthandOrigins:
         text = self.text
         written = text[start:end]
         if "(" in written or ")" in written or self.empty_calls and "." in written:
-            start, end = _balanced(text, start, end)
+            start, end = self._balanced(start, end)
             written = text[start:end]
         line = bisect.bisect_right(self.line_starts, start)
         column = start - self.line_starts[line - 1] + 1
@@ -146,45 +146,45 @@ class ShorthandOrigins:
         """A shorthand name is the node's own label."""
         return [None] * len(serials)
 
+    def _balanced(self, start, end):
+        """Widen [start, end) over the parentheses its operands were written in: `(a + b) * c` is
+        found as `a + b) * c`, `exp(a)` as `exp(a`, `a.tanh()` as `a.tanh`."""
+        text = self.text
+        written = text[start:end]
+        empty_call = self.empty_calls and "." in written and _EMPTY_CALL.match(text, end)
+        if empty_call:
+            end = empty_call.end()
+            written = text[start:end]
+        if "(" not in written and ")" not in written:
+            return start, end
+        if ")" not in written:
+            depth, lowest = written.count("("), 0
+        elif "(" not in written:
+            depth = lowest = -written.count(")")
+        else:
+            depth = lowest = 0
+            for char in written:
+                if char == "(" or char == ")":
+                    depth += 1 if char == "(" else -1
+                    lowest = min(lowest, depth)
+        for _ in range(-lowest):  # a ')' closes a '(' written before start
+            preceding = text.rfind("(", 0, start)
+            if preceding < 0:
+                break
+            start = preceding
+        for _ in range(depth - lowest):  # a '(' is closed after end
+            following = text.find(")", end)
+            if following < 0:
+                break
+            end = following + 1
+        return start, end
+
     def _place(self, offset):
         line = bisect.bisect_right(self.line_starts, offset)
         return line, offset - self.line_starts[line - 1] + 1
 
 
 _EMPTY_CALL = re.compile(r"[ \t]*\(\)")
-
-
-def _balanced(text, start, end):
-    """Widen [start, end) over the parentheses its operands were written in: `(a + b) * c` is
-    found as `a + b) * c`, `exp(a)` as `exp(a`, `a.tanh()` as `a.tanh`."""
-    written = text[start:end]
-    empty_call = "." in written and _EMPTY_CALL.match(text, end)
-    if empty_call:
-        end = empty_call.end()
-        written = text[start:end]
-    if "(" not in written and ")" not in written:
-        return start, end
-    if ")" not in written:
-        depth, lowest = written.count("("), 0
-    elif "(" not in written:
-        depth = lowest = -written.count(")")
-    else:
-        depth = lowest = 0
-        for char in written:
-            if char == "(" or char == ")":
-                depth += 1 if char == "(" else -1
-                lowest = min(lowest, depth)
-    for _ in range(-lowest):  # a ')' closes a '(' written before start
-        preceding = text.rfind("(", 0, start)
-        if preceding < 0:
-            break
-        start = preceding
-    for _ in range(depth - lowest):  # a '(' is closed after end
-        following = text.find(")", end)
-        if following < 0:
-            break
-        end = following + 1
-    return start, end
 
 
 def _shorten(text, longest=40):
