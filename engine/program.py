@@ -9,7 +9,7 @@ import bisect
 import math
 import re
 from dataclasses import dataclass, field
-from operator import attrgetter
+from itertools import repeat
 from typing import NamedTuple
 
 from .errors import ProgramError
@@ -61,13 +61,13 @@ class ProgramRun:
         one pass finds them, and a mark's span, text and scope are worked out once however many
         nodes it made (its nodes share the tuple)."""
         where = self.python or self.shorthand or NOWHERE
-        serials = list(map(attrgetter("_serial"), nodes))
-        marks = [*where.serials, math.inf]  # the last serial each mark made; past the last mark, no origin
+        marks = where.serials  # the last serial each mark made, then math.inf: past the last mark, no origin
         labels, made = [], []
-        i = origin = None
-        for node, serial, name in zip(nodes, serials, where.names(serials)):
-            if i is None or marks[i] < serial:
-                i = bisect.bisect_left(marks, serial, i or 0)
+        i, origin = 0, None
+        for node, name in zip(nodes, where.names(nodes)):
+            serial = node._serial
+            if origin is None or marks[i] < serial:
+                i = bisect.bisect_left(marks, serial, i)
                 origin = where.made(i)
             label = node.label or name
             if label is None and node.op is None:  # a constant that an operation made from a plain number shows its value
@@ -94,15 +94,15 @@ def run_program(text: str, variables=None, limits: Limits = Limits(), seed: int 
 class Nowhere:
     """The origin of every node of a graph built without program text."""
 
-    serials = []
+    serials = [math.inf]
 
     @staticmethod
     def made(i):
         return None, "", []
 
     @staticmethod
-    def names(serials):
-        return [None] * len(serials)
+    def names(nodes):
+        return repeat(None)
 
 
 NOWHERE = Nowhere()
@@ -115,7 +115,7 @@ class ShorthandOrigins:
     def __init__(self, text: str, marks: list):
         self.text = text
         self.marks = marks
-        self.serials = [mark[0] for mark in marks]
+        self.serials = [mark[0] for mark in marks] + [math.inf]  # as ProgramRun.origin_parts reads them
         self.line_starts = [0] + [match.end() for match in re.finditer("\n", text)]
         # Looked at once for the whole text, so that most marks need no closer look:
         self.empty_calls = "()" in text  # `a.tanh()` is marked as `a.tanh`: without any `()`, no mark is
@@ -142,9 +142,9 @@ class ShorthandOrigins:
         return span, _shorten(written), []
 
     @staticmethod
-    def names(serials):
+    def names(nodes):
         """A shorthand name is the node's own label."""
-        return [None] * len(serials)
+        return repeat(None)
 
     def _balanced(self, start, end):
         """Widen [start, end) over the parentheses its operands were written in: `(a + b) * c` is

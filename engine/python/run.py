@@ -2,7 +2,9 @@
 (the output Value as it was at the chosen backward() call, the loss curve, what it printed,
 and where each Value came from)."""
 
+import math
 from functools import lru_cache
+from operator import attrgetter
 
 from ..errors import ProgramError
 from ..limits import Limits
@@ -24,7 +26,7 @@ class PythonRun:
         self.run = state.snapshot[2] if state.snapshot else None
         self.printed = state.printed()
         self._marks = state.marks
-        self.serials = [mark[0] for mark in state.marks]  # the last Value each mark made (see ProgramRun.origin_parts)
+        self.serials = [mark[0] for mark in state.marks] + [math.inf]  # the last Value each mark made, as ProgramRun.origin_parts reads them
         self._names = state.name_labels
 
     def made(self, i):
@@ -34,9 +36,9 @@ class PythonRun:
         _, extent, expr, scope = self._marks[i]
         return extent, expr, list(scope)
 
-    def names(self, serials):
+    def names(self, nodes):
         """The name each Value was first assigned to, or None."""
-        return list(map(self._names.get, serials))
+        return map(self._names.get, map(attrgetter("_serial"), nodes))
 
 
 BUILTINS = B.builtin_names()  # stateless: shared by every run (random is per run: it holds the seed)
