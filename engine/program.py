@@ -59,7 +59,10 @@ class ProgramRun:
         A node was made by the first mark at or after its serial (the operation that made it, or
         the one that made a constant on the way). Marks and nodes are both in creation order, so
         one pass finds them, and a mark's span, text and scope are worked out once however many
-        nodes it made (its nodes share the tuple)."""
+        nodes it made (its nodes share the tuple). The marks are read through `where` (a
+        PythonRun, ShorthandOrigins or NOWHERE): `serials`, the last serial each mark made, then
+        math.inf; `made(i)`, mark i's (span, expr, scope), and none past the last mark; and
+        `names(nodes)`, the name each node was first assigned to, or None."""
         where = self.python or self.shorthand or NOWHERE
         marks = where.serials  # the last serial each mark made, then math.inf: past the last mark, no origin
         labels, made = [], []
@@ -109,8 +112,8 @@ NOWHERE = Nowhere()
 
 
 class ShorthandOrigins:
-    """Where each node of a shorthand program came from, from evaluate()'s marks (as PythonRun:
-    serials, made, names)."""
+    """Where each node of a shorthand program came from, from evaluate()'s marks
+    (serials, made and names as ProgramRun.origin_parts reads them)."""
 
     def __init__(self, text: str, marks: list):
         self.text = text
