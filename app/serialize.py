@@ -18,7 +18,9 @@ def backward_response(steps, measured=None, layout=None, include_trace=True, pro
     each node came from, the runs, what was printed), or None for a graph built in Python."""
     nodes, ids = steps.nodes, steps.ids
     records = []
-    for i, node, (label, span, expr, scope) in zip(count(), nodes, (program or ProgramRun(None)).origins(nodes)):
+    id_of = ids.__getitem__
+    labels, made = (program or ProgramRun(None)).origin_parts(nodes)
+    for i, node, label, (span, expr, scope) in zip(count(), nodes, labels, made):
         record = {
             "id": i,
             "label": label,
@@ -28,7 +30,7 @@ def backward_response(steps, measured=None, layout=None, include_trace=True, pro
             "op": node.op,
             "data": node.data,
             "grad": node.grad,
-            "children": [ids[child] for child in node._children],
+            "children": list(map(id_of, node._children)),  # not a comprehension: that is a function call per node
             "local_grads": list(node._local_grads),
         }
         if node.op == "**":
@@ -45,14 +47,7 @@ def backward_response(steps, measured=None, layout=None, include_trace=True, pro
                 {"node": ids[node], "index": index, "action": action, "child": None if child is None else ids[child]}
                 for node, index, action, child in steps.sort_steps
             ],
-            "propagate": [
-                {
-                    "node": ids[node],
-                    "grad": grad,
-                    "updates": [{"child": ids[c], "local_grad": lg, "delta": d, "grad": g} for c, lg, d, g in updates],
-                }
-                for node, grad, updates in steps.propagate_steps
-            ],
+            "propagate": propagate_records(steps.propagate_steps, ids),
         }
     response["warnings"] = [{"node": node, "message": message} for node, message in steps.warnings]
     response["variant"] = steps.variant
@@ -62,6 +57,18 @@ def backward_response(steps, measured=None, layout=None, include_trace=True, pro
     response["run"] = program.run if program else None
     response["printed"] = program.printed if program else []
     return response
+
+
+def propagate_records(propagate_steps, ids) -> list:
+    """Loops, not nested comprehensions: a comprehension is a function call in CPython 3.11, one per
+    step even where there are no updates (the leaves, and every node with a zero gradient)."""
+    records = []
+    for node, grad, updates in propagate_steps:
+        update_records = []
+        for child, local_grad, delta, after in updates:
+            update_records.append({"child": ids[child], "local_grad": local_grad, "delta": delta, "grad": after})
+        records.append({"node": ids[node], "grad": grad, "updates": update_records})
+    return records
 
 
 def to_json(response: schemas.BackwardResponse) -> bytes:

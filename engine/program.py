@@ -6,8 +6,10 @@ How the two are told apart: a program is Python when it calls `Value(...)`, `MLP
 (`a = 2` makes a leaf labelled a)."""
 
 import bisect
+import math
 import re
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import NamedTuple
 
 from .errors import ProgramError
@@ -46,15 +48,37 @@ class ProgramRun:
     shorthand: "ShorthandOrigins | None" = None
 
     def origins(self, nodes) -> list:
-        """NodeOrigin per node (in the given order, creation order for distinct labels)."""
+        """NodeOrigin per node (nodes in creation order, as a Trace holds them)."""
+        labels, made = self.origin_parts(nodes)
+        return [NodeOrigin(label, span, expr, scope) for label, (span, expr, scope) in zip(labels, made)]
+
+    def origin_parts(self, nodes) -> tuple:
+        """origins() as two lists, what app.serialize builds the wire records from without a
+        NodeOrigin per node: each node's label, and the (span, expr, scope) of the code that made it.
+
+        A node was made by the first mark at or after its serial (the operation that made it, or
+        the one that made a constant on the way). Marks and nodes are both in creation order, so
+        one pass finds them, and a mark's span, text and scope are worked out once however many
+        nodes it made (its nodes share the tuple). The marks are read through `where` (a
+        PythonRun, ShorthandOrigins or NOWHERE): `serials`, the last serial each mark made, then
+        math.inf; `made(i)`, mark i's (span, expr, scope), and none past the last mark; and
+        `names(nodes)`, the name each node was first assigned to, or None."""
         where = self.python or self.shorthand or NOWHERE
-        found = [where.origin(node) for node in nodes]  # (name label or None, span, expr, scope)
-        labels = distinct_labels([node.label or name for node, (name, _, _, _) in zip(nodes, found)])
-        return [
-            # a constant that an operation made from a plain number shows its value
-            NodeOrigin(label, span, format_number(node.data) if node.op is None and label is None else expr, scope)
-            for node, label, (_, span, expr, scope) in zip(nodes, labels, found)
-        ]
+        marks = where.serials  # the last serial each mark made, then math.inf: past the last mark, no origin
+        labels, made = [], []
+        i, origin = 0, None
+        for node, name in zip(nodes, where.names(nodes)):
+            serial = node._serial
+            if origin is None or marks[i] < serial:
+                i = bisect.bisect_left(marks, serial, i)
+                origin = where.made(i)
+            label = node.label or name
+            if label is None and node.op is None:  # a constant that an operation made from a plain number shows its value
+                made.append((origin[0], format_number(node.data), origin[2]))
+            else:
+                made.append(origin)
+            labels.append(label)
+        return distinct_labels(labels), made
 
 
 def run_program(text: str, variables=None, limits: Limits = Limits(), seed: int = 0, run: int | None = None) -> ProgramRun:
@@ -73,36 +97,90 @@ def run_program(text: str, variables=None, limits: Limits = Limits(), seed: int 
 class Nowhere:
     """The origin of every node of a graph built without program text."""
 
+    serials = [math.inf]
+
     @staticmethod
-    def origin(node):
-        return None, None, "", []
+    def made(i):
+        return None, "", []
+
+    @staticmethod
+    def names(nodes):
+        return repeat(None)
 
 
 NOWHERE = Nowhere()
 
 
 class ShorthandOrigins:
-    """Where each node of a shorthand program came from, from evaluate()'s marks."""
+    """Where each node of a shorthand program came from, from evaluate()'s marks
+    (serials, made and names as ProgramRun.origin_parts reads them)."""
 
     def __init__(self, text: str, marks: list):
         self.text = text
         self.marks = marks
-        self.serials = [mark[0] for mark in marks]
+        self.serials = [mark[0] for mark in marks] + [math.inf]  # as ProgramRun.origin_parts reads them
         self.line_starts = [0] + [match.end() for match in re.finditer("\n", text)]
+        # Looked at once for the whole text, so that most marks need no closer look:
+        self.empty_calls = "()" in text  # `a.tanh()` is marked as `a.tanh`: without any `()`, no mark is
+        self.single_spaced = "  " not in text and text.replace("\n", " ").isprintable()  # no whitespace but " " and "\n"
 
-    def origin(self, node):
-        """As PythonRun.origin: (None, span, expr, scope); a shorthand name is the node's own label."""
-        i = bisect.bisect_left(self.serials, node._serial)
+    def made(self, i):
+        """(span, expr, scope) of mark i: its text, widened over its parentheses."""
         if i == len(self.marks):
-            return None, None, "", []
-        start, end = _balanced(self.text, self.marks[i][1], self.marks[i][2])
-        written = self.text[start:end]
-        line, column = self._place(start)
+            return None, "", []
+        _, start, end = self.marks[i]
+        text = self.text
+        written = text[start:end]
+        if "(" in written or ")" in written or self.empty_calls and "." in written:
+            start, end = self._balanced(start, end)
+            written = text[start:end]
+        line = bisect.bisect_right(self.line_starts, start)
+        column = start - self.line_starts[line - 1] + 1
         if "\n" in written:
             span = (line, column) + self._place(end)
         else:
             span = (line, column, line, column + end - start)
-        return None, span, _shorten(written), []
+        if self.single_spaced and "\n" not in written and len(written) <= 40 and written[:1] != " " != written[-1:]:
+            return span, written, []  # what _shorten gives, without its split and join
+        return span, _shorten(written), []
+
+    @staticmethod
+    def names(nodes):
+        """A shorthand name is the node's own label."""
+        return repeat(None)
+
+    def _balanced(self, start, end):
+        """Widen [start, end) over the parentheses its operands were written in: `(a + b) * c` is
+        found as `a + b) * c`, `exp(a)` as `exp(a`, `a.tanh()` as `a.tanh`."""
+        text = self.text
+        written = text[start:end]
+        empty_call = self.empty_calls and "." in written and _EMPTY_CALL.match(text, end)
+        if empty_call:
+            end = empty_call.end()
+            written = text[start:end]
+        if "(" not in written and ")" not in written:
+            return start, end
+        if ")" not in written:
+            depth, lowest = written.count("("), 0
+        elif "(" not in written:
+            depth = lowest = -written.count(")")
+        else:
+            depth = lowest = 0
+            for char in written:
+                if char == "(" or char == ")":
+                    depth += 1 if char == "(" else -1
+                    lowest = min(lowest, depth)
+        for _ in range(-lowest):  # a ')' closes a '(' written before start
+            preceding = text.rfind("(", 0, start)
+            if preceding < 0:
+                break
+            start = preceding
+        for _ in range(depth - lowest):  # a '(' is closed after end
+            following = text.find(")", end)
+            if following < 0:
+                break
+            end = following + 1
+        return start, end
 
     def _place(self, offset):
         line = bisect.bisect_right(self.line_starts, offset)
@@ -110,34 +188,6 @@ class ShorthandOrigins:
 
 
 _EMPTY_CALL = re.compile(r"[ \t]*\(\)")
-
-
-def _balanced(text, start, end):
-    """Widen [start, end) over the parentheses its operands were written in: `(a + b) * c` is
-    found as `a + b) * c`, `exp(a)` as `exp(a`, `a.tanh()` as `a.tanh`."""
-    written = text[start:end]
-    empty_call = "." in written and _EMPTY_CALL.match(text, end)
-    if empty_call:
-        end = empty_call.end()
-        written = text[start:end]
-    if "(" not in written and ")" not in written:
-        return start, end
-    depth = lowest = 0
-    for char in written:
-        if char == "(" or char == ")":
-            depth += 1 if char == "(" else -1
-            lowest = min(lowest, depth)
-    for _ in range(-lowest):  # a ')' closes a '(' written before start
-        preceding = text.rfind("(", 0, start)
-        if preceding < 0:
-            break
-        start = preceding
-    for _ in range(depth - lowest):  # a '(' is closed after end
-        following = text.find(")", end)
-        if following < 0:
-            break
-        end = following + 1
-    return start, end
 
 
 def _shorten(text, longest=40):

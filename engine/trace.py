@@ -7,6 +7,8 @@ exponentially on reused nodes, so their size is computed first and bounded.
 
 import math
 from functools import cached_property
+from itertools import chain
+from operator import attrgetter
 from typing import NamedTuple
 
 from .autograd import EMIT, propagate, recursive_propagate, topological_order
@@ -52,9 +54,9 @@ class Trace:
 
     def __init__(self, nodes, output, order, sort_steps, propagate_steps, variant="correct"):
         self.nodes = nodes  # the Values; a node's id is its index here
-        self.ids = {node: i for i, node in enumerate(nodes)}
+        self.ids = dict(zip(nodes, range(len(nodes))))
         self.output = self.ids[output]
-        self.order = [self.ids[node] for node in order]  # children before parents (repeats only without the visited check)
+        self.order = list(map(self.ids.__getitem__, order))  # children before parents (repeats only without the visited check)
         self.sort_steps = sort_steps  # (node, index, action, child or None) per pop of the stack
         self.propagate_steps = propagate_steps  # (node, grad, [(child, local_grad, delta, child grad after)]) per node walked
         self.variant = variant
@@ -87,7 +89,7 @@ def trace(output, limits: Limits = Limits(), variant: str = "correct") -> Trace:
         raise ProgramError(f"the graph has {len(reached):,} nodes; the limit is {limits.max_nodes:,}", WHOLE_PROGRAM)
     if unfolds:
         _check_unfolded_size(reached, limits)
-    nodes = sorted(reached, key=lambda node: node._serial)
+    nodes = sorted(reached, key=attrgetter("_serial"))
     for node in nodes:
         node.grad = 0.0
 
@@ -115,6 +117,15 @@ def _check_unfolded_size(reached, limits):
 
 def _warnings(nodes, ids, propagate_steps):
     """Where each kind of non-finite number (NaN, an infinity) first appears, and why."""
+    warnings = _non_finite_nodes(nodes) if _may_be_non_finite(nodes) else []
+    for _, grad, updates in propagate_steps:
+        for child, local_grad, delta, _ in updates:
+            if not math.isfinite(delta) and math.isfinite(local_grad) and math.isfinite(grad):
+                warnings.append(Warning(ids[child], f"the gradient overflows: {format_number(local_grad)} × {format_number(grad)} is {format_number(delta)}"))
+    return warnings
+
+
+def _non_finite_nodes(nodes):
     warnings = []
     for i, node in enumerate(nodes):
         if math.isfinite(node.data) and all(map(math.isfinite, node._local_grads)):
@@ -126,11 +137,14 @@ def _warnings(nodes, ids, propagate_steps):
         elif kind is None and any(not math.isfinite(g) for g in node._local_grads):
             grads = ", ".join(format_number(g) for g in node._local_grads)
             warnings.append(Warning(i, f"the local gradient of {_describe(node, children)} is {grads}"))
-    for _, grad, updates in propagate_steps:
-        for child, local_grad, delta, _ in updates:
-            if not math.isfinite(delta) and math.isfinite(local_grad) and math.isfinite(grad):
-                warnings.append(Warning(ids[child], f"the gradient overflows: {format_number(local_grad)} × {format_number(grad)} is {format_number(delta)}"))
     return warnings
+
+
+def _may_be_non_finite(nodes):
+    """False when every node's data and local gradients are finite, in two sums: a sum is NaN or
+    infinite when any term is (and when finite terms overflow: then the node-by-node check decides)."""
+    total = sum(map(attrgetter("data"), nodes)) + sum(chain.from_iterable(map(attrgetter("_local_grads"), nodes)))
+    return not math.isfinite(total)
 
 
 def _non_finite_kind(x):

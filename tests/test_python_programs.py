@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+import engine
 from engine import Limits, ProgramError, is_python, run_program, trace
 from micrograd_oracle import assert_same_graph, micrograd_calls
 
@@ -170,6 +171,33 @@ def test_shorthand_labels_become_distinct_too():
     result = run_program("x = 2; x = x * 3; x = x + 1")
     nodes = trace(result.output).nodes
     assert [o.label for o in result.origins(nodes)] == ["x", None, "x′", None, "x″"]
+
+
+@pytest.mark.parametrize(
+    "program, expected",
+    [
+        # (label, span, expr) of the last four nodes; a constant shows its value, at its operation's span
+        ("a = 2; b = (a + 1) * 0.5", [(None, (1, 13, 1, 18), "1"), (None, (1, 13, 1, 18), "a + 1"), (None, (1, 12, 1, 25), "0.5"), ("b", (1, 12, 1, 25), "(a + 1) * 0.5")]),
+        ("a = 2; b = exp(a).tanh() * 1.5", [(None, (1, 12, 1, 18), "exp(a)"), (None, (1, 12, 1, 25), "exp(a).tanh()"), (None, (1, 12, 1, 31), "1.5"), ("b", (1, 12, 1, 31), "exp(a).tanh() * 1.5")]),
+        ("a = 2; b = a.tanh ()  *  3", [("a", (1, 1, 1, 6), "a = 2"), (None, (1, 12, 1, 21), "a.tanh ()"), (None, (1, 12, 1, 27), "3"), ("b", (1, 12, 1, 27), "a.tanh () * 3")]),
+        ("a = 2\nb = (a\n\t* 3)", [("a", (1, 1, 1, 6), "a = 2"), (None, (2, 6, 3, 5), "3"), ("b", (2, 6, 3, 5), "a * 3")]),
+        ("a = 2\nb = (a\n* 3)", [("a", (1, 1, 1, 6), "a = 2"), (None, (2, 6, 3, 4), "3"), ("b", (2, 6, 3, 4), "a * 3")]),
+        ("a = 2; b = a * 1 + a * 2 + a * 3 + a * 4 + a * 5 + a * 6", [(None, (1, 12, 1, 49), "a * 1 + a * 2 + a * 3 + a * 4 + a * 5"), (None, (1, 52, 1, 57), "6"), (None, (1, 52, 1, 57), "a * 6"), ("b", (1, 12, 1, 57), "a * 1 + a * 2 + a * 3 + a * 4 + a * 5 +…")]),
+    ],
+)
+def test_shorthand_nodes_know_their_code(program, expected):
+    """The parentheses an operation's operands were written in are part of its span, a method's ()
+    too; its text is whitespace collapsed, at most 40 characters."""
+    result = run_program(program)
+    nodes = trace(result.output).nodes
+    assert [(o.label, o.span, o.expr) for o in result.origins(nodes)][-4:] == expected
+
+
+def test_a_graph_without_program_text_has_no_origins():
+    x = engine.Value(2.0)
+    y = x * x + 1
+    nodes = trace(y).nodes
+    assert engine.ProgramRun(y).origins(nodes) == [(None, None, "2", []), (None, None, "", []), (None, None, "1", []), (None, None, "", [])]
 
 
 def test_mlp_nodes_carry_layer_and_neuron_scopes():

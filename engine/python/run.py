@@ -2,8 +2,9 @@
 (the output Value as it was at the chosen backward() call, the loss curve, what it printed,
 and where each Value came from)."""
 
-import bisect
+import math
 from functools import lru_cache
+from operator import attrgetter
 
 from ..errors import ProgramError
 from ..limits import Limits
@@ -25,18 +26,19 @@ class PythonRun:
         self.run = state.snapshot[2] if state.snapshot else None
         self.printed = state.printed()
         self._marks = state.marks
-        self._serials = [mark[0] for mark in state.marks]
+        self.serials = [mark[0] for mark in state.marks] + [math.inf]  # the last Value each mark made, as ProgramRun.origin_parts reads them
         self._names = state.name_labels
 
-    def origin(self, node: Value):
-        """(name label or None, extent (line, column, end_line, end_column) or None, expr, scope list)."""
-        serial = node._serial
-        i = bisect.bisect_left(self._serials, serial)
-        name = self._names.get(serial)
+    def made(self, i):
+        """(extent (line, column, end_line, end_column) or None, expr, scope list) of mark i."""
         if i == len(self._marks):
-            return name, None, "", []
+            return None, "", []
         _, extent, expr, scope = self._marks[i]
-        return name, extent, expr, list(scope)
+        return extent, expr, list(scope)
+
+    def names(self, nodes):
+        """The name each Value was first assigned to, or None."""
+        return map(self._names.get, map(attrgetter("_serial"), nodes))
 
 
 BUILTINS = B.builtin_names()  # stateless: shared by every run (random is per run: it holds the seed)
