@@ -9,38 +9,49 @@ DESCEND, SKIP, EMIT = "descend", "skip", "emit"
 
 
 def topological_order(root, steps=None, check_visited=True):
-    """Children before parents, by an explicit (node, inputIndex) stack: no recursion.
+    """Children before parents, by the course's explicit (node, inputIndex) stack: no recursion.
 
-    The stack is two parallel lists rather than a list of tuples: a tuple per step made
-    the garbage collector the main cost on deep graphs."""
+    With steps, each pop of that stack is recorded: (node, index, DESCEND or SKIP, child) for
+    a child looked at, (node, index, EMIT, None) when the node's children are all done. The
+    walk keeps the node being scanned and its index in locals, as _postorder does, and a leaf
+    is emitted where it is found: the stack the course pops is then the ancestors and their
+    resume indices, and the steps come out the same, with no push or pop per child."""
     if steps is None and check_visited:
         return _postorder(root)
+    if steps is None:
+        steps = []
+    record = steps.append
     order = []
     visited = set()
-    stack_nodes = [root]
-    stack_indices = [0]
-    while stack_nodes:
-        node = stack_nodes.pop()
-        index = stack_indices.pop()
+    ancestors = []  # the nodes whose scan resumes after the current node, and where
+    resume_at = []
+    node, index = root, 0
+    while True:
         children = node._children
-        if index < len(children):
-            stack_nodes.append(node)
-            stack_indices.append(index + 1)
+        count = len(children)
+        while index < count:
             child = children[index]
             if check_visited and child in visited:
-                if steps is not None:
-                    steps.append((node, index, SKIP, child))
-            else:
-                visited.add(child)
-                stack_nodes.append(child)
-                stack_indices.append(0)
-                if steps is not None:
-                    steps.append((node, index, DESCEND, child))
-        else:
+                record((node, index, SKIP, child))
+                index += 1
+                continue
+            visited.add(child)
+            record((node, index, DESCEND, child))
+            index += 1
+            if child._children:
+                ancestors.append(node)
+                resume_at.append(index)
+                node, index = child, 0
+                break
+            record((child, 0, EMIT, None))
+            order.append(child)
+        else:  # every child done
+            record((node, count, EMIT, None))
             order.append(node)
-            if steps is not None:
-                steps.append((node, index, EMIT, None))
-    return order
+            if not ancestors:
+                return order
+            node = ancestors.pop()
+            index = resume_at.pop()
 
 
 def _postorder(root, leaves=True):
