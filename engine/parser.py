@@ -20,10 +20,12 @@ PARENTHESIS = "parenthesis"  # an operator frame: a "(" not yet closed
 # The blanks before a token are part of its match: half as many matches as blanks and tokens apart.
 # Blanks at the very end match as `tail`: were they to match nothing, the search would scan them
 # again from each of their positions (100,000 trailing spaces took minutes).
+# The commonest kinds come first, where the search tries them first; a number goes before the
+# operators so that .5 is a number, not '.' and 5.
 _TOKEN = re.compile(
-    r"[ \t\r\f]*+(?:(?P<comment>#[^\n]*)|(?P<end>[\n;])"
+    r"[ \t\r\f]*+(?:(?P<name>[A-Za-z_][A-Za-z0-9_]*)"
     r"|(?P<number>(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)(?P<glued>[A-Za-z0-9_]+)?"
-    r"|(?P<name>[A-Za-z_][A-Za-z0-9_]*)|(?P<op>\*\*|[-+*/()=,.])|(?P<bad>[^ \t\r\f])|(?P<tail>\Z))",
+    r"|(?P<op>\*\*|[-+*/()=,.])|(?P<end>[\n;])|(?P<comment>#[^\n]*)|(?P<bad>[^ \t\r\f])|(?P<tail>\Z))",
     re.DOTALL,
 )
 
@@ -41,7 +43,9 @@ def tokenize(source: str, limits: Limits = Limits()) -> list[tuple]:
         kind = match.lastgroup
         text = match[kind]
         end = match.end()
-        if kind == "op":
+        if kind == "name" or kind == "number":
+            pass  # most tokens: nothing to check
+        elif kind == "op":
             if text == "(":
                 open_parens += 1
             elif text == ")" and open_parens:
