@@ -65,19 +65,26 @@ def _run(steps, scope, variables, source, marks):
         if action is NUMBER:
             stack.append(argument)
             continue
-        if action is BINARY:
+        if action is BINARY:  # written out, not a function call: most steps of a long program are these
             right = stack.pop()
-            value = stack[-1] = _binary(argument, stack[-1], right, offset, source)
+            left = stack[-1]
+            if isinstance(left, Value) or isinstance(right, Value):
+                if argument == "**" and isinstance(right, Value):
+                    raise ProgramError(VALUE_EXPONENT_MESSAGE, place(source, offset, offset + 2))
+                value = stack[-1] = VALUE_OPERATORS[argument](left, right)
+            else:
+                value = stack[-1] = NUMBER_OPERATORS[argument](left, right)
         elif action is UNARY:
-            value = stack[-1] = -stack[-1] if argument == "-" else stack[-1]
+            if argument == "+":
+                continue  # hands back its operand: nothing made
+            value = stack[-1] = -stack[-1]
         else:
             function, count = argument
             arguments = stack[len(stack) - count :]
             del stack[len(stack) - count :]
             value = _call(function, arguments, offset, source)
             stack.append(value)
-        # an operation that made a Value (unary + hands back its operand, which is marked already)
-        if marks is not None and isinstance(value, Value) and (not marks or value._serial > marks[-1][0]):
+        if marks is not None and isinstance(value, Value):  # an operation on a Value makes new ones: mark the last
             marks.append((value._serial, start, end))
     return stack[0]
 
@@ -95,14 +102,6 @@ def _leaf(name, offset, scope, variables, source):
     raise ProgramError(
         f"unknown name '{shown}': assign it first (as in {shown} = 2) or pass it as a variable{hint}", place(source, offset, offset + len(name))
     )
-
-
-def _binary(op, left, right, offset, source):
-    if isinstance(right, Value) and op == "**":
-        raise ProgramError(VALUE_EXPONENT_MESSAGE, place(source, offset, offset + len(op)))
-    if isinstance(left, Value) or isinstance(right, Value):
-        return VALUE_OPERATORS[op](left, right)
-    return NUMBER_OPERATORS[op](left, right)
 
 
 def _call(name, arguments, offset, source):
