@@ -6,6 +6,7 @@ visited check or the += exist only to show learners the walks the course warns a
 """
 
 DESCEND, SKIP, EMIT = "descend", "skip", "emit"
+NO_UPDATES = ()  # a propagate step's updates where the node passes nothing on
 
 
 def topological_order(root, steps=None, check_visited=True):
@@ -103,7 +104,8 @@ def propagate(order, steps=None, accumulate=True):
 
     A node whose grad is 0 has nothing to pass on and is skipped, as in the course; this
     also keeps 0 * Infinity from turning a dead branch into NaN.
-    Each recorded step is (node, grad, [(child, local_grad, delta, child_grad_after)])."""
+    Each recorded step is (node, grad, [(child, local_grad, delta, child_grad_after)]), the
+    updates NO_UPDATES for a leaf or a node whose grad is 0."""
     order[-1].grad = 1.0
     if steps is None and accumulate:  # the plain loop of Value.backward()
         for node in reversed(order):
@@ -121,12 +123,15 @@ def propagate(order, steps=None, accumulate=True):
         return
     for node in reversed(order):
         grad = node.grad
+        if grad == 0 or not node._children:  # nothing to pass on: one shared empty tuple, not a list per step
+            if steps is not None:
+                steps.append((node, grad, NO_UPDATES))
+            continue
         updates = []
-        if grad != 0:
-            for child, local in zip(node._children, node._local_grads):
-                delta = local * grad
-                child.grad = child.grad + delta if accumulate else delta
-                updates.append((child, local, delta, child.grad))
+        for child, local in zip(node._children, node._local_grads):
+            delta = local * grad
+            child.grad = child.grad + delta if accumulate else delta
+            updates.append((child, local, delta, child.grad))
         if steps is not None:
             steps.append((node, grad, updates))
 
