@@ -2,6 +2,9 @@
 
 The records are built with dict displays (the cheapest way to make a dict in Python) straight
 from the Values and the steps as the trace recorded them, then pydantic-core writes them in one call.
+Where app.schemas declares a list, a record may hold a tuple (a node's scope and local_grads, as the
+engine keeps them): pydantic-core writes a tuple as the same JSON array, so the bytes are the same
+and no list is copied per node.
 """
 
 from itertools import count
@@ -31,7 +34,7 @@ def backward_response(steps, measured=None, layout=None, include_trace=True, pro
             "data": node.data,
             "grad": node.grad,
             "children": list(map(id_of, node._children)),  # not a comprehension: that is a function call per node
-            "local_grads": list(node._local_grads),
+            "local_grads": node._local_grads,  # a tuple: written as an array
         }
         if node.op == "**":
             record["exponent"] = node.exponent
