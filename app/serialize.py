@@ -64,12 +64,16 @@ def backward_response(steps, measured=None, layout=None, include_trace=True, pro
 
 def propagate_records(propagate_steps, ids) -> list:
     """Loops, not nested comprehensions: a comprehension is a function call in CPython 3.11, one per
-    step even where there are no updates (the leaves, and every node with a zero gradient)."""
+    step even where there are no updates (the leaves, and every node with a zero gradient). Those
+    steps' records hold the step's own empty list (written as []) instead of a new one each."""
     records = []
     for node, grad, updates in propagate_steps:
-        update_records = []
-        for child, local_grad, delta, after in updates:
-            update_records.append({"child": ids[child], "local_grad": local_grad, "delta": delta, "grad": after})
+        if updates:
+            update_records = []
+            for child, local_grad, delta, after in updates:
+                update_records.append({"child": ids[child], "local_grad": local_grad, "delta": delta, "grad": after})
+        else:
+            update_records = updates
         records.append({"node": ids[node], "grad": grad, "updates": update_records})
     return records
 
