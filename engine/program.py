@@ -73,8 +73,12 @@ class ProgramRun:
         i, origin = 0, None
         for node, name in zip(nodes, where.names(nodes)):
             serial = node._serial
-            if origin is None or marks[i] < serial:
-                i = bisect.bisect_left(marks, serial, i)
+            if marks[i] < serial:  # made by a later mark: mostly the next one, else a bisect finds it
+                i += 1
+                if marks[i] < serial:
+                    i = bisect.bisect_left(marks, serial, i)
+                origin = of_mark[i]
+            elif origin is None:
                 origin = of_mark[i]
             label = node.label or name
             if label is None and node.op is None:  # a constant that an operation made from a plain number shows its value
