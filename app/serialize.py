@@ -23,13 +23,17 @@ def backward_response(steps, measured=None, layout=None, include_trace=True, pro
     records = []
     id_of = ids.__getitem__
     labels, made = (program or ProgramRun(None)).origin_parts(nodes)
-    for i, node, label, (span, expr, scope) in zip(count(), nodes, labels, made):
+    span, span_record = None, None  # the nodes a mark made share its span tuple, and so one span record
+    for i, node, label, (where, expr, scope) in zip(count(), nodes, labels, made):
+        if where is not span:
+            span = where
+            span_record = None if span is None else {"line": span[0], "column": span[1], "end_line": span[2], "end_column": span[3]}
         record = {
             "id": i,
             "label": label,
-            "span": None if span is None else {"line": span[0], "column": span[1], "end_line": span[2], "end_column": span[3]},
+            "span": span_record,
             "expr": expr,
-            "scope": scope,
+            "scope": scope,  # a tuple: written as an array
             "op": node.op,
             "data": node.data,
             "grad": node.grad,
