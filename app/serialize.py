@@ -2,6 +2,9 @@
 
 The records are built with dict displays (the cheapest way to make a dict in Python) straight
 from the Values and the steps as the trace recorded them, then pydantic-core writes them in one call.
+Where app.schemas declares a list, a record may hold a tuple (a node's scope and local_grads, as the
+engine keeps them): pydantic-core writes a tuple as the same JSON array, so the bytes are the same
+and no list is copied per node.
 """
 
 from itertools import count
@@ -20,18 +23,22 @@ def backward_response(steps, measured=None, layout=None, include_trace=True, pro
     records = []
     id_of = ids.__getitem__
     labels, made = (program or ProgramRun(None)).origin_parts(nodes)
-    for i, node, label, (span, expr, scope) in zip(count(), nodes, labels, made):
+    span, span_record = None, None  # the nodes a mark made share its span tuple, and so one span record
+    for i, node, label, (where, expr, scope) in zip(count(), nodes, labels, made):
+        if where is not span:
+            span = where
+            span_record = None if span is None else {"line": span[0], "column": span[1], "end_line": span[2], "end_column": span[3]}
         record = {
             "id": i,
             "label": label,
-            "span": None if span is None else {"line": span[0], "column": span[1], "end_line": span[2], "end_column": span[3]},
+            "span": span_record,
             "expr": expr,
-            "scope": scope,
+            "scope": scope,  # a tuple: written as an array
             "op": node.op,
             "data": node.data,
             "grad": node.grad,
             "children": list(map(id_of, node._children)),  # not a comprehension: that is a function call per node
-            "local_grads": list(node._local_grads),
+            "local_grads": node._local_grads,  # a tuple: written as an array
         }
         if node.op == "**":
             record["exponent"] = node.exponent
@@ -61,12 +68,16 @@ def backward_response(steps, measured=None, layout=None, include_trace=True, pro
 
 def propagate_records(propagate_steps, ids) -> list:
     """Loops, not nested comprehensions: a comprehension is a function call in CPython 3.11, one per
-    step even where there are no updates (the leaves, and every node with a zero gradient)."""
+    step even where there are no updates (the leaves, and every node with a zero gradient). Those
+    steps' records hold the step's own empty list (written as []) instead of a new one each."""
     records = []
     for node, grad, updates in propagate_steps:
-        update_records = []
-        for child, local_grad, delta, after in updates:
-            update_records.append({"child": ids[child], "local_grad": local_grad, "delta": delta, "grad": after})
+        if updates:
+            update_records = []
+            for child, local_grad, delta, after in updates:
+                update_records.append({"child": ids[child], "local_grad": local_grad, "delta": delta, "grad": after})
+        else:
+            update_records = updates
         records.append({"node": ids[node], "grad": grad, "updates": update_records})
     return records
 

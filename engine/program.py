@@ -9,6 +9,7 @@ import bisect
 import math
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import repeat
 from typing import NamedTuple
 
@@ -23,6 +24,7 @@ from .value import Value
 
 PYTHON_MARKERS = r"\b(?:Value|MLP|Neuron|Layer|print)\s*\(|^[ \t]*(?:import|from|def|class|for|while|if)\b"
 WHOLE_PROGRAM = Span(0, 1, 1, 0)
+NO_ORIGIN = (None, "", ())  # (span, expr, scope) of a node no program text made
 PRIMES = ("", "′", "″", "‴", "⁗")
 SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 
@@ -50,28 +52,34 @@ class ProgramRun:
     def origins(self, nodes) -> list:
         """NodeOrigin per node (nodes in creation order, as a Trace holds them)."""
         labels, made = self.origin_parts(nodes)
-        return [NodeOrigin(label, span, expr, scope) for label, (span, expr, scope) in zip(labels, made)]
+        return [NodeOrigin(label, span, expr, list(scope)) for label, (span, expr, scope) in zip(labels, made)]
 
     def origin_parts(self, nodes) -> tuple:
         """origins() as two lists, what app.serialize builds the wire records from without a
-        NodeOrigin per node: each node's label, and the (span, expr, scope) of the code that made it.
+        NodeOrigin per node: each node's label, and the (span, expr, scope) of the code that made it
+        (scope a tuple).
 
         A node was made by the first mark at or after its serial (the operation that made it, or
         the one that made a constant on the way). Marks and nodes are both in creation order, so
         one pass finds them, and a mark's span, text and scope are worked out once however many
         nodes it made (its nodes share the tuple). The marks are read through `where` (a
         PythonRun, ShorthandOrigins or NOWHERE): `serials`, the last serial each mark made, then
-        math.inf; `made(i)`, mark i's (span, expr, scope), and none past the last mark; and
-        `names(nodes)`, the name each node was first assigned to, or None."""
+        math.inf; `made[i]`, mark i's (span, expr, scope), and at one past the last mark
+        NO_ORIGIN; and `names(nodes)`, the name each node was first assigned to, or None."""
         where = self.python or self.shorthand or NOWHERE
         marks = where.serials  # the last serial each mark made, then math.inf: past the last mark, no origin
+        of_mark = where.made
         labels, made = [], []
         i, origin = 0, None
         for node, name in zip(nodes, where.names(nodes)):
             serial = node._serial
-            if origin is None or marks[i] < serial:
-                i = bisect.bisect_left(marks, serial, i)
-                origin = where.made(i)
+            if marks[i] < serial:  # made by a later mark: mostly the next one, else a bisect finds it
+                i += 1
+                if marks[i] < serial:
+                    i = bisect.bisect_left(marks, serial, i)
+                origin = of_mark[i]
+            elif origin is None:
+                origin = of_mark[i]
             label = node.label or name
             if label is None and node.op is None:  # a constant that an operation made from a plain number shows its value
                 made.append((origin[0], format_number(node.data), origin[2]))
@@ -98,10 +106,7 @@ class Nowhere:
     """The origin of every node of a graph built without program text."""
 
     serials = [math.inf]
-
-    @staticmethod
-    def made(i):
-        return None, "", []
+    made = [NO_ORIGIN]
 
     @staticmethod
     def names(nodes):
@@ -113,7 +118,8 @@ NOWHERE = Nowhere()
 
 class ShorthandOrigins:
     """Where each node of a shorthand program came from, from evaluate()'s marks
-    (serials, made and names as ProgramRun.origin_parts reads them)."""
+    (serials, made and names as ProgramRun.origin_parts reads them). A shorthand program
+    has no calls: every scope is empty."""
 
     def __init__(self, text: str, marks: list):
         self.text = text
@@ -124,25 +130,33 @@ class ShorthandOrigins:
         self.empty_calls = "()" in text  # `a.tanh()` is marked as `a.tanh`: without any `()`, no mark is
         self.single_spaced = "  " not in text and text.replace("\n", " ").isprintable()  # no whitespace but " " and "\n"
 
-    def made(self, i):
-        """(span, expr, scope) of mark i: its text, widened over its parentheses."""
-        if i == len(self.marks):
-            return None, "", []
-        _, start, end = self.marks[i]
-        text = self.text
-        written = text[start:end]
-        if "(" in written or ")" in written or self.empty_calls and "." in written:
-            start, end = self._balanced(start, end)
+    @cached_property
+    def made(self) -> list:
+        """(span, expr, scope) of each mark, then NO_ORIGIN: its text, widened over its
+        parentheses. One pass, in mark order, so the line is found by moving on from the last
+        mark's (a bisect only where a mark starts on another line)."""
+        text, line_starts = self.text, self.line_starts
+        single_spaced, empty_calls = self.single_spaced, self.empty_calls
+        made = []
+        line, line_start, next_line_start = 0, 1, 0  # no line yet: the first mark looks its line up
+        for _, start, end in self.marks:
             written = text[start:end]
-        line = bisect.bisect_right(self.line_starts, start)
-        column = start - self.line_starts[line - 1] + 1
-        if "\n" in written:
-            span = (line, column) + self._place(end)
-        else:
-            span = (line, column, line, column + end - start)
-        if self.single_spaced and "\n" not in written and len(written) <= 40 and written[:1] != " " != written[-1:]:
-            return span, written, []  # what _shorten gives, without its split and join
-        return span, _shorten(written), []
+            if "(" in written or ")" in written or empty_calls and "." in written:
+                start, end = self._balanced(start, end)
+                written = text[start:end]
+            if not line_start <= start < next_line_start:
+                line = bisect.bisect_right(line_starts, start)
+                line_start = line_starts[line - 1]
+                next_line_start = line_starts[line] if line < len(line_starts) else math.inf
+            column = start - line_start + 1
+            if "\n" in written:
+                made.append(((line, column) + self._place(end), _shorten(written), ()))
+            elif single_spaced and len(written) <= 40 and written[:1] != " " != written[-1:]:
+                made.append(((line, column, line, column + end - start), written, ()))  # what _shorten gives, without its split and join
+            else:
+                made.append(((line, column, line, column + end - start), _shorten(written), ()))
+        made.append(NO_ORIGIN)
+        return made
 
     @staticmethod
     def names(nodes):

@@ -25,20 +25,26 @@ class PythonRun:
         self.runs = state.runs  # [(line, data)] per backward() call
         self.run = state.snapshot[2] if state.snapshot else None
         self.printed = state.printed()
-        self._marks = state.marks
         self.serials = [mark[0] for mark in state.marks] + [math.inf]  # the last Value each mark made, as ProgramRun.origin_parts reads them
+        self.made = MadeByMarks(state.marks)
         self._names = state.name_labels
-
-    def made(self, i):
-        """(extent (line, column, end_line, end_column) or None, expr, scope list) of mark i."""
-        if i == len(self._marks):
-            return None, "", []
-        _, extent, expr, scope = self._marks[i]
-        return extent, expr, list(scope)
 
     def names(self, nodes):
         """The name each Value was first assigned to, or None."""
         return map(self._names.get, map(attrgetter("_serial"), nodes))
+
+
+class MadeByMarks:
+    """made[i]: (extent (line, column, end_line, end_column) or None, expr, scope tuple) of mark i,
+    and (None, "", ()) one past the last mark, as ProgramRun.origin_parts reads them. Worked out
+    when asked: a run's marks are mostly of Values that the graph shown does not reach."""
+
+    def __init__(self, marks):
+        self._marks = marks
+
+    def __getitem__(self, i):
+        marks = self._marks
+        return marks[i][1:] if i < len(marks) else (None, "", ())
 
 
 BUILTINS = B.builtin_names()  # stateless: shared by every run (random is per run: it holds the seed)
