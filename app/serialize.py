@@ -24,9 +24,9 @@ def backward_response(steps, measured=None, layout=None, include_trace=True, pro
     id_of = ids.__getitem__
     labels, made = (program or ProgramRun(None)).origin_parts(nodes)
     span, span_record = None, None  # the nodes a mark made share its span tuple, and so one span record
-    for i, node, label, (where, expr, scope) in zip(count(), nodes, labels, made):
-        if where is not span:
-            span = where
+    for i, node, label, (made_span, expr, scope) in zip(count(), nodes, labels, made):
+        if made_span is not span:
+            span = made_span
             span_record = None if span is None else {"line": span[0], "column": span[1], "end_line": span[2], "end_column": span[3]}
         record = {
             "id": i,
@@ -69,7 +69,7 @@ def backward_response(steps, measured=None, layout=None, include_trace=True, pro
 def propagate_records(propagate_steps, ids) -> list:
     """Loops, not nested comprehensions: a comprehension is a function call in CPython 3.11, one per
     step even where there are no updates (the leaves, and every node with a zero gradient). Those
-    steps' records hold the step's own empty list (written as []) instead of a new one each."""
+    steps' records hold the step's own empty updates (written as []) instead of a new list each."""
     records = []
     for node, grad, updates in propagate_steps:
         if updates:

@@ -63,10 +63,13 @@ def page_tanh_chain(count):
 
 def layered_program(nodes):
     """A deep, reusing graph like a small recurrent net: each line is six nodes, reads the two
-    lines before it and the shared w and b, alternating tanh and relu(** 2) lines."""
+    lines before it and the shared w and b, four tanh lines to one relu(** 2) line. The last line
+    is a tanh, so the gradient reaches most nodes: when it was a relu of a negative sum (as at
+    12,000 nodes until 2026-11-23), every gradient was 0 and the trace recorded no updates."""
     lines = ["x = 0.3", "w = -0.7", "b = 0.1", "h0 = x", "h1 = x * w"]
-    for i in range(2, 2 + (nodes - 4) // 6):
-        if i % 5:
+    last = 1 + (nodes - 4) // 6
+    for i in range(2, last + 1):
+        if (last - i) % 5 != 4:
             lines.append(f"h{i} = tanh(h{i - 1} * w + h{i - 2} * 0.5 + b)")
         else:
             lines.append(f"h{i} = relu(h{i - 1} ** 2 * 0.5 + h{i - 2} * w)")
