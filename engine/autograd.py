@@ -17,10 +17,8 @@ def topological_order(root, steps=None, check_visited=True):
     walk keeps the node being scanned and its index in locals, as _postorder does, and a leaf
     is emitted where it is found: the stack the course pops is then the ancestors and their
     resume indices, and the steps come out the same, with no push or pop per child."""
-    if steps is None and check_visited:
+    if steps is None:  # only the recording walk can turn the visited check off
         return _postorder(root)
-    if steps is None:
-        steps = []
     record = steps.append
     order = []
     visited = set()

@@ -18,13 +18,12 @@ from .evaluate import evaluate
 from .limits import Limits
 from .parser import parse
 from .python import PythonRun, run_python
-from .syntax import Span
+from .syntax import NO_ORIGIN, Span
 from .trace import format_number
 from .value import Value
 
 PYTHON_MARKERS = r"\b(?:Value|MLP|Neuron|Layer|print)\s*\(|^[ \t]*(?:import|from|def|class|for|while|if)\b"
 WHOLE_PROGRAM = Span(0, 1, 1, 0)
-NO_ORIGIN = (None, "", ())  # (span, expr, scope) of a node no program text made
 PRIMES = ("", "′", "″", "‴", "⁗")
 SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 
@@ -151,10 +150,9 @@ class ShorthandOrigins:
             column = start - line_start + 1
             if "\n" in written:
                 made.append(((line, column) + self._place(end), _shorten(written), ()))
-            elif single_spaced and len(written) <= 40 and written[:1] != " " != written[-1:]:
-                made.append(((line, column, line, column + end - start), written, ()))  # what _shorten gives, without its split and join
-            else:
-                made.append(((line, column, line, column + end - start), _shorten(written), ()))
+                continue
+            already_short = single_spaced and len(written) <= 40 and written[:1] != " " != written[-1:]  # _shorten would change nothing
+            made.append(((line, column, line, column + end - start), written if already_short else _shorten(written), ()))
         made.append(NO_ORIGIN)
         return made
 

@@ -35,6 +35,9 @@ def place(source: str, start: int, end: int) -> Span:
     return Span(start, source.count("\n", 0, start) + 1, start - line_start + 1, end)
 
 
+NO_ORIGIN = (None, "", ())  # (span, expr, scope) of a node no program text made
+
+
 class Statement(NamedTuple):
     target: str | None  # the assigned name, or None for a bare expression
     steps: tuple  # the expression, as steps in postfix order (see above); the last one is its value

@@ -14,7 +14,7 @@ import random
 from ..autograd import propagate, topological_order
 from ..errors import ProgramError
 from ..limits import Limits
-from ..syntax import Span
+from ..syntax import NO_ORIGIN, Span
 from ..value import Value
 from . import builtins as B
 from .objects import BoundMethod, Builtin, BuiltinType, Class, Function, Instance, Module, show, type_name
@@ -59,7 +59,7 @@ class State:
         self.entry = None  # extent of the program's call that is running micrograd's nn code
         self.entry_node = None  # and its syntax node, to place errors inside that code
         self.source = None  # the program's Source
-        self.site = (None, "", ())  # (extent, expr, scope) of the built-in being called
+        self.site = NO_ORIGIN  # (extent, expr, scope) of the built-in being called
         self.marks = []  # (last serial, extent, expr, scope), serials increasing
         self.last_serial = -1
         self.name_labels = {}  # serial -> the name the Value was first assigned to

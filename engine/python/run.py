@@ -8,7 +8,7 @@ from operator import attrgetter
 
 from ..errors import ProgramError
 from ..limits import Limits
-from ..syntax import Span
+from ..syntax import NO_ORIGIN, Span
 from ..value import Value
 from . import builtins as B
 from .interpreter import Compiler, Frame, State
@@ -36,7 +36,7 @@ class PythonRun:
 
 class MadeByMarks:
     """made[i]: (extent (line, column, end_line, end_column) or None, expr, scope tuple) of mark i,
-    and (None, "", ()) one past the last mark, as ProgramRun.origin_parts reads them. Worked out
+    and NO_ORIGIN one past the last mark, as ProgramRun.origin_parts reads them. Worked out
     when asked: a run's marks are mostly of Values that the graph shown does not reach."""
 
     def __init__(self, marks):
@@ -44,7 +44,7 @@ class MadeByMarks:
 
     def __getitem__(self, i):
         marks = self._marks
-        return marks[i][1:] if i < len(marks) else (None, "", ())
+        return marks[i][1:] if i < len(marks) else NO_ORIGIN
 
 
 BUILTINS = B.builtin_names()  # stateless: shared by every run (random is per run: it holds the seed)
