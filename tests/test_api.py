@@ -638,6 +638,55 @@ def test_the_collector_still_runs_when_requests_keep_overlapping():
         gc.callbacks.pop()
 
 
+async def test_a_large_graph_is_freed_after_its_answer_is_sent_with_the_collector_paused_until_then(monkeypatch):
+    """Freeing the graph and its records is left until the answer's last byte is sent, and the
+    collector stays paused until they are gone: a pass over them would cost more than freeing."""
+    import gc
+
+    from app import budget
+
+    events = []
+    free = budget.Leftovers.free
+
+    def recording_free(self):
+        if self._objects is not None:
+            events.append(("free", gc.isenabled(), len(self._objects)))
+        free(self)
+
+    monkeypatch.setattr(budget.Leftovers, "free", recording_free)
+    app = create_app(Settings(response_cache_bytes=0))
+
+    async def watched(scope, receive, send):
+        async def send_watched(message):
+            if message["type"] == "http.response.body" and not message.get("more_body", False):
+                events.append(("last byte", gc.isenabled()))
+            await send(message)
+
+        await app(scope, receive, send_watched)
+
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=watched), base_url="http://test") as client:
+        response = await client.post("/backward", json={"expression": CHAPTER_2})
+    assert response.status_code == 200 and response.json()["nodes"][3]["grad"] == 1.0
+    assert events == [("last byte", False), ("free", False, 3)], "sent first, then freed, the collector paused throughout"
+    assert gc.isenabled()
+
+
+def test_leftovers_never_freed_by_a_task_resume_the_collector_when_dropped():
+    import gc
+
+    from app import budget
+
+    leftovers = budget.Leftovers([object()])
+    assert not gc.isenabled()
+    del leftovers  # the client left before the answer was sent: no background task ran
+    assert gc.isenabled()
+    freed = budget.Leftovers([object()])
+    freed.free()
+    freed.free()  # once only: a second call (or the holder's end) does not resume twice
+    del freed
+    assert gc.isenabled() and budget._paused_calls == 0
+
+
 def test_response_cache_is_an_lru_bounded_in_bytes():
     from app.cache import ResponseCache
 

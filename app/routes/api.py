@@ -6,11 +6,12 @@ from typing import Annotated
 import anyio
 from fastapi import APIRouter, Body, Depends, Query
 from fastapi.responses import Response
+from starlette.background import BackgroundTask
 
 from engine import Limits, measure_leaf_gradients, run_program, trace
 
 from .. import schemas
-from ..budget import collector_paused, run_within_budget
+from ..budget import Leftovers, collector_paused, run_within_budget
 from ..config import Settings
 from ..cache import ResponseCache
 from ..dependencies import get_response_cache, get_settings, get_work_limiter
@@ -21,26 +22,33 @@ router = APIRouter(tags=["api"])
 
 
 def compute_backward(request: schemas.BackwardRequest, limits: Limits) -> schemas.BackwardResponse:
-    """The pipeline: parse -> run -> trace -> (nudge test) -> (layout) -> response."""
+    return _pipeline(request, limits)[-1]
+
+
+def _pipeline(request: schemas.BackwardRequest, limits: Limits) -> list:
+    """parse -> run -> trace -> (nudge test) -> (layout) -> response: [program, its trace, the response]."""
     program = run_program(request.expression, request.variables, limits, request.seed, request.run)  # the syntax tree is freed here
     steps = trace(program.output, limits, request.variant)
     measured = measure_leaf_gradients(program.output, request.nudge, limits) if request.check else None
     layout = compute_layout(steps) if request.layout else None
-    return backward_response(steps, measured, layout, include_trace=request.trace, program=program)
+    return [program, steps, backward_response(steps, measured, layout, include_trace=request.trace, program=program)]
 
 
-def _backward_json(request: schemas.BackwardRequest, limits: Limits) -> bytes:
+def _backward_json(request: schemas.BackwardRequest, limits: Limits) -> tuple[bytes, Leftovers]:
+    """The answer's bytes, and the graph, trace and records that made them, to free once it is sent."""
     with collector_paused():
-        return to_json(compute_backward(request, limits))
+        made = _pipeline(request, limits)
+        return to_json(made[-1]), Leftovers(made)
 
 
 async def _answer(request: schemas.BackwardRequest, settings: Settings, limiter: anyio.CapacityLimiter, cache: ResponseCache) -> Response:
     key = json.dumps(request.model_dump(), sort_keys=True)  # escapes lone surrogates, unlike model_dump_json
-    body = cache.get(key)
+    body, release = cache.get(key), None
     if body is None:
-        body = await run_within_budget(_backward_json, request, settings.limits, seconds=settings.time_budget, limiter=limiter)
+        body, leftovers = await run_within_budget(_backward_json, request, settings.limits, seconds=settings.time_budget, limiter=limiter)
         cache.put(key, body)
-    return Response(body, media_type="application/json")
+        release = BackgroundTask(leftovers.free)  # after the last byte is sent, in a worker thread, not on the event loop
+    return Response(body, media_type="application/json", background=release)
 
 
 CHAPTER_2_EXAMPLE = compute_backward(schemas.BackwardRequest(expression=schemas.CHAPTER_2_PROGRAM), Limits())
