@@ -153,7 +153,7 @@ def engine_tables(quick=False, gc_off=False, sizes=SIZES):
                 targets.append((shape, n, of / cf, ob / mb, ob / tb))
     headers = ["graph", "N", "nodes", "forward ms", "course", "ratio", "micrograd", "tape",
                "backward ms", "micrograd", "ratio", "tape", "ratio"]
-    condition = "gc disabled for every engine while timed" if gc_off else "gc enabled (the default, as in the server)"
+    condition = "gc disabled for every engine while timed" if gc_off else "gc enabled (Python's default, as in a notebook; the server pauses it while a request builds its graph)"
     notes = [
         f"Median of {repeats_for(sizes[-1], quick)}-{repeats_for(sizes[0], quick)} runs, a fresh graph each run, CPU time of the thread; {condition}. "
         f"micrograd's backward runs with the recursion limit raised to {MICROGRAD_RECURSION_LIMIT:,} (its sort is recursive); "
