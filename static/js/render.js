@@ -14,6 +14,7 @@ const CHUNK = { full: 120, compact: 250 }; // nodes drawn per animation frame
 const EDGES_PER_PATH = 1500; // compact edges share paths: a few long paths are far cheaper than thousands
 const TEXT_ZOOM = 0.75; // compact view: node text shows from this zoom up
 const OVERVIEW_ZOOM = 0.3; // compact view below this zoom: nodes are too small to see one by one
+const FULL_TEXT_ZOOM = 0.35; // full view: texts show from this zoom up (below it a record's numbers are under 6 px)
 const MAX_FIT_SCALE = 1.5;
 const FIT_PADDING = 28;
 const FIT_MARGIN = 26; // room for badges and tags outside the records
@@ -97,7 +98,7 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
   let edgePoints = null; // compact view: each edge's polyline, [x0, y0, x1, y1, ...]
   let edgeRegion = null; // compact view: the region whose edges are drawn (null: redraw)
   let allEdgesDrawn = false;
-  let culled = new Uint8Array(0); // compact view: 1 for a node out of view, not drawn
+  let culled = new Uint8Array(0); // 1 for a node out of view: not drawn (compact), its texts not drawn (full)
   let size = null; // the container's size, kept by a ResizeObserver (reading it would force a layout)
 
   new ResizeObserver(([entry]) => {
@@ -123,10 +124,8 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
       const { k } = event.transform;
       if (event.sourceEvent) onUserView();
       viewport.attr("transform", event.transform);
-      if (compact) {
-        cullCompact(event.transform);
-        cullEdges(event.transform);
-      }
+      cull(event.transform);
+      if (compact) cullEdges(event.transform);
       setLevelOfDetail(k >= TEXT_ZOOM, compact && k < OVERVIEW_ZOOM);
       if (zoomedOut) overviewFocus.attr("r", 9 / k).attr("stroke-width", 3 / k); // only the overview shows it
     });
@@ -236,7 +235,7 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
         nodeEls[d.id] = this;
       });
       update(nodes);
-      if (compact) cullCompact(d3.zoomTransform(svg.node()), first, last);
+      cull(d3.zoomTransform(svg.node()), first, last);
       if (lastFrame) applyNodes(lastFrame, first, last);
       onProgress(last, n);
       if (c + 1 < chunks.length) await nextFrame();
@@ -263,14 +262,14 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
     move(labels).attr("transform", (e) => `translate(${e.lx},${e.ly})`);
     edgeEls = new Map();
     edges.each(function (e) {
-      edgeEls.set(e.key, { path: this, label: null, edge: e });
+      edgeEls.set(e.key, { path: this, label: null, text: null, culled: null, edge: e }); // null: a kept label may be hidden
     });
     labels.each(function (e) {
       const local = model.nodes[e.parent].local_grads[e.slot];
       const label = d3.select(this).attr("data-edge", e.key).attr("class", `vg-edge-label${isNonFinite(local) ? " vg-nonfinite" : ""}`);
       label.select("title").text(`local gradient ∂${nodeName(model.nodes[e.parent])}/∂${nodeName(model.nodes[e.child])} = ${formatExact(local)}`);
       setPill(label, formatNumber(local));
-      edgeEls.get(e.key).label = this;
+      Object.assign(edgeEls.get(e.key), { label: this, text: this.querySelector("text") });
     });
   }
 
@@ -316,7 +315,7 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
     node.append("rect").attr("class", "vg-box").attr("x", -W / 2).attr("y", -H / 2).attr("width", W).attr("height", H).attr("rx", 4);
     node.append("text").attr("class", "vg-compact-text").attr("x", -W / 2 + 5).attr("y", 4);
     node.each(function (d) {
-      parts[d.id] = { text: this.lastChild };
+      parts[d.id] = { text: this.lastChild, texts: [this.lastChild] };
     });
     return node;
   }
@@ -376,7 +375,7 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
         mark.append("text").attr("dy", "0.3em").attr("y", 1).attr("text-anchor", "middle").text("!");
         mark.append("title").text(warnings.map((w) => w.message).join("\n"));
       }
-      parts[d.id] = { box: box.node(), grad: grad.node(), was: was.node(), badge: badgeText.node() };
+      parts[d.id] = { box: box.node(), grad: grad.node(), was: was.node(), badge: badgeText.node(), texts: this.querySelectorAll("text") };
     });
   }
 
@@ -623,26 +622,37 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
   }
 
   /**
-   * Compact view, zoomed in: nodes out of view are not drawn (display: none). Following the walk
-   * at a readable zoom would otherwise show thousands of records' text, each frame styling and
-   * laying out all of them for the few on screen. Placement only: no layout is read.
+   * What nobody can read is not drawn. Chromium lays out every <text> again on each change of zoom
+   * scale, even inside a hidden group, unless the text itself is display: none: 2,000 compact records,
+   * or the ~3,700 texts of a 400-node full view, made zoom frames 30-150 ms. Compact view: records out
+   * of view are not drawn. Full view: the texts of records and edge labels out of view are not, nor
+   * any text below FULL_TEXT_ZOOM; the records and pills stay (each record is a focusable button). Placement only: no
+   * layout is read.
    */
-  function cullCompact(t, from = 0, to = culled.length) {
+  function cull(t, from = 0, to = culled.length) {
     if (!placement) return;
     const [vw, vh] = viewSize();
     const { width: W, height: H } = placement.geometry.box;
     const x0 = -t.x / t.k - W, y0 = -t.y / t.k - H, x1 = (vw - t.x) / t.k + W, y1 = (vh - t.y) / t.k + H;
+    const far = !compact && t.k < FULL_TEXT_ZOOM;
     for (let id = from; id < to; id++) {
       const p = placement.nodes[id];
       const el = nodeEls[id];
       if (!p || !el) continue;
-      const out = p.cx < x0 || p.cx > x1 || p.cy < y0 || p.cy > y1 ? 1 : 0;
+      const out = far || p.cx < x0 || p.cx > x1 || p.cy < y0 || p.cy > y1 ? 1 : 0;
       if (out === culled[id]) continue;
       culled[id] = out;
-      el.style.display = out ? "none" : "";
-      // Its text too: Chromium lays out every <text> on each change of zoom scale, even inside a
-      // hidden group, unless the text itself is display: none (2,000 texts: ~30 ms a zoom frame).
-      parts[id].text.style.display = out ? "none" : "";
+      const display = out ? "none" : "";
+      if (compact) el.style.display = display;
+      for (const text of parts[id].texts) text.style.display = display;
+    }
+    if (compact) return;
+    for (const el of edgeEls.values()) {
+      const { lx, ly } = el.edge;
+      const out = far || lx < x0 || lx > x1 || ly < y0 || ly > y1;
+      if (out === el.culled || !el.text) continue;
+      el.culled = out;
+      el.text.style.display = out ? "none" : "";
     }
   }
 

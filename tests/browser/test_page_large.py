@@ -83,3 +83,48 @@ def test_zoomed_in_a_big_graph_draws_the_edges_in_view_and_fit_draws_them_all(pa
     page.get_by_role("button", name="Fit").click()
     page.wait_for_timeout(400)
     assert len(page.evaluate(EDGES_AND_VIEW)["subpaths"]) == 1998
+
+
+# The texts the browser lays out (display not none), of records and of edge labels, and which
+# records in view (their centre inside the panel) have their data text shown.
+TEXTS = """() => {
+  const svg = document.querySelector('[data-vg=graph] svg');
+  const shown = (el) => getComputedStyle(el).display !== 'none';
+  const records = [...svg.querySelectorAll('[data-node-id] text')];
+  const labels = [...svg.querySelectorAll('.vg-edge-label text')];
+  const panel = svg.getBoundingClientRect();
+  const inView = [...svg.querySelectorAll('[data-node-id]')].filter((g) => {
+    const r = g.querySelector('.vg-box').getBoundingClientRect();
+    const x = (r.left + r.right) / 2, y = (r.top + r.bottom) / 2;
+    return x > panel.left && x < panel.right && y > panel.top && y < panel.bottom;
+  });
+  return { records: records.length, recordsShown: records.filter(shown).length, labels: labels.length,
+           labelsShown: labels.filter(shown).length, inView: inView.length,
+           inViewShown: inView.filter((g) => shown(g.querySelector('.vg-data'))).length,
+           k: svg.querySelector('.vg-viewport').transform.baseVal.consolidate().matrix.a };
+}"""
+
+
+def test_the_largest_full_view_lays_out_only_the_texts_that_can_be_read(page):
+    """Chromium lays out every shown <text> on each change of zoom scale: a 400-node full view has
+    ~3,700, which made zoom frames ~150 ms. Out of view, or too small to read, they are hidden."""
+    page.set_viewport_size({"width": 1440, "height": 900})
+    page.goto(url_for(chain(133)))  # 400 nodes, the most the page draws in full
+    page.wait_for_function("() => document.querySelectorAll('[data-node-id] .vg-data').length === 400", timeout=20_000)
+    page.wait_for_timeout(500)
+    opened = page.evaluate(TEXTS)  # the page opens at a readable zoom on the output
+    assert opened["k"] >= 0.35 and opened["inView"] > 0
+    assert opened["inViewShown"] == opened["inView"], "every record in view shows its numbers"
+    assert opened["recordsShown"] < opened["records"] / 10 and opened["labelsShown"] < opened["labels"] / 10
+
+    page.get_by_role("button", name="Fit to screen").click()
+    page.wait_for_timeout(600)
+    fitted = page.evaluate(TEXTS)
+    assert fitted["k"] < 0.35 and fitted["inView"] > 300
+    assert fitted["recordsShown"] == 0 and fitted["labelsShown"] == 0, "texts under 6 px are not laid out"
+
+    page.evaluate("document.querySelector('[data-valuegraph]').valuegraph.graph.reveal(0)")  # x, at a readable zoom
+    page.wait_for_timeout(600)
+    back = page.evaluate(TEXTS)
+    assert back["k"] >= 0.35 and back["inViewShown"] == back["inView"] > 0
+    assert page.locator('[data-node-id="0"] .vg-data').text_content() == "0.3"
