@@ -94,13 +94,31 @@ export function startEmbed(root, { parent = window.parent } = {}) {
   const classroomBox = root.querySelector("[data-vg-classroom]");
   if (classroomBox && !saved) startClassroom(classroomBox, app);
 
+  // The frame's layout: what is optional is shown only where the space actually left allows it,
+  // decided afresh from the same starting state at every size (no hysteresis), and reported.
+  const fit = fitFrame(root, options.table === "shown");
   let height = 0;
-  new ResizeObserver(() => {
-    const next = Math.ceil(root.getBoundingClientRect().height);
+  function layout() {
+    const next = fit();
     if (next === height) return;
     height = next;
     post({ type: "height", height });
-  }).observe(root);
+  }
+  layout();
+  window.addEventListener("resize", layout); // before the frame is painted at its new size
+  // Content that changes its height without the frame changing (an error shown, new table rows):
+  // laid out again in the next frame (a change inside a ResizeObserver callback would loop).
+  let queued = false;
+  const observer = new ResizeObserver(() => {
+    if (queued) return;
+    queued = true;
+    requestAnimationFrame(() => {
+      queued = false;
+      layout();
+    });
+  });
+  for (const part of root.querySelectorAll(":scope > section, .vg-table")) observer.observe(part);
+  app.ready.then(layout);
 
   // For scripts driving the page (the CLI's SVG and PNG export renders the standalone file).
   window.valuegraphExport = {
@@ -113,6 +131,65 @@ export function startEmbed(root, { parent = window.parent } = {}) {
     },
   };
   return app;
+}
+
+// The graph keeps at least this much height beside the walk panel, or the walk panel is left out.
+const GRAPH_BESIDE_WALK = 200;
+// Shown tables get up to this share of the height the graph and the tables have together.
+const TABLES_SHARE = 0.45;
+const TABLES_AT_LEAST = 64; // less than this, and the tables are left out
+// A frame up to this tall is short: the editor goes beside the graph. So is a taller one where the
+// controls one above the other would leave the graph less than SHORT_BELOW (a narrow frame).
+const SHORT_UP_TO = 560;
+const SHORT_BELOW = 120;
+
+/**
+ * fitFrame(root, tablesShown) returns a function that lays the embed out for the frame's current
+ * size and returns the content's height for the valuegraph:height message.
+ *
+ * The graph's row takes what the rest leaves (down to nothing: then the document scrolls, the
+ * controls being taller than the frame). The frame is short (data-shape) up to SHORT_UP_TO px
+ * or where the tall layout would leave the graph less than SHORT_BELOW. From the full layout
+ * (walk panel shown, tables whole), the walk panel is left out if the graph would keep less than GRAPH_BESIDE_WALK, and the tables
+ * get their share. The content's height is what the embed needs with the graph at 300 px and the
+ * tables whole, or the frame's height if that is more (a frame is never asked to shrink).
+ */
+export function fitFrame(root, tablesShown) {
+  const graph = root.querySelector('[data-vg="graph"]');
+  const tables = root.querySelector(".vg-tables");
+  const walk = root.querySelector(".vg-walk-panel");
+  // The height the graph and the tables have together (negative: the rest overflows the frame).
+  const room = () => {
+    const over = root.getBoundingClientRect().height - window.innerHeight;
+    return graph.getBoundingClientRect().height + (tablesShown ? tables.getBoundingClientRect().height : 0) - Math.max(0, over);
+  };
+  return () => {
+    delete root.dataset.tablesRoom;
+    root.style.removeProperty("--vg-tables-height");
+    const whole = tablesShown ? tables.getBoundingClientRect().height : 0;
+    const share = (space) => Math.min(whole, Math.max(0, Math.floor(space * TABLES_SHARE)));
+    root.dataset.walk = "hidden";
+    root.dataset.shape = "tall";
+    if (window.innerHeight <= SHORT_UP_TO) root.dataset.shape = "short";
+    else {
+      const space = room();
+      if (space - share(space) < SHORT_BELOW) root.dataset.shape = "short";
+    }
+    root.dataset.walk = "shown";
+    root.classList.add("vg-embed-natural");
+    const natural = Math.ceil(root.getBoundingClientRect().height);
+    root.classList.remove("vg-embed-natural");
+    let space = room();
+    if (walk.getBoundingClientRect().height > 0 && space - share(space) < GRAPH_BESIDE_WALK) {
+      root.dataset.walk = "hidden";
+      space = room();
+    }
+    if (tablesShown && share(space) < whole) {
+      if (share(space) < TABLES_AT_LEAST) root.dataset.tablesRoom = "none";
+      else root.style.setProperty("--vg-tables-height", `${share(space)}px`);
+    }
+    return Math.max(natural, window.innerHeight);
+  };
 }
 
 function start() {
