@@ -120,7 +120,7 @@ class Leftovers:
     the records), to be freed after the answer is sent: free() from a background task. Freeing a
     12,000-node graph and its records takes ~20 ms the client need not wait for. The collector stays
     paused until then, or its next pass would scan every one of those objects (~35 ms at 12,000
-    nodes). An answer never sent (the client left) frees them with this holder."""
+    nodes). If the task never runs (an error while sending), they go with this holder."""
 
     def __init__(self, objects: list):
         pause_collector()
