@@ -16,6 +16,9 @@ const TEXT_ZOOM = 0.75; // compact view: node text shows from this zoom up
 const OVERVIEW_ZOOM = 0.3; // compact view below this zoom: nodes are too small to see one by one
 const FULL_TEXT_ZOOM = 0.35; // full view: texts show from this zoom up (below it a record's numbers are under 6 px)
 const MAX_FIT_SCALE = 1.5;
+// The smallest zoom; also what Fit uses in a panel with no room left for the graph (an embed whose
+// frame is no taller than its controls): padding alone would make the fitted scale negative.
+const MIN_SCALE = 0.005;
 const FIT_PADDING = 28;
 const FIT_MARGIN = 26; // room for badges and tags outside the records
 const STATE_CLASSES = [
@@ -118,7 +121,7 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
     if (inside !== zoomedIn) svg.classed("vg-zoomed-in", (zoomedIn = inside));
     if (outside !== zoomedOut) svg.classed("vg-zoomed-out", (zoomedOut = outside));
   }
-  const zoom = d3.zoom().scaleExtent([0.005, 4]).extent(() => [[0, 0], viewSize()])
+  const zoom = d3.zoom().scaleExtent([MIN_SCALE, 4]).extent(() => [[0, 0], viewSize()])
     .filter((event) => (!event.ctrlKey || event.type === "wheel") && !event.button && (event.type !== "touchstart" || moveByTouch || event.touches.length > 1))
     .on("zoom", (event) => {
       const { k } = event.transform;
@@ -603,7 +606,7 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
     const { padding, margin } = fitRoom(vw);
     const w = placement.width + 2 * margin;
     const h = placement.height + 2 * margin;
-    const k = Math.min(MAX_FIT_SCALE, (vw - 2 * padding) / w, (vh - 2 * padding) / h);
+    const k = Math.max(MIN_SCALE, Math.min(MAX_FIT_SCALE, (vw - 2 * padding) / w, (vh - 2 * padding) / h));
     const target = d3.zoomIdentity.translate((vw - w * k) / 2 + margin * k, (vh - h * k) / 2 + margin * k).scale(k);
     (animate ? svg.transition().duration(300) : svg).call(zoom.transform, target);
   }
@@ -661,7 +664,7 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
     if (!placement) return 1;
     const [vw, vh] = viewSize();
     const { padding, margin } = fitRoom(vw);
-    return Math.min(MAX_FIT_SCALE, (vw - 2 * padding) / (placement.width + 2 * margin), (vh - 2 * padding) / (placement.height + 2 * margin));
+    return Math.max(MIN_SCALE, Math.min(MAX_FIT_SCALE, (vw - 2 * padding) / (placement.width + 2 * margin), (vh - 2 * padding) / (placement.height + 2 * margin)));
   }
 
   /** Room around the fitted graph: less on a narrow panel (a phone), where every pixel counts. */
