@@ -84,5 +84,5 @@ def propagate_records(propagate_steps, ids) -> list:
 
 def to_json(response: schemas.BackwardResponse) -> bytes:
     """The records are already shaped by the schema, so pydantic-core writes them as they are:
-    the same bytes as through the schema's serializer, at 1.2-1.9x orjson's time instead of 2.3-3.3x."""
+    the same bytes as through the schema's serializer, in half its time (README "Speed" compares orjson)."""
     return pydantic_core.to_json(response, inf_nan_mode="strings")

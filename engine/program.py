@@ -156,10 +156,7 @@ class ShorthandOrigins:
         made.append(NO_ORIGIN)
         return made
 
-    @staticmethod
-    def names(nodes):
-        """A shorthand name is the node's own label."""
-        return repeat(None)
+    names = staticmethod(Nowhere.names)  # None for every node: a shorthand name is the node's own label
 
     def _balanced(self, start, end):
         """Widen [start, end) over the parentheses its operands were written in: `(a + b) * c` is
