@@ -116,13 +116,13 @@ def collector_paused():
 
 
 class Leftovers:
-    """What a request built and no longer needs once its answer is written (the graph, the trace,
-    the records), to be freed after the answer is sent: free() from a background task. Freeing a
-    12,000-node graph and its records takes ~20 ms the client need not wait for. The collector stays
+    """What a request built and no longer needs once its answer is written (the graph and the
+    trace), to be freed after the answer is sent: free() from a background task. Freeing a
+    12,000-node graph and its trace takes ~10 ms the client need not wait for. The collector stays
     paused until then, or its next pass would scan every one of those objects (~35 ms at 12,000
     nodes). If the task never runs (an error while sending), they go with this holder."""
 
-    def __init__(self, objects: list):
+    def __init__(self, objects):
         pause_collector()
         self._objects = objects
 

@@ -2,7 +2,7 @@
 pydantic TypedDicts. The OpenAPI schema comes from these types.
 
 Responses are TypedDicts because a large graph has tens of thousands of records: plain
-dicts built in one pass and dumped by pydantic-core in one call (serialize.py) cost a few µs per node,
+dicts built in one pass and written by pydantic-core, a chunk of records at a time (serialize.py), cost a few µs per node,
 where constructing a model per record costs ten times more. Optional keys (`exponent`,
 `numeric_grad`, `trace`, `layout`) are NotRequired: absent, never null. Non-finite numbers
 are written as the strings "NaN", "Infinity" and "-Infinity".

@@ -617,6 +617,50 @@ def test_non_finite_strings_match_the_contract():
     assert b'"data":"NaN","grad":"-Infinity","children":[],"local_grads":["Infinity"]' in to_json(response)
 
 
+WRITTEN_IN_CHUNKS = {
+    "chapter 2, with the nudge test": (CHAPTER_2, dict(check=True)),
+    "non-finite values": ("a = 0; b = log(a); c = b * a; d = c ** 0.5", {}),
+    "no trace, with layout": ("x = 2; y = x * x + x; z = y ** 2; L = z.tanh()", dict(trace=False, layout=True)),
+    "Python with runs and printed lines": (
+        "a = Value(2.0)\nfor k in range(3):\n    L = a * a + k\n    L.backward()\n    print(k, L.data)\n    a.data -= 0.1 * a.grad",
+        {},
+    ),
+}
+
+
+@pytest.mark.parametrize("source, options", WRITTEN_IN_CHUNKS.values(), ids=WRITTEN_IN_CHUNKS)
+def test_the_answer_written_a_chunk_at_a_time_is_the_built_answer_byte_for_byte(monkeypatch, source, options):
+    """/backward writes its long lists a chunk of records at a time; rooms, embed and exports keep
+    the built answer. Both must be the same JSON, including where a chunk ends inside a list."""
+    from app import serialize
+    from app.routes.api import _run
+
+    monkeypatch.setattr(serialize, "CHUNK", 2)
+    made = _run(schemas.BackwardRequest(expression=source, **options), Limits())
+    built = serialize.backward_response(*made)
+    assert len(built["nodes"]) > 2 and ("trace" in built) == options.get("trace", True)
+    assert serialize.backward_json(*made) == to_json(built)
+
+
+def test_a_large_answer_never_holds_all_its_records_at_once():
+    """A 12,000-node answer's records take several times its JSON; written a chunk at a time, the
+    peak of Python's allocations while writing stays a fraction of building them all first."""
+    import tracemalloc
+
+    from app import serialize
+    from app.routes.api import _run
+
+    made = _run(schemas.BackwardRequest(expression="x = 0.5\nL = " + " + ".join(f"x * {i % 9 + 1}" for i in range(4_000))), Limits())
+    peaks = {}
+    for name, write in (("built", lambda: to_json(serialize.backward_response(*made))), ("chunks", lambda: serialize.backward_json(*made))):
+        tracemalloc.start()
+        answer = write()
+        peaks[name] = tracemalloc.get_traced_memory()[1] - len(answer)
+        tracemalloc.stop()
+        del answer
+    assert peaks["chunks"] < peaks["built"] / 4, peaks
+
+
 def test_the_collector_still_runs_when_requests_keep_overlapping():
     """A request pauses the cyclic collector; if others overlap without a gap it would never run
     again, so every COLLECT_EVERY ended requests it collects anyway."""
@@ -639,7 +683,7 @@ def test_the_collector_still_runs_when_requests_keep_overlapping():
 
 
 async def test_a_large_graph_is_freed_after_its_answer_is_sent_with_the_collector_paused_until_then(monkeypatch):
-    """Freeing the graph and its records is left until the answer's last byte is sent, and the
+    """Freeing the graph and its trace is left until the answer's last byte is sent, and the
     collector stays paused until they are gone: a pass over them would cost more than freeing."""
     import gc
 
@@ -650,7 +694,7 @@ async def test_a_large_graph_is_freed_after_its_answer_is_sent_with_the_collecto
 
     def recording_free(self):
         if self._objects is not None:
-            events.append(("free", gc.isenabled(), len(self._objects)))
+            events.append(("free", gc.isenabled(), {type(item).__name__ for item in self._objects} >= {"Trace", "ProgramRun"}))
         free(self)
 
     monkeypatch.setattr(budget.Leftovers, "free", recording_free)
@@ -667,7 +711,7 @@ async def test_a_large_graph_is_freed_after_its_answer_is_sent_with_the_collecto
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=watched), base_url="http://test") as client:
         response = await client.post("/backward", json={"expression": CHAPTER_2})
     assert response.status_code == 200 and response.json()["nodes"][3]["grad"] == 1.0
-    assert events == [("last byte", False), ("free", False, 3)], "sent first, then freed, the collector paused throughout"
+    assert events == [("last byte", False), ("free", False, True)], "sent first, then freed, the collector paused throughout"
     assert gc.isenabled()
 
 

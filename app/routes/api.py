@@ -16,29 +16,29 @@ from ..config import Settings
 from ..cache import ResponseCache
 from ..dependencies import get_response_cache, get_settings, get_work_limiter
 from ..layout import compute_layout
-from ..serialize import backward_response, to_json
+from ..serialize import backward_json, backward_response
 
 router = APIRouter(tags=["api"])
 
 
 def compute_backward(request: schemas.BackwardRequest, limits: Limits) -> schemas.BackwardResponse:
-    return _pipeline(request, limits)[-1]
+    return backward_response(*_run(request, limits))
 
 
-def _pipeline(request: schemas.BackwardRequest, limits: Limits) -> list:
-    """parse -> run -> trace -> (nudge test) -> (layout) -> response: [program, its trace, the response]."""
+def _run(request: schemas.BackwardRequest, limits: Limits) -> tuple:
+    """parse -> run -> trace -> (nudge test) -> (layout): the arguments of backward_response and backward_json."""
     program = run_program(request.expression, request.variables, limits, request.seed, request.run)  # the syntax tree is freed here
     steps = trace(program.output, limits, request.variant)
     measured = measure_leaf_gradients(program.output, request.nudge, limits) if request.check else None
     layout = compute_layout(steps) if request.layout else None
-    return [program, steps, backward_response(steps, measured, layout, include_trace=request.trace, program=program)]
+    return steps, measured, layout, request.trace, program
 
 
 def _backward_json(request: schemas.BackwardRequest, limits: Limits) -> tuple[bytes, Leftovers]:
-    """The answer's bytes, and the graph, trace and records that made them, to free once it is sent."""
+    """The answer's bytes, and the graph and trace that made them, to free once it is sent."""
     with collector_paused():
-        made = _pipeline(request, limits)
-        return to_json(made[-1]), Leftovers(made)
+        made = _run(request, limits)
+        return backward_json(*made), Leftovers(made)
 
 
 async def _answer(request: schemas.BackwardRequest, settings: Settings, limiter: anyio.CapacityLimiter, cache: ResponseCache) -> Response:
