@@ -55,6 +55,11 @@ class Broker:
         """Store a new room; False if the code is taken; TooManyRooms at the limit."""
         raise NotImplementedError
 
+    async def count_creation(self, client: str, *, window_seconds: float) -> tuple[int, float]:
+        """Count one more room made by `client` in its current window, which starts at its first
+        room and lasts window_seconds: (rooms counted in the window, this one included; seconds left)."""
+        raise NotImplementedError
+
     async def get(self, code: str) -> RoomRecord | None:
         raise NotImplementedError
 
@@ -98,6 +103,7 @@ class InProcessBroker(Broker):
 
     def __init__(self, clock=time.monotonic):
         self._rooms: dict[str, _Room] = {}
+        self._creations: dict[str, list] = {}  # client -> [end of its window, rooms counted in it]
         self._clock = clock
 
     def _live(self, code: str) -> _Room | None:
@@ -118,6 +124,16 @@ class InProcessBroker(Broker):
             raise TooManyRooms
         self._rooms[code] = _Room(record, self._clock() + idle_seconds)
         return True
+
+    async def count_creation(self, client, *, window_seconds):
+        now = self._clock()
+        if len(self._creations) > 1024:  # forget the windows that have ended, so many addresses cannot grow the dict
+            self._creations = {known: counted for known, counted in self._creations.items() if counted[0] > now}
+        counted = self._creations.get(client)
+        if counted is None or counted[0] <= now:
+            counted = self._creations[client] = [now + window_seconds, 0]
+        counted[1] += 1
+        return counted[1], counted[0] - now
 
     async def get(self, code):
         room = self._live(code)
@@ -188,7 +204,8 @@ class InProcessBroker(Broker):
 class RedisBroker(Broker):
     """Rooms in Redis: `vg:room:CODE` (a hash: the record's fields, with the idle expiry),
     `vg:room:CODE:members` (a sorted set: member -> expiry time), the channel `vg:room:CODE`,
-    and `vg:rooms` (a sorted set: code -> expiry time, to bound how many rooms are open)."""
+    `vg:rooms` (a sorted set: code -> expiry time, to bound how many rooms are open), and
+    `vg:created:CLIENT` (rooms that client made in its window, expiring with the window)."""
 
     ROOMS = "vg:rooms"
 
@@ -222,6 +239,15 @@ class RedisBroker(Broker):
             pipe.zadd(self.ROOMS, {code: now + idle_seconds})
             await pipe.execute()
         return True
+
+    async def count_creation(self, client, *, window_seconds):
+        key = f"vg:created:{client}"
+        async with self._redis.pipeline(transaction=True) as pipe:
+            pipe.set(key, 0, nx=True, px=int(window_seconds * 1000))  # the window starts at the first room
+            pipe.incr(key)  # keeps the key's expiry
+            pipe.pttl(key)
+            _, counted, left = await pipe.execute()
+        return counted, left / 1000
 
     async def get(self, code):
         fields = await self._redis.hgetall(self._key(code))

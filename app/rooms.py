@@ -24,6 +24,7 @@ import asyncio
 import contextlib
 import hashlib
 import hmac
+import ipaddress
 import json
 import secrets
 import time
@@ -101,6 +102,27 @@ class RoomCreated(BaseModel):
 
 class RoomProblem(Exception):
     """A state or join the room refuses, with the reason to send back."""
+
+
+class TooManyCreations(Exception):
+    """The client's address has made its rooms for this hour; args: (rooms allowed, seconds until it may again)."""
+
+
+CREATION_WINDOW = 3600.0  # seconds: room_creations_per_hour counts in windows this long
+
+
+def client_key(host: str | None) -> str:
+    """Whom the creation limit counts: an IPv4 address, or an IPv6 address's /64 (what one
+    subscriber is usually given, so a client cannot step around the limit inside its own network)."""
+    try:
+        address = ipaddress.ip_address(host or "")
+    except ValueError:
+        return host or "unknown"  # not an address (a test client, a Unix socket): counted as itself
+    if address.version == 4:
+        return str(address)
+    if address.ipv4_mapped is not None:
+        return str(address.ipv4_mapped)
+    return str(ipaddress.ip_network(f"{address}/64", strict=False))
 
 
 # ---- codes and tokens ----
@@ -305,8 +327,12 @@ class Classroom:
             await hub.stop()
         await self.broker.close()
 
-    async def create_room(self, state: RoomState) -> tuple[str, str]:
+    async def create_room(self, state: RoomState, client: str) -> tuple[str, str]:
+        """client: client_key() of who asks; a state refused does not count against it."""
         stored, walk = await checked_state(state, self.settings, self.limiter, None)
+        counted, seconds_left = await self.broker.count_creation(client, window_seconds=CREATION_WINDOW)
+        if counted > self.settings.room_creations_per_hour:
+            raise TooManyCreations(self.settings.room_creations_per_hour, seconds_left)
         token = secrets.token_urlsafe(24)
         for _ in range(5):
             code = new_code()

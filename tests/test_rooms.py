@@ -14,7 +14,7 @@ with warnings.catch_warnings():
 
 from app.config import Settings
 from app.main import create_app
-from app.rooms import CODE_ALPHABET, RoomProblem, TokenBucket, normalise_code
+from app.rooms import CODE_ALPHABET, RoomProblem, TokenBucket, client_key, normalise_code
 
 PROGRAM = "a = 2; b = 3; c = a * b; L = c + a"  # 14 steps: 0..13, propagation from 9
 
@@ -82,6 +82,33 @@ def test_the_number_of_rooms_is_bounded():
         answer = client.post("/rooms", json={"state": {"expression": PROGRAM}})
         assert answer.status_code == 503
         assert "the limit is 2" in answer.json()["detail"]["message"]
+
+
+def test_one_address_makes_a_bounded_number_of_rooms_an_hour():
+    """One client filling every room would shut the others out for an hour: each address (an IPv6
+    address's /64) makes room_creations_per_hour rooms; a refused state does not count."""
+    app = create_app(Settings(room_creations_per_hour=2))
+    with TestClient(app, client=("203.0.113.7", 50000)) as client, TestClient(app, client=("198.51.100.1", 50000)) as neighbour:
+        new_room(client)
+        assert client.post("/rooms", json={"state": {"expression": "a = (2"}}).status_code == 400
+        new_room(client)
+        answer = client.post("/rooms", json={"state": {"expression": PROGRAM}})
+        assert answer.status_code == 429
+        assert 3540 <= int(answer.headers["retry-after"]) <= 3600
+        assert answer.json()["detail"]["message"] == "this address has made 2 rooms in the last hour, the limit; it may make another in 60 minutes"
+        new_room(neighbour)
+
+
+@pytest.mark.parametrize("host, key", [
+    ("203.0.113.7", "203.0.113.7"),
+    ("2001:db8:1:2:aaaa::1", "2001:db8:1:2::/64"),
+    ("2001:db8:1:2:bbbb::9", "2001:db8:1:2::/64"),
+    ("::ffff:203.0.113.7", "203.0.113.7"),
+    ("testclient", "testclient"),
+    (None, "unknown"),
+])
+def test_the_creation_limit_counts_an_address_or_an_ipv6_subscriber(host, key):
+    assert client_key(host) == key
 
 
 def test_a_program_broadcast_goes_through_the_limits_of_backward():

@@ -1,6 +1,7 @@
 """Teach live: POST /rooms makes a room, GET /rooms/{code}/qr.svg draws its join link, and
 /rooms/ws is the WebSocket every member (teacher and students) talks over; see app/rooms.py."""
 
+import math
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request, WebSocket
@@ -9,7 +10,7 @@ from fastapi.responses import Response
 from ..broker import TooManyRooms
 from ..errors import json_error
 from ..qr import qr_svg
-from ..rooms import Classroom, NewRoom, RoomCreated, RoomProblem, normalise_code, shown_code
+from ..rooms import Classroom, NewRoom, RoomCreated, RoomProblem, TooManyCreations, client_key, normalise_code, shown_code
 
 router = APIRouter(tags=["classroom"])
 
@@ -27,13 +28,25 @@ def join_url(request: Request, code: str, page: str = "/") -> str:
     return f"{str(request.base_url).rstrip('/')}{page}?room={shown_code(code)}"
 
 
-@router.post("/rooms", response_model=RoomCreated, responses={400: {"description": "The state is refused"}, 503: {"description": "Too many rooms are open"}})
+@router.post("/rooms", response_model=RoomCreated, responses={
+    400: {"description": "The state is refused"},
+    429: {"description": "This address has made its rooms for the hour (Retry-After says when it may again)"},
+    503: {"description": "Too many rooms are open"},
+})
 async def create_room(body: NewRoom, request: Request, classroom: ClassroomDep):
     """Start a room showing `state`. The answer's token is the teacher's: keep it out of links."""
     try:
-        code, token = await classroom.create_room(body.state)
+        code, token = await classroom.create_room(body.state, client_key(request.client and request.client.host))
     except RoomProblem as problem:
         return json_error(400, {"message": str(problem)})
+    except TooManyCreations as limit:
+        allowed, seconds_left = limit.args
+        minutes = math.ceil(seconds_left / 60)
+        return json_error(
+            429,
+            {"message": f"this address has made {allowed:,} rooms in the last hour, the limit; it may make another in {minutes} minute{'s' * (minutes != 1)}"},
+            {"retry-after": str(math.ceil(seconds_left))},
+        )
     except TooManyRooms:
         return json_error(503, {"message": f"too many rooms are open (the limit is {classroom.settings.room_max_rooms:,}); try again later"})
     return RoomCreated(
