@@ -104,6 +104,7 @@ class InProcessBroker(Broker):
     def __init__(self, clock=time.monotonic):
         self._rooms: dict[str, _Room] = {}
         self._creations: dict[str, list] = {}  # client -> [end of its window, rooms counted in it]
+        self._forget_above = 1024  # entries; then the ended windows are dropped (amortised: the bound doubles past the live ones)
         self._clock = clock
 
     def _live(self, code: str) -> _Room | None:
@@ -127,8 +128,9 @@ class InProcessBroker(Broker):
 
     async def count_creation(self, client, *, window_seconds):
         now = self._clock()
-        if len(self._creations) > 1024:  # forget the windows that have ended, so many addresses cannot grow the dict
+        if len(self._creations) > self._forget_above:  # so that many addresses cannot grow the dict for ever
             self._creations = {known: counted for known, counted in self._creations.items() if counted[0] > now}
+            self._forget_above = max(1024, 2 * len(self._creations))
         counted = self._creations.get(client)
         if counted is None or counted[0] <= now:
             counted = self._creations[client] = [now + window_seconds, 0]

@@ -57,12 +57,8 @@ def _sections(steps, measured, layout, include_trace, program) -> Sections:
     ids = steps.ids
     response = Sections(output=steps.output, nodes=_node_records(steps, measured, program), order=steps.order)
     if include_trace:
-        sort_steps = steps.sort_steps
         response["trace"] = Sections(
-            sort=Records(len(sort_steps), lambda start, stop: [
-                {"node": ids[node], "index": index, "action": action, "child": None if child is None else ids[child]}
-                for node, index, action, child in sort_steps[start:stop]
-            ]),
+            sort=Records(len(steps.sort_steps), lambda start, stop: _sort_records(steps.sort_steps[start:stop], ids)),
             propagate=Records(len(steps.propagate_steps), lambda start, stop: _propagate_records(steps.propagate_steps[start:stop], ids)),
         )
     response["warnings"] = [{"node": node, "message": message} for node, message in steps.warnings]
@@ -107,6 +103,13 @@ def _node_records(steps, measured, program) -> Records:
         return records
 
     return Records(len(nodes), make)
+
+
+def _sort_records(sort_steps, ids) -> list:
+    return [
+        {"node": ids[node], "index": index, "action": action, "child": None if child is None else ids[child]}
+        for node, index, action, child in sort_steps
+    ]
 
 
 def _propagate_records(propagate_steps, ids) -> list:

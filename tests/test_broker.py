@@ -55,6 +55,17 @@ async def test_room_creations_are_counted_per_client_in_windows(broker):
     assert counted == 1 and 59 < left <= 60, "a new window starts with the first room after the last one ended"
 
 
+async def test_the_in_process_broker_forgets_ended_creation_windows():
+    """Clients from ever new addresses must not grow the count for ever."""
+    now = [0.0]
+    broker = InProcessBroker(clock=lambda: now[0])
+    for hour in range(5):
+        for client in range(3_000):
+            await broker.count_creation(f"{hour}:{client}", window_seconds=3600)
+        now[0] += 3600
+    assert len(broker._creations) <= 2 * 3_000
+
+
 async def test_updates_are_published_in_order_with_versions(broker):
     c = code()
     await broker.create(c, record(), idle_seconds=60, max_rooms=10**6)
