@@ -129,6 +129,7 @@ def _propagate_records(propagate_steps, ids) -> list:
 
 
 def _built(value):
+    """The answer as data: every Records built whole, every Sections a plain dict."""
     if isinstance(value, Records):
         return value.make(0, value.count)
     if isinstance(value, Sections):

@@ -5,10 +5,10 @@
 Stages: parse, evaluate, trace, layout (app.layout), records (app.serialize.backward_response:
 plain dicts, all at once, as rooms, embeds and exports keep them), serialise (app.serialize.to_json),
 and orjson.dumps of the same records for comparison; /backward itself builds and writes the records
-a chunk at a time (app.serialize.backward_json), which cpu_table times. "In the server" is measured by an ASGI wrapper around the app: from the moment
-the app is called until its last byte is sent (middleware, validation, the worker thread and
-gzip included; uvicorn's HTTP parsing and the network not). The app runs its own lifespan,
-so gc.freeze() after start-up happens as in production.
+a chunk at a time (app.serialize.backward_json), which cpu_table times. "In the server" is measured
+by an ASGI wrapper around the app: from the moment the app is called until its last byte is sent
+(middleware, validation, the worker thread and gzip included; uvicorn's HTTP parsing and the network
+not). The app runs its own lifespan, so gc.freeze() after start-up happens as in production.
 Slow cases are repeated less: each measurement runs until it has its runs or its time is up.
 """
 
