@@ -150,8 +150,8 @@ const SHORT_BELOW = 120;
  * The graph's row takes what the rest leaves (down to nothing: then the document scrolls, the
  * controls being taller than the frame). The frame is short (data-shape) up to SHORT_UP_TO px
  * or where the tall layout would leave the graph less than SHORT_BELOW. From the full layout
- * (walk panel shown, tables whole), the walk panel is left out if the graph would keep less than GRAPH_BESIDE_WALK, and the tables
- * get their share. The content's height is what the embed needs with the graph at 300 px and the
+ * (walk panel shown, tables whole), the walk panel is left out if the graph would keep less than
+ * GRAPH_BESIDE_WALK, and the tables get their share. The content's height is what the embed needs with the graph at 300 px and the
  * tables whole, or the frame's height if that is more (a frame is never asked to shrink).
  */
 export function fitFrame(root, tablesShown) {
