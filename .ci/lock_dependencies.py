@@ -66,7 +66,9 @@ def resolved(requirements: list[Requirement]) -> dict[str, str]:
         try:
             version = metadata.version(requirement.name)
         except metadata.PackageNotFoundError:
-            raise LockError(f"{requirement.name} is required ({requirement}) but not installed: install it, run the suite, then lock") from None
+            raise LockError(
+                f"{requirement.name} is required ({requirement}) but not installed: install it, run the suite, then lock"
+            ) from None
         if not requirement.specifier.contains(version, prereleases=True):
             raise LockError(f"{requirement.name} {version} is installed, but {requirement} is required")
         first_visit = name not in versions

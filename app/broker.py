@@ -104,7 +104,9 @@ class InProcessBroker(Broker):
     def __init__(self, clock=time.monotonic):
         self._rooms: dict[str, _Room] = {}
         self._creations: dict[str, list] = {}  # client -> [end of its window, rooms counted in it]
-        self._forget_above = 1024  # entries; then the ended windows are dropped (amortised: the bound doubles past the live ones)
+        self._forget_above = (
+            1024  # entries; then the ended windows are dropped (amortised: the bound doubles past the live ones)
+        )
         self._clock = clock
 
     def _live(self, code: str) -> _Room | None:
@@ -215,7 +217,9 @@ class RedisBroker(Broker):
         try:
             import redis.asyncio  # only needed when VALUEGRAPH_REDIS_URL is set
         except ImportError:
-            raise RuntimeError("VALUEGRAPH_REDIS_URL is set, but the redis client is not installed: pip install 'valuegraph[redis]'") from None
+            raise RuntimeError(
+                "VALUEGRAPH_REDIS_URL is set, but the redis client is not installed: pip install 'valuegraph[redis]'"
+            ) from None
 
         # Blocking: a burst of joins waits for a connection instead of failing. Each room this
         # process serves holds one more for its subscription.
@@ -232,7 +236,12 @@ class RedisBroker(Broker):
         if await self._redis.zcard(self.ROOMS) >= max_rooms:
             raise TooManyRooms
         key = self._key(code)
-        fields = {"teacher": record.teacher, "state": json.dumps(record.state), "version": record.version, "walk": json.dumps(record.walk)}
+        fields = {
+            "teacher": record.teacher,
+            "state": json.dumps(record.state),
+            "version": record.version,
+            "walk": json.dumps(record.walk),
+        }
         if not await self._redis.hsetnx(key, "teacher", record.teacher):
             return False
         async with self._redis.pipeline(transaction=True) as pipe:

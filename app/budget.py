@@ -21,7 +21,9 @@ import anyio.to_thread
 
 class TimeBudgetExceeded(Exception):
     def __init__(self, seconds: float):
-        super().__init__(f"the request took longer than its time budget of {seconds:g} s and was stopped; try a smaller program")
+        super().__init__(
+            f"the request took longer than its time budget of {seconds:g} s and was stopped; try a smaller program"
+        )
         self.seconds = seconds
 
 

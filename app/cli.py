@@ -27,17 +27,46 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workers", type=int, default=1, help="worker processes (default: %(default)s)")
     parser.add_argument("--reload", action="store_true", help="restart when the code changes (development)")
     limits = parser.add_argument_group("connection limits (each also a VALUEGRAPH_ setting)")
-    limits.add_argument("--timeout-keep-alive", type=float, default=defaults.timeout_keep_alive, metavar="S", help="close a connection idle this long after an answer (default: %(default)s)")
-    limits.add_argument("--timeout-headers", type=float, default=defaults.timeout_headers, metavar="S", help="close a connection whose request headers take longer, counted from connecting or the last answer (default: %(default)s)")
-    limits.add_argument("--timeout-body", type=float, default=defaults.timeout_body, metavar="S", help="close a connection whose request body takes longer after its headers (default: %(default)s)")
-    limits.add_argument("--max-connections", type=int, default=defaults.max_connections, metavar="N", help="open connections per worker; more are closed at once (default: %(default)s)")
+    limits.add_argument(
+        "--timeout-keep-alive",
+        type=float,
+        default=defaults.timeout_keep_alive,
+        metavar="S",
+        help="close a connection idle this long after an answer (default: %(default)s)",
+    )
+    limits.add_argument(
+        "--timeout-headers",
+        type=float,
+        default=defaults.timeout_headers,
+        metavar="S",
+        help="close a connection whose request headers take longer, counted from connecting or the last answer (default: %(default)s)",
+    )
+    limits.add_argument(
+        "--timeout-body",
+        type=float,
+        default=defaults.timeout_body,
+        metavar="S",
+        help="close a connection whose request body takes longer after its headers (default: %(default)s)",
+    )
+    limits.add_argument(
+        "--max-connections",
+        type=int,
+        default=defaults.max_connections,
+        metavar="N",
+        help="open connections per worker; more are closed at once (default: %(default)s)",
+    )
 
 
 def serve(args: argparse.Namespace) -> int:
     if args.reload and args.workers > 1:
         raise SystemExit("valuegraph: --reload runs a single worker; drop --workers or --reload")
     try:  # checked like the settings they stand for: positive and finite
-        Settings(timeout_keep_alive=args.timeout_keep_alive, timeout_headers=args.timeout_headers, timeout_body=args.timeout_body, max_connections=args.max_connections)
+        Settings(
+            timeout_keep_alive=args.timeout_keep_alive,
+            timeout_headers=args.timeout_headers,
+            timeout_body=args.timeout_body,
+            max_connections=args.max_connections,
+        )
     except ValueError as error:
         raise SystemExit(f"valuegraph: {error}") from None
     options = dict(
@@ -65,12 +94,18 @@ def serve(args: argparse.Namespace) -> int:
 
 SUBCOMMANDS = {
     "serve": (serve, add_serve_arguments, "start the web server (the default)"),
-    "export": (export_command, add_export_arguments, "write a program's walk to a self-contained .html, or .json, .svg, .png"),
+    "export": (
+        export_command,
+        add_export_arguments,
+        "write a program's walk to a self-contained .html, or .json, .svg, .png",
+    ),
 }
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="valuegraph", description="See reverse-mode autodiff work one scalar at a time.")
+    parser = argparse.ArgumentParser(
+        prog="valuegraph", description="See reverse-mode autodiff work one scalar at a time."
+    )
     parser.add_argument("--version", action="version", version=f"valuegraph {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="command")
     for name, (run, add_arguments, help_text) in SUBCOMMANDS.items():

@@ -98,7 +98,9 @@ class Settings:
             allowed = int if field.type is int else (int, float)
             lowest_ok = value >= 0 if field.name in MAY_BE_ZERO else value > 0
             if isinstance(value, bool) or not isinstance(value, allowed) or not (lowest_ok and math.isfinite(value)):
-                raise ValueError(f"setting {field.name} must be {_kind(field.type, field.name in MAY_BE_ZERO)}, not {value!r}")
+                raise ValueError(
+                    f"setting {field.name} must be {_kind(field.type, field.name in MAY_BE_ZERO)}, not {value!r}"
+                )
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] = os.environ) -> "Settings":
@@ -111,7 +113,9 @@ class Settings:
             try:
                 values[field.name] = raw.strip() if field.type is str else field.type(raw.replace("_", ""))
             except ValueError:
-                raise ValueError(f"{variable} must be {_kind(field.type, field.name in MAY_BE_ZERO)}, not {raw!r}") from None
+                raise ValueError(
+                    f"{variable} must be {_kind(field.type, field.name in MAY_BE_ZERO)}, not {raw!r}"
+                ) from None
         return cls(**values)
 
     @cached_property

@@ -81,4 +81,6 @@ class LimitedH11Protocol(H11Protocol):
 
 def limited_protocol(timeout_headers: float, timeout_body: float, max_connections: int):
     """The class to give uvicorn.Config(http=...); a partial, so it pickles for --workers."""
-    return partial(LimitedH11Protocol, timeout_headers=timeout_headers, timeout_body=timeout_body, max_connections=max_connections)
+    return partial(
+        LimitedH11Protocol, timeout_headers=timeout_headers, timeout_body=timeout_body, max_connections=max_connections
+    )

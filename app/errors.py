@@ -14,7 +14,6 @@ from engine import ProgramError, format_number
 
 from .budget import TimeBudgetExceeded
 
-
 ECHO_ITEMS = 10  # members of an echoed object or array; the rest are counted
 ECHO_DEPTH = 8  # levels of an echoed object or array; deeper ones become "…"
 
@@ -73,7 +72,9 @@ def _cut(text: str, max_length: int | None) -> str:
 
 
 async def program_error(request: Request, error: ProgramError) -> Response:
-    return json_error(400, {"message": error.message, "line": error.line, "column": error.column, "offset": error.offset})
+    return json_error(
+        400, {"message": error.message, "line": error.line, "column": error.column, "offset": error.offset}
+    )
 
 
 async def time_budget_exceeded(request: Request, error: TimeBudgetExceeded) -> Response:
@@ -89,13 +90,21 @@ async def validation_error(request: Request, error: RequestValidationError) -> R
     settings = request.app.state.settings
     errors = error.errors()
     reported = [
-        {**problem, "input": json_safe(problem.get("input"), settings.max_echo_length)} if "input" in problem else problem
+        {**problem, "input": json_safe(problem.get("input"), settings.max_echo_length)}
+        if "input" in problem
+        else problem
         for problem in errors[: settings.max_reported_errors]
     ]
     detail = jsonable_encoder(reported)
     if len(errors) > len(reported):
         left_out = len(errors) - len(reported)
-        detail.append({"type": "too_many_errors", "loc": ["body"], "msg": f"{left_out:,} more problems not listed (only the first {len(reported)} are)"})
+        detail.append(
+            {
+                "type": "too_many_errors",
+                "loc": ["body"],
+                "msg": f"{left_out:,} more problems not listed (only the first {len(reported)} are)",
+            }
+        )
     return json_error(422, detail)
 
 
@@ -108,7 +117,18 @@ async def http_error(request: Request, error: HTTPException) -> Response:
     the first route's)."""
     reason = _unreadable_body(error.__cause__) if error.status_code == 400 else None
     if reason:
-        return json_error(422, [{"type": "json_invalid", "loc": ["body"], "msg": f"JSON decode error: {reason}", "input": {}, "ctx": {"error": reason}}])
+        return json_error(
+            422,
+            [
+                {
+                    "type": "json_invalid",
+                    "loc": ["body"],
+                    "msg": f"JSON decode error: {reason}",
+                    "input": {},
+                    "ctx": {"error": reason},
+                }
+            ],
+        )
     if error.status_code == 405 and (methods := _documented_methods(request)):
         error = HTTPException(405, error.detail, headers={**(error.headers or {}), "Allow": ", ".join(sorted(methods))})
     return await http_exception_handler(request, error)

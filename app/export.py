@@ -78,7 +78,9 @@ def template_environment() -> Environment:
     return Environment(loader=FileSystemLoader(TEMPLATES_DIR), autoescape=True)
 
 
-_IMPORT = re.compile(r'^import\s+(?:(?P<default>\w+)|\{(?P<names>[^}]*)\})\s+from\s+"\./(?P<module>[\w-]+\.js)";[ \t]*$', re.M)
+_IMPORT = re.compile(
+    r'^import\s+(?:(?P<default>\w+)|\{(?P<names>[^}]*)\})\s+from\s+"\./(?P<module>[\w-]+\.js)";[ \t]*$', re.M
+)
 _EXPORT_DECLARATION = re.compile(r"^export\s+((?:async\s+)?(?:function\*?|class|const|let)\s+(\w+))", re.M)
 _EXPORT_DEFAULT = re.compile(r"^export\s+default\s+(\w+);[ \t]*$", re.M)
 _LEFTOVER = re.compile(r"^\s*(?:import|export)\b[^(.]", re.M)
@@ -161,7 +163,11 @@ def page_assets() -> dict[str, Markup]:
     """The styles, D3 and the bundled page script, inlined in every exported file: built once per
     process (bundling the modules cost ~50 ms of CPU per /export/html request)."""
     return {
-        "css": Markup("\n".join((STATIC_DIR / path).read_text(encoding="utf-8") for path in STYLESHEETS).replace("</style", "<\\/style")),
+        "css": Markup(
+            "\n".join((STATIC_DIR / path).read_text(encoding="utf-8") for path in STYLESHEETS).replace(
+                "</style", "<\\/style"
+            )
+        ),
         "d3": _script_text((STATIC_DIR / D3_SCRIPT).read_text(encoding="utf-8")),
         "bundle": _script_text(script_bundle()),
     }
@@ -185,20 +191,35 @@ def standalone_html(
     options = options or EmbedOptions()
     if options.editor == "shown":
         options = replace(options, editor="read-only")
-    data = '{"expression": ' + json.dumps(expression) + ', "variables": ' + json.dumps(variables) + ', "response": ' + _response_text(response) + "}"
+    data = (
+        '{"expression": '
+        + json.dumps(expression)
+        + ', "variables": '
+        + json.dumps(variables)
+        + ', "response": '
+        + _response_text(response)
+        + "}"
+    )
     inline = {**page_assets(), "data": _json_text(data)}
     template = template_environment().get_template("embed.html")
     return template.render(options=options, inline=inline, title=title, scorm=scorm, note=note)
 
 
-def response_for_value(output: Value, limits: Limits = Limits(), variant: str = "correct", program: ProgramRun | None = None) -> dict:
+def response_for_value(
+    output: Value, limits: Limits = Limits(), variant: str = "correct", program: ProgramRun | None = None
+) -> dict:
     """The POST /backward answer (trace and layout included) for a graph built in Python."""
     steps = trace(output, limits, variant)
     return serialize.backward_response(steps, layout=compute_layout(steps), program=program)
 
 
 def response_for_program(
-    program: str, variables: Mapping[str, float] | None = None, variant: str = "correct", limits: Limits = Limits(), seed: int = 0, run: int | None = None
+    program: str,
+    variables: Mapping[str, float] | None = None,
+    variant: str = "correct",
+    limits: Limits = Limits(),
+    seed: int = 0,
+    run: int | None = None,
 ) -> dict:
     """The same for a program's text (the shorthand or Python); raises engine.ProgramError."""
     result = run_program(program, dict(variables or {}), limits, seed, run)
@@ -213,7 +234,14 @@ def response_json(response: dict) -> str:
 # ---- images through a headless browser, and the `valuegraph export` command ----
 
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_FLAGS = ["--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_FLAGS = [
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 IMAGE_KINDS = ("svg", "png")
 
 
@@ -225,9 +253,12 @@ def render_image(html: str, kind: str, step: int | None = None) -> bytes:
     """The graph of a standalone file as SVG or PNG, at `step` (default: the end of the walk),
     drawn by headless Chromium through Playwright."""
     try:
-        from playwright.sync_api import Error as PlaywrightError, sync_playwright
+        from playwright.sync_api import Error as PlaywrightError
+        from playwright.sync_api import sync_playwright
     except ImportError as error:
-        raise ExportError("SVG and PNG export need Playwright: pip install playwright (and Chromium at /usr/bin/chromium)") from error
+        raise ExportError(
+            "SVG and PNG export need Playwright: pip install playwright (and Chromium at /usr/bin/chromium)"
+        ) from error
     if not Path(CHROMIUM).exists():
         raise ExportError(f"SVG and PNG export need Chromium at {CHROMIUM} (Debian: apt-get install chromium)")
     try:
@@ -237,9 +268,13 @@ def render_image(html: str, kind: str, step: int | None = None) -> bytes:
                 page = browser.new_page(viewport={"width": 1280, "height": 900})
                 page.route("**/*", lambda route: route.abort())  # the file needs nothing from outside
                 page.set_content(html)
-                page.wait_for_function("() => document.querySelectorAll('[data-node-id]').length > 0 && window.valuegraphExport")
+                page.wait_for_function(
+                    "() => document.querySelectorAll('[data-node-id]').length > 0 && window.valuegraphExport"
+                )
                 target = "document.querySelector('[data-vg=\"scrubber\"]').max" if step is None else str(int(step))
-                page.evaluate(f"() => {{ const s = document.querySelector('[data-vg=\"scrubber\"]'); s.value = {target}; s.dispatchEvent(new Event('input')); }}")
+                page.evaluate(
+                    f"() => {{ const s = document.querySelector('[data-vg=\"scrubber\"]'); s.value = {target}; s.dispatchEvent(new Event('input')); }}"
+                )
                 page.wait_for_timeout(50)
                 if kind == "svg":
                     return page.evaluate("() => window.valuegraphExport.svg()").encode("utf-8")
@@ -268,17 +303,42 @@ def read_program(source: str, stdin=None) -> str:
 def add_export_arguments(parser) -> None:
     parser.add_argument("program", nargs="?", help="the program's text, a file holding it, or - for stdin")
     parser.add_argument(
-        "--graph", metavar="MODULE:NAME",
+        "--graph",
+        metavar="MODULE:NAME",
         help="instead of a program, a Value built in Python: NAME in the module MODULE, imported from the current "
         "directory (it runs, as `python -c 'import MODULE'` would); valuegraph's, PyPI micrograd's or the course's Value",
     )
-    parser.add_argument("-o", "--output", required=True, help="the file to write: .html (self-contained), .json (the API's answer), .svg or .png (the graph)")
-    parser.add_argument("--variant", default="correct", help="the backward walk: correct (default), no-visited-check, assign, no-topological-order")
-    parser.add_argument("--seed", type=int, default=0, help="Python programs: the seed of their random module (default: %(default)s)")
-    parser.add_argument("--run", dest="backward_run", type=int, default=None, help="Python programs: which backward() call to show, from 0 (default: the last)")
-    parser.add_argument("--step", type=int, default=None, help="the step the file opens at, or the image shows (default: the start; images: the end)")
+    parser.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        help="the file to write: .html (self-contained), .json (the API's answer), .svg or .png (the graph)",
+    )
+    parser.add_argument(
+        "--variant",
+        default="correct",
+        help="the backward walk: correct (default), no-visited-check, assign, no-topological-order",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, help="Python programs: the seed of their random module (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--run",
+        dest="backward_run",
+        type=int,
+        default=None,
+        help="Python programs: which backward() call to show, from 0 (default: the last)",
+    )
+    parser.add_argument(
+        "--step",
+        type=int,
+        default=None,
+        help="the step the file opens at, or the image shows (default: the start; images: the end)",
+    )
     for name, allowed in (("stage", STAGES), ("controls", CONTROLS), ("theme", THEMES), ("table", TABLES)):
-        parser.add_argument(f"--{name}", choices=allowed, default=allowed[0], help=f"the file's {name} option (default: %(default)s)")
+        parser.add_argument(
+            f"--{name}", choices=allowed, default=allowed[0], help=f"the file's {name} option (default: %(default)s)"
+        )
 
 
 def export_command(args) -> int:
@@ -301,14 +361,23 @@ def export_command(args) -> int:
     else:
         program = read_program(args.program)
         try:
-            response = response_for_program(program, variant=args.variant, seed=args.seed, run=args.backward_run)  # args.run is the subcommand
+            response = response_for_program(
+                program, variant=args.variant, seed=args.seed, run=args.backward_run
+            )  # args.run is the subcommand
         except ProgramError as error:
             raise SystemExit(f"valuegraph export: line {error.line}, column {error.column}: {error.message}")
     if kind == "json":
         output.write_text(response_json(response), encoding="utf-8")
         return 0
     editor = "hidden" if args.graph else "read-only"  # a Python graph has no program text
-    options = EmbedOptions(stage=args.stage, controls=args.controls, theme=args.theme, table=args.table, step=args.step if kind in ("html", "htm") else None, editor=editor)
+    options = EmbedOptions(
+        stage=args.stage,
+        controls=args.controls,
+        theme=args.theme,
+        table=args.table,
+        step=args.step if kind in ("html", "htm") else None,
+        editor=editor,
+    )
     html = standalone_html(response, expression=program, options=options, note=note)
     if kind in IMAGE_KINDS:
         try:

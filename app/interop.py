@@ -99,7 +99,9 @@ def _micrograd_node(node, children: list[Value]) -> Value:
         expected, local = (a.data + b.data, (1.0, 1.0)) if op == "+" else (a.data * b.data, (b.data, a.data))
         return _checked(node, data, op, expected, Value(data, tuple(children), local, op, _label(node)))
     if not op.startswith("**") and op not in ("ReLU", "tanh", "exp", "log"):
-        raise GraphMismatch(f"{_name(node, data)}: unknown _op {op!r} (known: '+', '*', '**n', 'ReLU', 'tanh', 'exp', 'log')")
+        raise GraphMismatch(
+            f"{_name(node, data)}: unknown _op {op!r} (known: '+', '*', '**n', 'ReLU', 'tanh', 'exp', 'log')"
+        )
     (child,) = _one_child(node, data, op, children)
     x = child.data
     if op.startswith("**"):

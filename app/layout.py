@@ -326,4 +326,3 @@ def _isotonic(shifted, weights):
     for s, w, size in zip(sums, totals, sizes):
         shifts += [s / w if s > 0.0 else 0.0] * size
     return list(map(add, shifts, range(len(shifts))))
-

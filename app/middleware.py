@@ -43,7 +43,9 @@ class RequestBudget:
             await self.app(scope, receive, send_tracked)
         if deadline.cancelled_caught and not started:
             message = str(TimeBudgetExceeded(self.seconds))
-            await _send_json(send, 503, {"detail": {"message": message}}, [(b"retry-after", str(self.retry_after).encode())])
+            await _send_json(
+                send, 503, {"detail": {"message": message}}, [(b"retry-after", str(self.retry_after).encode())]
+            )
 
 
 class BodySizeLimit:

@@ -51,18 +51,24 @@ class Visualiser:
         return path
 
 
-def _document(output, *, variant: str, title: str, seed: int = 0, run: int | None = None, **options) -> tuple[str, str | None]:
+def _document(
+    output, *, variant: str, title: str, seed: int = 0, run: int | None = None, **options
+) -> tuple[str, str | None]:
     """The file for `output`'s graph (a program's text, or any Value app.interop reads), and the
     note it carries."""
     if isinstance(output, str):  # a program's text: raises engine.ProgramError as the API answers 400
         response = response_for_program(output, variant=variant, seed=seed, run=run)
-        return standalone_html(response, expression=output, options=EmbedOptions(editor="read-only", **options), title=title), None
+        return standalone_html(
+            response, expression=output, options=EmbedOptions(editor="read-only", **options), title=title
+        ), None
     note = MICROGRAD_ORDER_NOTE if kind_of(output) == "micrograd" else None
     response = response_for_value(as_engine_value(output), Limits(), variant)
     return standalone_html(response, options=EmbedOptions(editor="hidden", **options), title=title, note=note), note
 
 
-def show(output, *, variant: str = "correct", height: int = DEFAULT_HEIGHT, title: str = "valuegraph", **options) -> Visualiser:
+def show(
+    output, *, variant: str = "correct", height: int = DEFAULT_HEIGHT, title: str = "valuegraph", **options
+) -> Visualiser:
     """The walk for `output`'s graph (a Value, or a program's text), for a notebook cell. options:
     seed and run for a Python program's text, and the embed's (stage, step, autoplay, speed,
     controls, theme, table), e.g. show(L, table="shown", stage="propagate")."""

@@ -266,7 +266,12 @@ def qr_svg(text: str) -> str:
     """An SVG of the code with its quiet zone, one path; no text from `text` is written into it."""
     matrix = qr_matrix(text)
     extent = len(matrix) + 2 * QUIET_ZONE
-    path = "".join(f"M{x + QUIET_ZONE} {y + QUIET_ZONE}h1v1h-1z" for y, row in enumerate(matrix) for x, dark in enumerate(row) if dark)
+    path = "".join(
+        f"M{x + QUIET_ZONE} {y + QUIET_ZONE}h1v1h-1z"
+        for y, row in enumerate(matrix)
+        for x, dark in enumerate(row)
+        if dark
+    )
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {extent} {extent}" role="img" aria-label="QR code of the join link" shape-rendering="crispEdges">'
         f'<rect width="{extent}" height="{extent}" fill="#fff"/><path d="{path}" fill="#000"/></svg>'

@@ -154,7 +154,9 @@ def token_digest(token: str) -> str:
 def _walk_size(state: RoomState, limits) -> list[int]:
     # Built from a RoomState already checked, like GET /backward's: unvalidated, so an empty
     # program is the parser's ProgramError ("the program is empty"), not a schema error.
-    request = schemas.BackwardRequest.model_construct(expression=state.expression, variables=dict(state.variables), variant=state.variant, trace=True)
+    request = schemas.BackwardRequest.model_construct(
+        expression=state.expression, variables=dict(state.variables), variant=state.variant, trace=True
+    )
     with collector_paused():
         response = compute_backward(request, limits)
     sort, propagate = response["trace"]["sort"], response["trace"]["propagate"]
@@ -162,20 +164,30 @@ def _walk_size(state: RoomState, limits) -> list[int]:
     return [len(sort) + len(propagate) + 1, len(sort) + 1, len(response["nodes"])]
 
 
-async def checked_state(state: RoomState, settings: Settings, limiter, known: RoomRecord | None) -> tuple[dict, list[int]]:
+async def checked_state(
+    state: RoomState, settings: Settings, limiter, known: RoomRecord | None
+) -> tuple[dict, list[int]]:
     """The state as stored (stage filled in) and its walk; RoomProblem if refused."""
     if state.speed not in SPEEDS:
         raise RoomProblem(f"state.speed must be one of {', '.join(f'{s:g}' for s in SPEEDS)}, not {state.speed:g}")
-    same_program = known is not None and all(known.state.get(k) == getattr(state, k) for k in ("expression", "variables", "variant"))
+    same_program = known is not None and all(
+        known.state.get(k) == getattr(state, k) for k in ("expression", "variables", "variant")
+    )
     if same_program:
         walk = known.walk
     else:
         if len(state.expression) > settings.max_source_length:
-            raise RoomProblem(f"state.expression is {len(state.expression):,} characters, over the limit of {settings.max_source_length:,}")
+            raise RoomProblem(
+                f"state.expression is {len(state.expression):,} characters, over the limit of {settings.max_source_length:,}"
+            )
         try:
-            walk = await run_within_budget(_walk_size, state, settings.limits, seconds=settings.time_budget, limiter=limiter)
+            walk = await run_within_budget(
+                _walk_size, state, settings.limits, seconds=settings.time_budget, limiter=limiter
+            )
         except ProgramError as error:
-            raise RoomProblem(f"the program has an error at line {error.line}, column {error.column}: {error.message}") from None
+            raise RoomProblem(
+                f"the program has an error at line {error.line}, column {error.column}: {error.message}"
+            ) from None
         except TimeBudgetExceeded as error:
             raise RoomProblem(str(error)) from None
     last, propagate_start, nodes = walk
@@ -337,7 +349,9 @@ class Classroom:
         for _ in range(5):
             code = new_code()
             record = RoomRecord(teacher=token_digest(token), state=stored, version=1, walk=walk)
-            if await self.broker.create(code, record, idle_seconds=self.settings.room_idle_seconds, max_rooms=self.settings.room_max_rooms):
+            if await self.broker.create(
+                code, record, idle_seconds=self.settings.room_idle_seconds, max_rooms=self.settings.room_max_rooms
+            ):
                 return code, token
         raise TooManyRooms  # five collisions in 2**40 codes: the space is full in practice
 
@@ -379,7 +393,7 @@ class Classroom:
                 raise RoomProblem(f"the join message is over the limit of {settings.room_max_message_bytes:,} bytes")
             join = ClientMessage.validate_json(first)
             if not isinstance(join, JoinMessage):
-                raise RoomProblem("the first message must be a join: {\"type\": \"join\", \"code\": ...}")
+                raise RoomProblem('the first message must be a join: {"type": "join", "code": ...}')
             code = normalise_code(join.code)
         except ValidationError as error:
             return await websocket.close(4400, _reason(f"bad join: {errors_text(error)}"))
@@ -407,7 +421,13 @@ class Classroom:
             record = await self.broker.get(code)
             if record is None:
                 raise RoomGone
-            welcome = {"type": "welcome", "role": role, "code": shown_code(code), "version": record.version, "state": record.state}
+            welcome = {
+                "type": "welcome",
+                "role": role,
+                "code": shown_code(code),
+                "version": record.version,
+                "state": record.state,
+            }
             if role == "teacher":
                 welcome["followers"] = await self.broker.count_members(code)
             member.welcome(json.dumps(welcome), record.version)
@@ -445,7 +465,7 @@ class Classroom:
             try:
                 parsed = ClientMessage.validate_json(text)
                 if not isinstance(parsed, StateMessage):
-                    raise RoomProblem("already joined; send {\"type\": \"state\", \"state\": ...}")
+                    raise RoomProblem('already joined; send {"type": "state", "state": ...}')
                 known = await self.broker.get(code)
                 if known is None:
                     raise RoomGone

@@ -82,10 +82,19 @@ class BackwardQuery(BaseModel):
     check: bool = Field(False, description="Run the nudge test: add numeric_grad to every leaf.")
     nudge: float = Field(DEFAULT_NUDGE, gt=0, allow_inf_nan=False, description="The step h of the nudge test.")
     layout: bool = Field(False, description="Include the server-side layered layout of the graph.")
-    variant: Variant = Field("correct", description="The backward walk to run: the correct one or a broken one to learn from.")
-    seed: int = Field(0, ge=0, le=2**32 - 1, description="Seeds the program's `random` module: the same program and seed always draw the same numbers.")
+    variant: Variant = Field(
+        "correct", description="The backward walk to run: the correct one or a broken one to learn from."
+    )
+    seed: int = Field(
+        0,
+        ge=0,
+        le=2**32 - 1,
+        description="Seeds the program's `random` module: the same program and seed always draw the same numbers.",
+    )
     run: int | None = Field(
-        None, ge=0, description="Python programs: which backward() call's graph and trace come back (0-based index into `runs`); null for the last."
+        None,
+        ge=0,
+        description="Python programs: which backward() call's graph and trace come back (0-based index into `runs`); null for the last.",
     )
 
 
@@ -99,7 +108,11 @@ class BackwardRequest(BackwardQuery):
         if isinstance(data, dict) and len(data) > MAX_LISTED_PROBLEMS:
             unknown = [key for key in data if key not in cls.model_fields]
             if len(unknown) > MAX_LISTED_PROBLEMS:
-                raise PydanticCustomError("too_many_unknown_fields", "{count} unknown fields, such as {first}", {"count": f"{len(unknown):,}", "first": repr(unknown[0])[:100]})
+                raise PydanticCustomError(
+                    "too_many_unknown_fields",
+                    "{count} unknown fields, such as {first}",
+                    {"count": f"{len(unknown):,}", "first": repr(unknown[0])[:100]},
+                )
         return data
 
     model_config = ConfigDict(

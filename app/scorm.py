@@ -38,7 +38,9 @@ MANIFEST = """<?xml version="1.0" encoding="UTF-8"?>
 
 def lesson_title(expression: str, title: str | None) -> str:
     """The title given, or the program's first line; at most MAX_TITLE characters."""
-    chosen = (title or "").strip() or f"valuegraph: {expression.strip().splitlines()[0] if expression.strip() else 'a lesson'}"
+    chosen = (
+        title or ""
+    ).strip() or f"valuegraph: {expression.strip().splitlines()[0] if expression.strip() else 'a lesson'}"
     return chosen[:MAX_TITLE]
 
 

@@ -112,7 +112,9 @@ class SecurityHeaders:
                 headers = MutableHeaders(scope=message)
                 headers.update(page_headers(path))
                 if self.static and path.startswith(STATIC_PREFIX) and message["status"] in (200, 304):
-                    headers["cache-control"] = self.static.cache_control(path[len(STATIC_PREFIX) :], scope["query_string"])
+                    headers["cache-control"] = self.static.cache_control(
+                        path[len(STATIC_PREFIX) :], scope["query_string"]
+                    )
                 if "location" in headers:
                     headers["location"] = path_only(headers["location"])
             await send(message)

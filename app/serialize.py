@@ -59,7 +59,10 @@ def _sections(steps, measured, layout, include_trace, program) -> Sections:
     if include_trace:
         response["trace"] = Sections(
             sort=Records(len(steps.sort_steps), lambda start, stop: _sort_records(steps.sort_steps[start:stop], ids)),
-            propagate=Records(len(steps.propagate_steps), lambda start, stop: _propagate_records(steps.propagate_steps[start:stop], ids)),
+            propagate=Records(
+                len(steps.propagate_steps),
+                lambda start, stop: _propagate_records(steps.propagate_steps[start:stop], ids),
+            ),
         )
     response["warnings"] = [{"node": node, "message": message} for node, message in steps.warnings]
     response["variant"] = steps.variant
@@ -79,10 +82,16 @@ def _node_records(steps, measured, program) -> Records:
     def make(start, stop):
         records = []
         span, span_record = None, None  # the nodes a mark made share its span tuple, and so one span record
-        for i, node, label, (made_span, expr, scope) in zip(range(start, stop), nodes[start:stop], labels[start:stop], made[start:stop]):
+        for i, node, label, (made_span, expr, scope) in zip(
+            range(start, stop), nodes[start:stop], labels[start:stop], made[start:stop]
+        ):
             if made_span is not span:
                 span = made_span
-                span_record = None if span is None else {"line": span[0], "column": span[1], "end_line": span[2], "end_column": span[3]}
+                span_record = (
+                    None
+                    if span is None
+                    else {"line": span[0], "column": span[1], "end_line": span[2], "end_column": span[3]}
+                )
             record = {
                 "id": i,
                 "label": label,

@@ -22,8 +22,14 @@ from benchmarks.bench_http import Server
 from benchmarks.common import load, machine, median, percentile, print_table, verdict
 
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_FLAGS = ["--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync"]
+CHROMIUM_FLAGS = [
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 SIZES = (100, 2_000, 5_000)
 FRAME_MS = 34  # two vsyncs at 60 Hz (33.3 ms) plus jitter: a longer interval means a frame's work took over 33 ms
 
@@ -64,7 +70,9 @@ def measure(page, url, nodes, play_ms):
         return {asked: api.startTime, answered: api.responseEnd, drawn: window.__drawnAt, painted: window.__paintFrameAt,
                 tasks: window.__longTasks};
     }""")
-    longest = max((duration for start, duration in timings["tasks"] if start + duration >= timings["asked"]), default=0.0)
+    longest = max(
+        (duration for start, duration in timings["tasks"] if start + duration >= timings["asked"]), default=0.0
+    )
     page.select_option('[data-vg="speed"]', "50")
     page.click('[data-vg="play"]')
     times = page.evaluate("(ms) => window.__recordFrames(ms)", play_ms)
@@ -74,6 +82,7 @@ def measure(page, url, nodes, play_ms):
 
 
 # ---- the picture (issue 11): first paint, a followed step, zoom and pan frames ----
+
 
 def sum_of_terms(count):
     """The page's 500-term example: L = x * 1 + x * 2 + ... (about three nodes a term)."""
@@ -129,9 +138,11 @@ def picture_rows(browser, server, quick):
     """First paint, a followed step and zoom/pan frames, for a 2,000-node chain, a 400-node one (the
     largest the page draws in full, every text laid out again on each change of scale) and the 500-term sum."""
     rows = []
-    cases = [("tanh chain", chain(2_000), 1 + 3 * ((2_000 - 1) // 3), 50, 20),
-             ("tanh chain, full view", chain(400), 1 + 3 * ((400 - 1) // 3), 50, 20),
-             ("500-term sum", sum_of_terms(500), None, None, 33)]
+    cases = [
+        ("tanh chain", chain(2_000), 1 + 3 * ((2_000 - 1) // 3), 50, 20),
+        ("tanh chain, full view", chain(400), 1 + 3 * ((400 - 1) // 3), 50, 20),
+        ("500-term sum", sum_of_terms(500), None, None, 33),
+    ]
     for name, program, nodes, step_target, frame_target in cases:
         context = browser.new_context(viewport={"width": 1440, "height": 900}, reduced_motion="reduce")
         page = context.new_page()
@@ -146,12 +157,21 @@ def picture_rows(browser, server, quick):
         frames = page.evaluate(ZOOM_PAN_FRAMES, 30 if quick else 120)
         context.close()
         zoom95, pan95 = percentile(frames["zoom"], 0.95), percentile(frames["pan"], 0.95)
-        rows.append([
-            name, f"{nodes:,}", f"{first_paint:,.0f}", verdict(first_paint <= 1000) if step_target else "",
-            f"{median(steps):.1f}", f"{percentile(steps, 0.95):.1f}", verdict(percentile(steps, 0.95) <= step_target) if step_target else "",
-            f"{zoom95:.1f}", f"{pan95:.1f}", f"{sum(1 for f in frames['zoom'] + frames['pan'] if f > 50)} of {len(frames['zoom']) + len(frames['pan'])}",
-            f"{verdict(max(zoom95, pan95) <= frame_target)} (<= {frame_target} ms)",
-        ])
+        rows.append(
+            [
+                name,
+                f"{nodes:,}",
+                f"{first_paint:,.0f}",
+                verdict(first_paint <= 1000) if step_target else "",
+                f"{median(steps):.1f}",
+                f"{percentile(steps, 0.95):.1f}",
+                verdict(percentile(steps, 0.95) <= step_target) if step_target else "",
+                f"{zoom95:.1f}",
+                f"{pan95:.1f}",
+                f"{sum(1 for f in frames['zoom'] + frames['pan'] if f > 50)} of {len(frames['zoom']) + len(frames['pan'])}",
+                f"{verdict(max(zoom95, pan95) <= frame_target)} (<= {frame_target} ms)",
+            ]
+        )
     return rows
 
 
@@ -174,41 +194,76 @@ def main(quick=False):
                 context = browser.new_context(viewport={"width": 1440, "height": 1000})
                 page = context.new_page()
                 page.add_init_script(PROBES)
-                timings, longest, intervals = measure(page, f"{server.url}/?expression={quote(program)}", nodes, play_ms)
+                timings, longest, intervals = measure(
+                    page, f"{server.url}/?expression={quote(program)}", nodes, play_ms
+                )
                 context.close()
                 response_to_paint = timings["painted"] - timings["answered"]
                 slow = sum(1 for i in intervals if i > FRAME_MS)
-                rows.append([
-                    f"{nodes:,}", f"{timings['answered'] - timings['asked']:,.0f}", f"{response_to_paint:,.0f}",
-                    verdict(response_to_paint <= 1000) if size == 5_000 else "",
-                    f"{longest:,.0f}", verdict(longest <= 200) if size == 2_000 else "",
-                    f"{median(intervals):.1f}", f"{percentile(intervals, 0.95):.1f}", f"{max(intervals):.1f}",
-                    f"{slow} of {len(intervals)}", verdict(percentile(intervals, 0.99) <= FRAME_MS) if size == 5_000 else "",
-                ])
+                rows.append(
+                    [
+                        f"{nodes:,}",
+                        f"{timings['answered'] - timings['asked']:,.0f}",
+                        f"{response_to_paint:,.0f}",
+                        verdict(response_to_paint <= 1000) if size == 5_000 else "",
+                        f"{longest:,.0f}",
+                        verdict(longest <= 200) if size == 2_000 else "",
+                        f"{median(intervals):.1f}",
+                        f"{percentile(intervals, 0.95):.1f}",
+                        f"{max(intervals):.1f}",
+                        f"{slow} of {len(intervals)}",
+                        verdict(percentile(intervals, 0.99) <= FRAME_MS) if size == 5_000 else "",
+                    ]
+                )
             picture = picture_rows(browser, server, quick)
         finally:
             browser.close()
     print_table(
         "The page in headless Chromium: a tanh chain drawn, then its walk played at 50x",
-        ["nodes", "request ms", "response -> painted ms", "target <= 1 s (5,000)", "longest task ms",
-         "target <= 200 ms (2,000)", "frame p50 ms", "frame p95 ms", "frame max ms", "frames over 34 ms", "target: p99 <= 34 ms (5,000)"],
+        [
+            "nodes",
+            "request ms",
+            "response -> painted ms",
+            "target <= 1 s (5,000)",
+            "longest task ms",
+            "target <= 200 ms (2,000)",
+            "frame p50 ms",
+            "frame p95 ms",
+            "frame max ms",
+            "frames over 34 ms",
+            "target: p99 <= 34 ms (5,000)",
+        ],
         rows,
-        [f"Frames: requestAnimationFrame intervals over {play_ms / 1000:g} s of playing; an interval over 34 ms (two "
-         "60 Hz vsyncs and jitter) means a frame whose work took over 33 ms. Longest task: the longest main-thread "
-         "task (PerformanceObserver longtask, over 50 ms) after the request started, drawing included. Headless Chromium with "
-         "--disable-gpu draws in software on the same cores as the server."],
+        [
+            f"Frames: requestAnimationFrame intervals over {play_ms / 1000:g} s of playing; an interval over 34 ms (two "
+            "60 Hz vsyncs and jitter) means a frame whose work took over 33 ms. Longest task: the longest main-thread "
+            "task (PerformanceObserver longtask, over 50 ms) after the request started, drawing included. Headless Chromium with "
+            "--disable-gpu draws in software on the same cores as the server."
+        ],
     )
-
 
     print_table(
         "The picture: first paint, a step the camera follows, and zoom and pan frames (1440x900, reduced motion)",
-        ["graph", "nodes", "first paint ms", "target <= 1 s", "followed step p50 ms", "p95 ms", "target p95 <= 50 ms",
-         "zoom frame p95 ms", "pan frame p95 ms", "frames over 50 ms", "target"],
+        [
+            "graph",
+            "nodes",
+            "first paint ms",
+            "target <= 1 s",
+            "followed step p50 ms",
+            "p95 ms",
+            "target p95 <= 50 ms",
+            "zoom frame p95 ms",
+            "pan frame p95 ms",
+            "frames over 50 ms",
+            "target",
+        ],
         picture,
-        ["First paint: from navigation start to the frame after the last node is in the SVG. Followed step: "
-         "controls.go() called at the start of an animation frame, until the next frame starts (the frame that "
-         "draws the step, camera move included, has then been drawn; 16.7 ms at the soonest). Zoom and pan: one synthetic wheel or drag event per "
-         "animation frame on the graph (handled by d3-zoom as a learner's), p95 of the frame intervals."],
+        [
+            "First paint: from navigation start to the frame after the last node is in the SVG. Followed step: "
+            "controls.go() called at the start of an animation frame, until the next frame starts (the frame that "
+            "draws the step, camera move included, has then been drawn; 16.7 ms at the soonest). Zoom and pan: one synthetic wheel or drag event per "
+            "animation frame on the graph (handled by d3-zoom as a learner's), p95 of the frame intervals."
+        ],
     )
 
 

@@ -84,13 +84,26 @@ def main(quick=False, students=None, steps=None, rounds=None):
         p95 = percentile(delays[setup], 0.95)
         if setup != "deflate":
             p95s.append(p95)
-        rows.append([name, students, steps * rounds, f"{len(delays[setup]):,}", ms(percentile(delays[setup], 0.5)), ms(p95), ms(max(delays[setup])), "yes" if in_order[setup] else "NO"])
+        rows.append(
+            [
+                name,
+                students,
+                steps * rounds,
+                f"{len(delays[setup]):,}",
+                ms(percentile(delays[setup], 0.5)),
+                ms(p95),
+                ms(max(delays[setup])),
+                "yes" if in_order[setup] else "NO",
+            ]
+        )
     print_table(
         f"A step from the teacher to {students} students, one step every {pace * 1e3:.0f} ms, {rounds} rounds taking turns",
         ["set-up", "students", "steps", "deliveries", "p50 ms", "p95 ms", "max ms", "every step, in order"],
         rows,
-        [f"Target: p95 under {TARGET_P95 * 1e3:.0f} ms on loopback, as `valuegraph` serves: {', '.join(f'{p * 1e3:.1f} ms' for p in p95s)}, {verdict(all(p < TARGET_P95 for p in p95s))}.",
-         f"The servers, redis-server and the {students} clients (one asyncio loop) share the machine's cores. {load()} after the runs."],
+        [
+            f"Target: p95 under {TARGET_P95 * 1e3:.0f} ms on loopback, as `valuegraph` serves: {', '.join(f'{p * 1e3:.1f} ms' for p in p95s)}, {verdict(all(p < TARGET_P95 for p in p95s))}.",
+            f"The servers, redis-server and the {students} clients (one asyncio loop) share the machine's cores. {load()} after the runs.",
+        ],
     )
 
 

@@ -25,14 +25,14 @@ import argparse
 import gc
 import random
 import sys
-
 import time
+
+from micrograd.engine import Value as MicrogradValue
 
 from benchmarks.common import load, machine, median, ms, print_table, ratio, verdict
 from benchmarks.peers import CourseValue, tape_leaf_factory
 from engine import Value
 from engine.autograd import topological_order
-from micrograd.engine import Value as MicrogradValue
 
 SIZES = (1_000, 10_000, 100_000)
 TARGET_SIZES = (10_000, 100_000)
@@ -146,14 +146,48 @@ def engine_tables(quick=False, gc_off=False, sizes=SIZES):
     for shape in SHAPES:
         for n in sizes:
             result = measure(shape, n, repeats_for(n, quick), gc_off)
-            (of, ob), (cf, _), (mf, mb), (tf, tb) = (result[name] for name in ("valuegraph", "course", "micrograd", "tape"))
-            rows.append([shape, f"{n:,}", f"{nodes_of(shape, n):,}", ms(of), ms(cf), ratio(of, cf), ms(mf), ms(tf),
-                         ms(ob), ms(mb), ratio(ob, mb), ms(tb), ratio(ob, tb)])
+            (of, ob), (cf, _), (mf, mb), (tf, tb) = (
+                result[name] for name in ("valuegraph", "course", "micrograd", "tape")
+            )
+            rows.append(
+                [
+                    shape,
+                    f"{n:,}",
+                    f"{nodes_of(shape, n):,}",
+                    ms(of),
+                    ms(cf),
+                    ratio(of, cf),
+                    ms(mf),
+                    ms(tf),
+                    ms(ob),
+                    ms(mb),
+                    ratio(ob, mb),
+                    ms(tb),
+                    ratio(ob, tb),
+                ]
+            )
             if n in TARGET_SIZES:
                 targets.append((shape, n, of / cf, ob / mb, ob / tb))
-    headers = ["graph", "N", "nodes", "forward ms", "course", "ratio", "micrograd", "tape",
-               "backward ms", "micrograd", "ratio", "tape", "ratio"]
-    condition = "gc disabled for every engine while timed" if gc_off else "gc enabled (Python's default, as in a notebook; the server pauses it while a request builds its graph)"
+    headers = [
+        "graph",
+        "N",
+        "nodes",
+        "forward ms",
+        "course",
+        "ratio",
+        "micrograd",
+        "tape",
+        "backward ms",
+        "micrograd",
+        "ratio",
+        "tape",
+        "ratio",
+    ]
+    condition = (
+        "gc disabled for every engine while timed"
+        if gc_off
+        else "gc enabled (Python's default, as in a notebook; the server pauses it while a request builds its graph)"
+    )
     notes = [
         f"Median of {repeats_for(sizes[-1], quick)}-{repeats_for(sizes[0], quick)} runs, a fresh graph each run, CPU time of the thread; {condition}. "
         f"micrograd's backward runs with the recursion limit raised to {MICROGRAD_RECURSION_LIMIT:,} (its sort is recursive); "
@@ -166,15 +200,39 @@ def engine_tables(quick=False, gc_off=False, sizes=SIZES):
 def target_table(targets, title):
     rows = []
     for shape, n, forward, backward, tape in targets:
-        rows.append([shape, f"{n:,}", f"{forward:.2f}x", verdict(forward <= FORWARD_TARGET),
-                     f"{backward:.2f}x", verdict(backward <= BACKWARD_TARGET), f"{tape:.2f}x", verdict(tape <= TAPE_TARGET)])
-    print_table(title, ["graph", "N", f"forward vs course (<= {FORWARD_TARGET}x)", "", f"backward vs micrograd (<= {BACKWARD_TARGET}x)", "",
-                        f"backward vs tape (<= {TAPE_TARGET}x)", ""], rows)
+        rows.append(
+            [
+                shape,
+                f"{n:,}",
+                f"{forward:.2f}x",
+                verdict(forward <= FORWARD_TARGET),
+                f"{backward:.2f}x",
+                verdict(backward <= BACKWARD_TARGET),
+                f"{tape:.2f}x",
+                verdict(tape <= TAPE_TARGET),
+            ]
+        )
+    print_table(
+        title,
+        [
+            "graph",
+            "N",
+            f"forward vs course (<= {FORWARD_TARGET}x)",
+            "",
+            f"backward vs micrograd (<= {BACKWARD_TARGET}x)",
+            "",
+            f"backward vs tape (<= {TAPE_TARGET}x)",
+            "",
+        ],
+        rows,
+    )
 
 
 def main(quick=False):
     print(f"\n## Engine\n\n{machine()}; {load()}")
-    print(f"\nGradients agree with the course's Value, micrograd's and the tape's (chain of 500): largest relative difference {check_gradients_agree():.1e}.")
+    print(
+        f"\nGradients agree with the course's Value, micrograd's and the tape's (chain of 500): largest relative difference {check_gradients_agree():.1e}."
+    )
     gc.freeze()  # as the server does after start-up; the same for both engines
     targets = engine_tables(quick)
     target_table(targets, "Engine targets (gc enabled)")

@@ -60,10 +60,25 @@ class Server:
         self.url = f"http://127.0.0.1:{self.port}"
 
     def __enter__(self):
-        command = [sys.executable, "-m", "uvicorn", "--factory", f"benchmarks.apps:{self.factory}",
-                   "--host", "127.0.0.1", "--port", str(self.port), "--workers", str(self.workers),
-                   "--log-level", "warning", "--no-access-log"]
-        self.process = subprocess.Popen(command, cwd=REPO, env=self.environment, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        command = [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "--factory",
+            f"benchmarks.apps:{self.factory}",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--workers",
+            str(self.workers),
+            "--log-level",
+            "warning",
+            "--no-access-log",
+        ]
+        self.process = subprocess.Popen(
+            command, cwd=REPO, env=self.environment, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -88,13 +103,20 @@ class Server:
 
 def wrk_load(url, path, body, seconds, connections):
     """(requests/s, p50 s, p99 s, non-2xx count) from wrk."""
-    script = f'wrk.method = "POST"\nwrk.body = [==[{json.dumps(body)}]==]\n' \
-             'wrk.headers["Content-Type"] = "application/json"\nwrk.headers["Accept-Encoding"] = "gzip"\n'
+    script = (
+        f'wrk.method = "POST"\nwrk.body = [==[{json.dumps(body)}]==]\n'
+        'wrk.headers["Content-Type"] = "application/json"\nwrk.headers["Accept-Encoding"] = "gzip"\n'
+    )
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as file:
         file.write(script)
     try:
-        output = subprocess.run(["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--latency", "-s", file.name, url + path],
-                                capture_output=True, text=True, timeout=seconds + 30, check=True).stdout
+        output = subprocess.run(
+            ["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--latency", "-s", file.name, url + path],
+            capture_output=True,
+            text=True,
+            timeout=seconds + 30,
+            check=True,
+        ).stdout
     finally:
         os.unlink(file.name)
     rate = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))
@@ -151,22 +173,65 @@ def main(quick=False, seconds=None, connections=32):
     rows = []
     for name in LOADS:
         one, two = by_workers[1][name], by_workers[2][name]
-        rows.append([name, f"{one[0]:,.0f}", f"{one[0] / by_workers[1][TRIVIAL][0]:.0%}", f"{one[1] * 1e3:.2f}", f"{one[2] * 1e3:.2f}",
-                     f"{two[0]:,.0f}", f"{two[0] / one[0]:.2f}x", f"{two[1] * 1e3:.2f}", f"{two[2] * 1e3:.2f}", one[3] + two[3]])
-    what_if = measure(1, seconds, connections, generator, {SMALL_PROGRAM: LOADS[SMALL_PROGRAM]},
-                      "create_bench_app_with_async_dependencies")[SMALL_PROGRAM]
-    rows.append([f"what-if: {SMALL_PROGRAM}, dependencies async", f"{what_if[0]:,.0f}", f"{what_if[0] / by_workers[1][TRIVIAL][0]:.0%}",
-                 f"{what_if[1] * 1e3:.2f}", f"{what_if[2] * 1e3:.2f}", "-", "-", "-", "-", what_if[3]])
+        rows.append(
+            [
+                name,
+                f"{one[0]:,.0f}",
+                f"{one[0] / by_workers[1][TRIVIAL][0]:.0%}",
+                f"{one[1] * 1e3:.2f}",
+                f"{one[2] * 1e3:.2f}",
+                f"{two[0]:,.0f}",
+                f"{two[0] / one[0]:.2f}x",
+                f"{two[1] * 1e3:.2f}",
+                f"{two[2] * 1e3:.2f}",
+                one[3] + two[3],
+            ]
+        )
+    what_if = measure(
+        1,
+        seconds,
+        connections,
+        generator,
+        {SMALL_PROGRAM: LOADS[SMALL_PROGRAM]},
+        "create_bench_app_with_async_dependencies",
+    )[SMALL_PROGRAM]
+    rows.append(
+        [
+            f"what-if: {SMALL_PROGRAM}, dependencies async",
+            f"{what_if[0]:,.0f}",
+            f"{what_if[0] / by_workers[1][TRIVIAL][0]:.0%}",
+            f"{what_if[1] * 1e3:.2f}",
+            f"{what_if[2] * 1e3:.2f}",
+            "-",
+            "-",
+            "-",
+            "-",
+            what_if[3],
+        ]
+    )
     share = by_workers[1][SMALL_PROGRAM][0] / by_workers[1][TRIVIAL][0]
     print_table(
         f"HTTP on uvicorn, {connections} connections, {seconds} s per load, load generator: {tool}",
-        ["load", "1 worker req/s", "of trivial", "p50 ms", "p99 ms", "2 workers req/s", "scaling", "p50 ms", "p99 ms", "errors"],
+        [
+            "load",
+            "1 worker req/s",
+            "of trivial",
+            "p50 ms",
+            "p99 ms",
+            "2 workers req/s",
+            "scaling",
+            "p50 ms",
+            "p99 ms",
+            "errors",
+        ],
         rows,
-        [f"Target: the small program's throughput >= 50% of the trivial endpoint's, one worker: {share:.0%}, {verdict(share >= 0.5)}.",
-         "what-if (benchmark only, a separate server from benchmarks/apps.py): get_settings and get_work_limiter "
-         "as async def, so FastAPI does not run each in the thread pool.",
-         "Requests send Accept-Encoding: gzip, as browsers do. The server, its workers and the load generator share "
-         f"the machine's {len(os.sched_getaffinity(0))} cores, so two workers cannot reach 2x here. {load()} after the loads."],
+        [
+            f"Target: the small program's throughput >= 50% of the trivial endpoint's, one worker: {share:.0%}, {verdict(share >= 0.5)}.",
+            "what-if (benchmark only, a separate server from benchmarks/apps.py): get_settings and get_work_limiter "
+            "as async def, so FastAPI does not run each in the thread pool.",
+            "Requests send Accept-Encoding: gzip, as browsers do. The server, its workers and the load generator share "
+            f"the machine's {len(os.sched_getaffinity(0))} cores, so two workers cannot reach 2x here. {load()} after the loads.",
+        ],
     )
 
 

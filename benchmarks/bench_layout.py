@@ -13,9 +13,9 @@ import argparse
 import gc
 import random
 
+from app.layout import compute_layout
 from benchmarks.bench_pipeline import layered_program
 from benchmarks.common import clock, load, machine, median, ms, print_table, us
-from app.layout import compute_layout
 from engine import Limits, Value, evaluate, parse, trace
 
 LIMITS = Limits(max_source_length=10_000_000, max_nodes=200_000)
@@ -74,7 +74,10 @@ def mlp(nodes, seed=0):
         width += 1
     layer = [Value(rng.uniform(-1, 1), label=f"x{i}") for i in range(3)]
     for fan_out in (width, width, 1):
-        layer = [sum((Value(rng.uniform(-1, 1)) * x for x in layer), Value(rng.uniform(-1, 1))).tanh() for _ in range(fan_out)]
+        layer = [
+            sum((Value(rng.uniform(-1, 1)) * x for x in layer), Value(rng.uniform(-1, 1))).tanh()
+            for _ in range(fan_out)
+        ]
     return trace((layer[0] - 1.0) ** 2, LIMITS)
 
 
@@ -83,7 +86,13 @@ def shared_parameters(nodes):
     return trace(evaluate(parse(source, LIMITS)), LIMITS)
 
 
-GRAPHS = {"chain": chain, "sum of products": sum_of_products, "random DAG": random_dag, "MLP": mlp, "shared w, b": shared_parameters}
+GRAPHS = {
+    "chain": chain,
+    "sum of products": sum_of_products,
+    "random DAG": random_dag,
+    "MLP": mlp,
+    "shared w, b": shared_parameters,
+}
 
 
 def time_layout(graph, runs):
@@ -107,10 +116,25 @@ def main(quick=False):
             seconds, layout = time_layout(graph, 1 if quick else 3 if size >= 50_000 else 9)
             count = len(graph.nodes)
             bends = sum(len(edge["bends"]) for edge in layout["edges"])
-            straight = sum(1 for e in layout["edges"] if not e["bends"] and layout["nodes"][e["parent"]]["rank"] - layout["nodes"][e["child"]]["rank"] > 1)
+            straight = sum(
+                1
+                for e in layout["edges"]
+                if not e["bends"] and layout["nodes"][e["parent"]]["rank"] - layout["nodes"][e["child"]]["rank"] > 1
+            )
             target = TARGETS_MS.get(size)
-            rows.append([name, f"{count:,}", f"{len(layout['edges']):,}", f"{layout['ranks']:,}", f"{bends:,}", f"{straight:,}",
-                         ms(seconds), us(seconds / count), f"< {target} ms" if target else "-"])
+            rows.append(
+                [
+                    name,
+                    f"{count:,}",
+                    f"{len(layout['edges']):,}",
+                    f"{layout['ranks']:,}",
+                    f"{bends:,}",
+                    f"{straight:,}",
+                    ms(seconds),
+                    us(seconds / count),
+                    f"< {target} ms" if target else "-",
+                ]
+            )
     print_table(
         "Server-side layout (app.layout), median ms",
         ["graph", "nodes", "edges", "ranks", "bends", "long edges drawn straight", "layout ms", "µs/node", "target"],

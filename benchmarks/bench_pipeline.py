@@ -23,15 +23,15 @@ import httpx
 import orjson
 import pydantic_core
 
+from app.budget import collector_paused
+from app.config import Settings
+from app.layout import compute_layout
+from app.serialize import backward_json, backward_response, to_json
 from benchmarks.apps import TRIVIAL_PATH, create_bench_app
 from benchmarks.bench_http import Server
 from benchmarks.common import clock, load, machine, median, ms, percentile, print_table, us, verdict
 from engine import Limits, evaluate, parse, trace
 from engine.program import ProgramRun, ShorthandOrigins
-from app.budget import collector_paused
-from app.config import Settings
-from app.layout import compute_layout
-from app.serialize import backward_json, backward_response, to_json
 
 CHAPTER_2 = "a = 2; b = 3; c = a * b; L = c + a"
 COURSE_EXAMPLES = {
@@ -118,7 +118,9 @@ def stage_times(source, max_runs, seconds):
         t7 = clock()
         pydantic_core.to_json(records, inf_nan_mode="strings")
         t8 = clock()
-        for stage, seconds_taken in zip(STAGES, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t6 - t5, t7 - t6, t8 - t7)):
+        for stage, seconds_taken in zip(
+            STAGES, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t6 - t5, t7 - t6, t8 - t7)
+        ):
             samples[stage].append(seconds_taken)
     return {stage: median(times) for stage, times in samples.items()}, len(steps.nodes)
 
@@ -158,7 +160,9 @@ async def _requests(requests, max_runs, seconds, settings, async_dependencies):
                 started = clock()
                 while not clocked.samples or (len(clocked.samples) < max_runs and clock() - started < seconds):
                     response = await client.post(path, json=body, headers={"accept-encoding": "gzip"})
-                results.append((list(clocked.samples), response.status_code, response.num_bytes_downloaded, len(response.content)))
+                results.append(
+                    (list(clocked.samples), response.status_code, response.num_bytes_downloaded, len(response.content))
+                )
     return results
 
 
@@ -172,7 +176,8 @@ def pipeline_tables(quick):
         cheap = len(source) < 200
         stages, nodes = stage_times(source, *runs(quick, cheap))
         api, page = request_times(
-            [("/backward", {"expression": source}), ("/backward", {"expression": source, "layout": True})], *runs(quick, cheap)
+            [("/backward", {"expression": source}), ("/backward", {"expression": source, "layout": True})],
+            *runs(quick, cheap),
         )
         for _, status, _, _ in (api, page):
             assert status == 200, f"{name}: HTTP {status}"
@@ -180,37 +185,70 @@ def pipeline_tables(quick):
         rows.append(
             [name, f"{nodes:,}"]
             + [us(stages[s] / nodes) for s in ("parse", "evaluate", "trace", "layout", "records", "serialise")]
-            + [us(median(api[0]) / nodes), us(page_ms / nodes), ms(median(api[0])),
-               ms(page_ms) + (" (over the 2 s budget)" if page_ms > DEFAULT_TIME_BUDGET else "")]
+            + [
+                us(median(api[0]) / nodes),
+                us(page_ms / nodes),
+                ms(median(api[0])),
+                ms(page_ms) + (" (over the 2 s budget)" if page_ms > DEFAULT_TIME_BUDGET else ""),
+            ]
         )
         serialise = stages["serialise"]
         serialise_rows.append(
-            [name, f"{nodes:,}", ms(serialise), ms(stages["orjson"]), f"{serialise / stages['orjson']:.2f}x",
-             verdict(serialise <= 2 * stages["orjson"]), f"{stages['pydantic_core'] / stages['orjson']:.2f}x",
-             f"{(stages['records'] + serialise) / stages['orjson']:.2f}x"]
+            [
+                name,
+                f"{nodes:,}",
+                ms(serialise),
+                ms(stages["orjson"]),
+                f"{serialise / stages['orjson']:.2f}x",
+                verdict(serialise <= 2 * stages["orjson"]),
+                f"{stages['pydantic_core'] / stages['orjson']:.2f}x",
+                f"{(stages['records'] + serialise) / stages['orjson']:.2f}x",
+            ]
         )
     print_table(
         "Pipeline: µs per node for each stage, and whole requests in the server",
-        ["program", "nodes", "parse", "evaluate", "trace", "layout", "records", "serialise",
-         "request µs/node, API default", "request µs/node, as the page asks", "API request ms", "page request ms"],
+        [
+            "program",
+            "nodes",
+            "parse",
+            "evaluate",
+            "trace",
+            "layout",
+            "records",
+            "serialise",
+            "request µs/node, API default",
+            "request µs/node, as the page asks",
+            "API request ms",
+            "page request ms",
+        ],
         rows,
         [
             "Stages: medians of repeated runs of the whole pipeline (slow programs run fewer times, at least once). "
-            "\"API default\" is POST /backward with trace=true; \"as the page asks\" adds layout=true. Requests send "
+            '"API default" is POST /backward with trace=true; "as the page asks" adds layout=true. Requests send '
             "Accept-Encoding: gzip, as browsers do.",
             f"The 50,000-node generated program is over the default {Limits().max_source_length:,}-character source "
             "limit, so every request here runs with max_source_length=1,000,000 and a 120 s time budget; "
-            f"\"over the 2 s budget\" marks requests the default server ({DEFAULT_TIME_BUDGET:g} s) would answer with 503.",
+            f'"over the 2 s budget" marks requests the default server ({DEFAULT_TIME_BUDGET:g} s) would answer with 503.',
         ],
     )
     print_table(
         "Serialising the response against orjson.dumps of the same records (target <= 2x)",
-        ["program", "nodes", "to_json ms", "orjson ms", "to_json / orjson", "target",
-         "pydantic_core.to_json / orjson", "records + to_json / orjson"],
+        [
+            "program",
+            "nodes",
+            "to_json ms",
+            "orjson ms",
+            "to_json / orjson",
+            "target",
+            "pydantic_core.to_json / orjson",
+            "records + to_json / orjson",
+        ],
         serialise_rows,
-        ["to_json (app.serialize) writes NaN/Infinity as the strings the wire format requires; orjson writes null "
-         "for them. pydantic_core.to_json(records, inf_nan_mode=\"strings\") is the schema-less alternative with the "
-         "same output. The last column adds building the records from the trace."],
+        [
+            "to_json (app.serialize) writes NaN/Infinity as the strings the wire format requires; orjson writes null "
+            'for them. pydantic_core.to_json(records, inf_nan_mode="strings") is the schema-less alternative with the '
+            "same output. The last column adds building the records from the trace."
+        ],
     )
 
 
@@ -230,33 +268,57 @@ def chapter_2_table(quick):
     stages, _ = stage_times(CHAPTER_2, max_runs, seconds)
     body = {"expression": CHAPTER_2}
     api, page, trivial = request_times(
-        [("/backward", body), ("/backward", {**body, "layout": True}), (TRIVIAL_PATH, body)], max_runs, seconds, settings=NO_CACHE
+        [("/backward", body), ("/backward", {**body, "layout": True}), (TRIVIAL_PATH, body)],
+        max_runs,
+        seconds,
+        settings=NO_CACHE,
     )
     (api_async,) = request_times([("/backward", body)], max_runs, seconds, settings=NO_CACHE, async_dependencies=True)
     trivial_p50, hop = median(trivial[0]), asyncio.run(_thread_hop(max_runs))
     rows = []
-    cases = (("API default", api[0], False), ("as the page asks (layout)", page[0], True),
-             ("what-if: API default, dependencies async", api_async[0], False))
+    cases = (
+        ("API default", api[0], False),
+        ("as the page asks (layout)", page[0], True),
+        ("what-if: API default, dependencies async", api_async[0], False),
+    )
     for title, samples, with_layout in cases:
         p50, p99 = median(samples), percentile(samples, 0.99)
         parts = ["parse", "evaluate", "trace"] + (["layout"] if with_layout else []) + ["records", "serialise"]
         share = lambda seconds_taken: f"{us(seconds_taken)} ({seconds_taken / p50:.0%})"  # noqa: E731
         rows.append(
             [title, us(p50), us(p99), verdict(p50 <= 0.002)]
-            + [share(stages[p]) if p in parts else "-" for p in ("parse", "evaluate", "trace", "layout", "records", "serialise")]
+            + [
+                share(stages[p]) if p in parts else "-"
+                for p in ("parse", "evaluate", "trace", "layout", "records", "serialise")
+            ]
             + [share(p50 - sum(stages[p] for p in parts)), share(trivial_p50), share(hop)]
         )
     print_table(
         "Chapter 2 request in the server: p50 (target <= 2 ms) and where the time goes, µs (share of p50)",
-        ["request", "p50", "p99", "target", "parse", "evaluate", "trace", "layout", "records", "serialise",
-         "the rest", "for scale: trivial endpoint", "for scale: one thread hop"],
+        [
+            "request",
+            "p50",
+            "p99",
+            "target",
+            "parse",
+            "evaluate",
+            "trace",
+            "layout",
+            "records",
+            "serialise",
+            "the rest",
+            "for scale: trivial endpoint",
+            "for scale: one thread hop",
+        ],
         rows,
-        [f"{len(api[0]):,} sequential requests each, default settings with the response cache off. \"the rest\" is everything but our computation: "
-         "routing, request validation, dependencies, middleware, worker-thread hops, gzip. The trivial endpoint takes the "
-         "same request model and does no work; a thread hop is one anyio.to_thread.run_sync of a no-op. A response "
-         "cache could save at most our computed stages; a hit still pays the rest.",
-         "what-if (benchmark only, through app.dependency_overrides in benchmarks/apps.py): get_settings and "
-         "get_work_limiter as async def. FastAPI runs a plain-def dependency in the thread pool, a thread hop each."],
+        [
+            f'{len(api[0]):,} sequential requests each, default settings with the response cache off. "the rest" is everything but our computation: '
+            "routing, request validation, dependencies, middleware, worker-thread hops, gzip. The trivial endpoint takes the "
+            "same request model and does no work; a thread hop is one anyio.to_thread.run_sync of a no-op. A response "
+            "cache could save at most our computed stages; a hit still pays the rest.",
+            "what-if (benchmark only, through app.dependency_overrides in benchmarks/apps.py): get_settings and "
+            "get_work_limiter as async def. FastAPI runs a plain-def dependency in the thread pool, a thread hop each.",
+        ],
     )
 
 
@@ -270,16 +332,27 @@ def big_request_table(quick):
         ((samples, status, sent, raw),) = request_times([("/backward", body)], *runs_and_time, settings=NO_CACHE)
         samples = samples[1:]  # the first request of a fresh app warms it up
         p50, answered = median(samples), status == 200
-        rows.append([title, status, ms(p50), ms(min(samples)), verdict(answered and p50 <= 0.150),
-                     f"{raw / 1e6:.2f}" if answered else "-", f"{sent / 1e6:.2f}" if answered else "-",
-                     verdict(sent <= 1_000_000) if answered else "-"])
+        rows.append(
+            [
+                title,
+                status,
+                ms(p50),
+                ms(min(samples)),
+                verdict(answered and p50 <= 0.150),
+                f"{raw / 1e6:.2f}" if answered else "-",
+                f"{sent / 1e6:.2f}" if answered else "-",
+                verdict(sent <= 1_000_000) if answered else "-",
+            ]
+        )
     print_table(
         f"A {nodes:,}-node program ({len(source):,} characters) with its full trace, default settings (response cache off) "
         "(targets: <= 150 ms in the server, gzip <= 1 MB)",
         ["request", "status", "in-server ms (median)", "fastest", "target", "JSON MB", "gzip MB", "target"],
         rows,
-        [f"Median of up to {runs_and_time[0] - 1} requests after one that warms the app up. Status 503 means the default "
-         "2 s time budget ran out. The clock stops at the answer's last byte; the graph and records are freed after it."],
+        [
+            f"Median of up to {runs_and_time[0] - 1} requests after one that warms the app up. Status 503 means the default "
+            "2 s time budget ran out. The clock stops at the answer's last byte; the graph and records are freed after it."
+        ],
     )
 
 
@@ -312,11 +385,20 @@ def cpu_table(quick):
     answer = sum(stages[:-1])
     print_table(
         "The same 12,000-node program, our stages only, in CPU time (ms): what the machine's load does not change",
-        ["parse", "evaluate", "trace", "records and JSON", "total before the answer", "target <= 150 ms (before the framework)",
-         "freeing (after the answer)"],
+        [
+            "parse",
+            "evaluate",
+            "trace",
+            "records and JSON",
+            "total before the answer",
+            "target <= 150 ms (before the framework)",
+            "freeing (after the answer)",
+        ],
         [[ms(t) for t in stages[:-1]] + [ms(answer), verdict(answer <= 0.150), ms(stages[-1])]],
-        [f"Median of {len(samples)} runs, the collector paused as the API pauses it. Not counted here: the framework "
-         "(validation, the worker thread, middleware) and gzip (about 25 ms for the 6.5 MB answer)."],
+        [
+            f"Median of {len(samples)} runs, the collector paused as the API pauses it. Not counted here: the framework "
+            "(validation, the worker thread, middleware) and gzip (about 25 ms for the 6.5 MB answer)."
+        ],
     )
 
 
@@ -333,8 +415,10 @@ def memory_table():
     nodes = len(trace(evaluate(parse(source, LIMITS)), LIMITS).nodes)
     environment = {"VALUEGRAPH_MAX_SOURCE_LENGTH": "1000000", "VALUEGRAPH_TIME_BUDGET": "120"}
     rows = []
-    for title, body in (("trace, no layout (API default)", {"expression": source}),
-                        ("trace and layout (the page)", {"expression": source, "layout": True})):
+    for title, body in (
+        ("trace, no layout (API default)", {"expression": source}),
+        ("trace and layout (the page)", {"expression": source, "layout": True}),
+    ):
         with Server(1, environment=environment) as server:
             pid = server.process.pid
             httpx.post(f"{server.url}/backward", json={"expression": CHAPTER_2, "layout": True}, timeout=30)
@@ -342,15 +426,25 @@ def memory_table():
             response = httpx.post(f"{server.url}/backward", json=body, headers={"accept-encoding": "gzip"}, timeout=180)
             assert response.status_code == 200, response.status_code
             peak, after = memory_kb(pid, "VmHWM"), memory_kb(pid, "VmRSS")
-        rows.append([title, f"{before / 1024:.0f}", f"{peak / 1024:.0f}", verdict(peak / 1024 < 150), f"{after / 1024:.0f}",
-                     f"{response.num_bytes_downloaded / 1e6:.1f}"])
+        rows.append(
+            [
+                title,
+                f"{before / 1024:.0f}",
+                f"{peak / 1024:.0f}",
+                verdict(peak / 1024 < 150),
+                f"{after / 1024:.0f}",
+                f"{response.num_bytes_downloaded / 1e6:.1f}",
+            ]
+        )
     print_table(
         f"Memory of one {nodes:,}-node request in a fresh uvicorn process (target: peak < 150 MB)",
         ["request", "server RSS before, MB", "server peak RSS, MB", "target", "RSS after, MB", "gzip response MB"],
         rows,
-        ["The server process's own figures from /proc (VmRSS, and VmHWM for the peak since it started), after start-up "
-         "and one warm-up request; the client is a separate process. Source limit raised to 1,000,000 characters and "
-         "the time budget to 120 s for this program."],
+        [
+            "The server process's own figures from /proc (VmRSS, and VmHWM for the peak since it started), after start-up "
+            "and one warm-up request; the client is a separate process. Source limit raised to 1,000,000 characters and "
+            "the time budget to 120 s for this program."
+        ],
     )
 
 
@@ -367,5 +461,7 @@ def main(quick=False):
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer runs and smaller programs: a smoke test, not figures")
+    parser.add_argument(
+        "--quick", action="store_true", help="fewer runs and smaller programs: a smoke test, not figures"
+    )
     main(parser.parse_args().quick)

@@ -23,19 +23,23 @@ from pathlib import Path
 
 import httpx
 
-from benchmarks.bench_pipeline import ServerClock
-from benchmarks.common import clock, load, machine, median, ms, percentile, print_table, ratio, verdict
 from app.budget import collector_paused
 from app.config import Settings
 from app.layout import compute_layout
 from app.main import create_app
 from app.serialize import backward_response, to_json
+from benchmarks.bench_pipeline import ServerClock
+from benchmarks.common import clock, load, machine, median, ms, percentile, print_table, ratio, verdict
 from engine import run_program, trace
 from engine.python import run_python
 
-MLP_TRAINING = (Path(__file__).resolve().parent.parent / "tests" / "corpus" / "micrograd_nn_training_loop.py").read_text(encoding="utf-8")
+MLP_TRAINING = (
+    Path(__file__).resolve().parent.parent / "tests" / "corpus" / "micrograd_nn_training_loop.py"
+).read_text(encoding="utf-8")
 
-README_EXAMPLE = (Path(__file__).resolve().parent.parent / "tests" / "corpus" / "micrograd_readme_example.py").read_text(encoding="utf-8")
+README_EXAMPLE = (
+    Path(__file__).resolve().parent.parent / "tests" / "corpus" / "micrograd_readme_example.py"
+).read_text(encoding="utf-8")
 
 DEMO_TRAINING = """from micrograd.engine import Value
 from micrograd.nn import MLP
@@ -101,18 +105,40 @@ def interpreter_table(quick):
             finally:
                 gc.enable()
             nodes = len(trace(run_python(program).output).nodes)
-            rows.append([
-                title, f"{nodes:,}", ms(theirs), ms(ours), ratio(ours, theirs), verdict(ours <= 4 * theirs),
-                ms(theirs_quiet), ms(ours_quiet), ratio(ours_quiet, theirs_quiet), verdict(ours_quiet <= 4 * theirs_quiet),
-            ])
+            rows.append(
+                [
+                    title,
+                    f"{nodes:,}",
+                    ms(theirs),
+                    ms(ours),
+                    ratio(ours, theirs),
+                    verdict(ours <= 4 * theirs),
+                    ms(theirs_quiet),
+                    ms(ours_quiet),
+                    ratio(ours_quiet, theirs_quiet),
+                    verdict(ours_quiet <= 4 * theirs_quiet),
+                ]
+            )
     print_table(
         "Python programs: valuegraph's interpreter vs CPython running PyPI micrograd (median ms)",
-        ["program", "nodes at the last backward()", "CPython + micrograd", "valuegraph interpreter", "ratio", "target <= 4x",
-         "gc off: CPython + micrograd", "gc off: valuegraph", "gc off: ratio", "gc off: target <= 4x"],
+        [
+            "program",
+            "nodes at the last backward()",
+            "CPython + micrograd",
+            "valuegraph interpreter",
+            "ratio",
+            "target <= 4x",
+            "gc off: CPython + micrograd",
+            "gc off: valuegraph",
+            "gc off: ratio",
+            "gc off: target <= 4x",
+        ],
         rows,
-        ["Both include reading the text (CPython compiles it; valuegraph parses, checks and compiles it to closures). "
-         "micrograd's _backward closures make reference cycles, so the cyclic collector costs it more on large graphs; "
-         "the gc-off columns compare the two without it (the API pauses the collector while it builds a graph)."],
+        [
+            "Both include reading the text (CPython compiles it; valuegraph parses, checks and compiles it to closures). "
+            "micrograd's _backward closures make reference cycles, so the cyclic collector costs it more on large graphs; "
+            "the gc-off columns compare the two without it (the API pauses the collector while it builds a graph)."
+        ],
     )
 
 
@@ -122,7 +148,9 @@ async def _api_samples(program, runs):
     async with app.router.lifespan_context(app):
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=clocked), base_url="http://bench") as client:
             for seed in range(runs + 1):
-                response = await client.post("/backward", json={"expression": program, "trace": True, "layout": True, "seed": seed})
+                response = await client.post(
+                    "/backward", json={"expression": program, "trace": True, "layout": True, "seed": seed}
+                )
                 assert response.status_code == 200, response.text[:200]
     return clocked.samples[1:]  # the first request warms up
 
@@ -152,9 +180,19 @@ def api_table(quick):
     print_table(
         "The MLP training program through POST /backward (trace and layout, as the page asks)",
         ["program", "p50 ms", "p99 ms", "target p50 < 1,000 ms", *[f"{name} ms" for name in stages]],
-        [["MLP(3, [4, 4, 1]), 20 iterations", ms(p50), ms(percentile(samples, 0.99)), verdict(p50 < 1.0), *[ms(median(v)) for v in stages.values()]]],
-        ["Timed inside the server (middleware, validation, worker thread and gzip included); the stage columns are the "
-         "engine and app steps alone, run in-process with the collector paused as the API does."],
+        [
+            [
+                "MLP(3, [4, 4, 1]), 20 iterations",
+                ms(p50),
+                ms(percentile(samples, 0.99)),
+                verdict(p50 < 1.0),
+                *[ms(median(v)) for v in stages.values()],
+            ]
+        ],
+        [
+            "Timed inside the server (middleware, validation, worker thread and gzip included); the stage columns are the "
+            "engine and app steps alone, run in-process with the collector paused as the API does."
+        ],
     )
 
 

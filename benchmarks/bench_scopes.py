@@ -17,7 +17,6 @@ import asyncio
 import json
 import shutil
 import time
-from pathlib import Path
 from urllib.parse import quote
 
 import httpx
@@ -31,7 +30,9 @@ from benchmarks.common import REPO, median, ms, print_table, ratio
 MLP_FORWARD = "from micrograd.nn import MLP\n\nn = MLP(3, [4, 4, 1])\nx = [2.0, 3.0, -1.0]\ny = n(x)\ny.backward()\n"
 PROGRAMS = {
     "MLP(3, [4, 4, 1]) forward": MLP_FORWARD,
-    "lecture MLP, 20 training steps": (REPO / "tests" / "corpus" / "lecture_mlp_training.py").read_text(encoding="utf-8"),
+    "lecture MLP, 20 training steps": (REPO / "tests" / "corpus" / "lecture_mlp_training.py").read_text(
+        encoding="utf-8"
+    ),
 }
 # The clicked box is gone and every node the SVG counts is on screen.
 EXPANDED = """(key) => {
@@ -62,7 +63,9 @@ def _browser(server_url, program, loads):
                 page.goto(f"{server_url}/?expression={quote(program)}")
                 _wait_drawn(page)
                 key = page.locator(".vg-scope-box").nth(1).get_attribute("data-scope")
-                started = page.evaluate("() => { const t = performance.now(); document.querySelectorAll('.vg-scope-box')[1].dispatchEvent(new MouseEvent('click', {bubbles: true})); return t; }")
+                started = page.evaluate(
+                    "() => { const t = performance.now(); document.querySelectorAll('.vg-scope-box')[1].dispatchEvent(new MouseEvent('click', {bubbles: true})); return t; }"
+                )
                 page.wait_for_function(EXPANDED, arg=key, polling="raf")
                 times.append((page.evaluate("performance.now()") - started) / 1e3)
                 page.close()
@@ -97,12 +100,30 @@ def main(quick=False):
         for name, program in PROGRAMS.items():
             body, clicks = _browser(server.url, program, loads)
             layout_time, backward_time = asyncio.run(_server(program, body, runs))
-            rows.append((name, f"{len(body['children']):,}", ms(layout_time), ms(backward_time), ratio(layout_time, backward_time), ms(median(clicks))))
+            rows.append(
+                (
+                    name,
+                    f"{len(body['children']):,}",
+                    ms(layout_time),
+                    ms(backward_time),
+                    ratio(layout_time, backward_time),
+                    ms(median(clicks)),
+                )
+            )
     print_table(
         "Collapsed scopes: POST /layout for the folded view beside POST /backward for the program (in-process, median ms), and a click that expands a layer in Chromium",
-        ("program", "items folded view", "/layout ms", "/backward ms (trace, layout)", "ratio", "click -> expanded drawn ms"),
+        (
+            "program",
+            "items folded view",
+            "/layout ms",
+            "/backward ms (trace, layout)",
+            "ratio",
+            "click -> expanded drawn ms",
+        ),
         rows,
-        ["Click: from the click on a layer box to the frame where the expanded graph is complete (a new /layout request through uvicorn and the redraw), median over fresh page loads at 1280x720."],
+        [
+            "Click: from the click on a layer box to the frame where the expanded graph is complete (a new /layout request through uvicorn and the redraw), median over fresh page loads at 1280x720."
+        ],
     )
 
 

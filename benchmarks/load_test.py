@@ -74,11 +74,19 @@ def make_cases(seed=1):
         x, w1, w2, b = (round(rng.uniform(-2, 2), 3) for _ in range(4))
         neuron = "n = tanh(w1 * x + w2 * x * x + b)\nL = n ** 2 + relu(n) - log(exp(n) + 1)"
         variables = {"x": x, "w1": w1, "w2": w2, "b": b}
-        cases.append(Case("neuron, checked", {"expression": neuron, "variables": variables, "check": True, "layout": True}, {}))
+        cases.append(
+            Case("neuron, checked", {"expression": neuron, "variables": variables, "check": True, "layout": True}, {})
+        )
     for _ in range(6):
         weights = [round(rng.uniform(-1, 1), 4) for _ in range(40)]
         hidden = " + ".join(f"tanh({w} * x + {i / 10})" for i, w in enumerate(weights))
-        cases.append(Case("40 tanh units (~200 nodes)", {"expression": f"x = {rng.uniform(-1, 1):.3f}\nL = {hidden}", "layout": True}, {}))
+        cases.append(
+            Case(
+                "40 tanh units (~200 nodes)",
+                {"expression": f"x = {rng.uniform(-1, 1):.3f}\nL = {hidden}", "layout": True},
+                {},
+            )
+        )
     for _ in range(3):
         scales = [round(rng.uniform(0.5, 2), 3) for _ in range(1000)]
         program = "x = 1.5\nL = " + " + ".join(f"x * {s}" for s in scales)
@@ -89,8 +97,14 @@ def make_cases(seed=1):
     for case in cases:
         if not case.expected:
             case.expected = engine_answer(case.body)
-    weights = {"chapter 2": 30, "neuron, checked": 30, "40 tanh units (~200 nodes)": 24, "1,000-term sum (~3,000 nodes)": 9,
-               "broken walk (no-visited-check)": 4, "program error": 3}
+    weights = {
+        "chapter 2": 30,
+        "neuron, checked": 30,
+        "40 tanh units (~200 nodes)": 24,
+        "1,000-term sum (~3,000 nodes)": 9,
+        "broken walk (no-visited-check)": 4,
+        "program error": 3,
+    }
     return cases, [weights[case.kind] / sum(1 for c in cases if c.kind == case.kind) for case in cases]
 
 
@@ -136,8 +150,21 @@ class Server:
             probe.bind(("127.0.0.1", 0))
             port = probe.getsockname()[1]
         self.url = f"http://127.0.0.1:{port}"
-        command = [sys.executable, "-m", "uvicorn", "app.main:app", "--host", "127.0.0.1", "--port", str(port),
-                   "--workers", str(self.workers), "--log-level", "warning", "--no-access-log"]
+        command = [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "app.main:app",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--workers",
+            str(self.workers),
+            "--log-level",
+            "warning",
+            "--no-access-log",
+        ]
         self.process = subprocess.Popen(command, cwd=REPO, env=self.environment)
         deadline = time.monotonic() + 60
         while len(self.worker_pids()) < self.workers or not self._healthy():
@@ -228,7 +255,9 @@ async def load(url, cases, weights, seconds, clients, seed=2):
     results = Results()
     rng = random.Random(seed)
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
-    async with httpx.AsyncClient(base_url=url, limits=limits, timeout=60, headers={"accept-encoding": "gzip"}) as client:
+    async with httpx.AsyncClient(
+        base_url=url, limits=limits, timeout=60, headers={"accept-encoding": "gzip"}
+    ) as client:
         deadline = time.monotonic() + seconds
 
         async def one_client():
@@ -278,12 +307,17 @@ def run_load(seconds, clients, workers, warmup):
             elapsed, client_cpu = time.perf_counter() - started, time.process_time() - client_cpu
     every = [s for samples in results.latencies.values() for s in samples]
     count = len(every)
-    rows = [[kind, len(s), f"{percentile(s, 0.5) * 1e3:.1f}", f"{percentile(s, 0.99) * 1e3:.1f}"] for kind, s in sorted(results.latencies.items(), key=lambda item: -len(item[1]))]
+    rows = [
+        [kind, len(s), f"{percentile(s, 0.5) * 1e3:.1f}", f"{percentile(s, 0.99) * 1e3:.1f}"]
+        for kind, s in sorted(results.latencies.items(), key=lambda item: -len(item[1]))
+    ]
     rows.append(["**all**", count, f"{percentile(every, 0.5) * 1e3:.1f}", f"{percentile(every, 0.99) * 1e3:.1f}"])
     table(["request", "count", "p50 ms", "p99 ms"], rows)
-    print(f"\n{count:,} requests in {elapsed:.1f} s: **{count / elapsed:,.0f} requests/s**; "
-          f"wrong answers: {len(results.wrong)}; errors: {len(results.errors)}. "
-          f"The client (checking every answer) used {client_cpu / elapsed:.0%} of a core on the same machine.\n")
+    print(
+        f"\n{count:,} requests in {elapsed:.1f} s: **{count / elapsed:,.0f} requests/s**; "
+        f"wrong answers: {len(results.wrong)}; errors: {len(results.errors)}. "
+        f"The client (checking every answer) used {client_cpu / elapsed:.0%} of a core on the same machine.\n"
+    )
 
     stable = True
     memory_rows = []
@@ -328,23 +362,58 @@ def measure_one(server, body):
         elapsed = time.perf_counter() - started
         time.sleep(0.3)  # a stopped request's thread unwinds; its memory is freed
     content = response.content
-    return response.status_code, elapsed, len(content), len(zlib.compress(content, 5)), idle, memory.peak()[pid] - idle, rss_mb(pid)
+    return (
+        response.status_code,
+        elapsed,
+        len(content),
+        len(zlib.compress(content, 5)),
+        idle,
+        memory.peak()[pid] - idle,
+        rss_mb(pid),
+    )
 
 
 def run_worst_case():
     print(f"## What one request can cost at most; {machine()}\n")
-    print("One worker process, one request at a time. Memory: the worker's RSS before, its peak while the request runs (above before), and 0.3 s after.\n")
+    print(
+        "One worker process, one request at a time. Memory: the worker's RSS before, its peak while the request runs (above before), and 0.3 s after.\n"
+    )
     ok = True
-    for title, environment in [("with the default limits and the 2 s time budget", {}),
-                               ("the same requests with the time budget lifted (600 s)", {"VALUEGRAPH_TIME_BUDGET": "600"})]:
+    for title, environment in [
+        ("with the default limits and the 2 s time budget", {}),
+        ("the same requests with the time budget lifted (600 s)", {"VALUEGRAPH_TIME_BUDGET": "600"}),
+    ]:
         print(f"### {title}\n")
         rows = []
         with Server(1, environment) as server:
             for name, body in worst_cases():
                 status, seconds, size, zipped, idle, peak, after = measure_one(server, body)
                 ok &= status in (200, 400, 503) and server._healthy()
-                rows.append([name, status, f"{seconds:.2f}", f"{size / MB:.1f}", f"{zipped / MB:.2f}", f"{idle:.0f}", f"{peak:+.0f}", f"{after:.0f}"])
-        table(["request", "status", "seconds", "response MB", "gzip MB", "RSS before MB", "peak above it MB", "RSS after MB"], rows)
+                rows.append(
+                    [
+                        name,
+                        status,
+                        f"{seconds:.2f}",
+                        f"{size / MB:.1f}",
+                        f"{zipped / MB:.2f}",
+                        f"{idle:.0f}",
+                        f"{peak:+.0f}",
+                        f"{after:.0f}",
+                    ]
+                )
+        table(
+            [
+                "request",
+                "status",
+                "seconds",
+                "response MB",
+                "gzip MB",
+                "RSS before MB",
+                "peak above it MB",
+                "RSS after MB",
+            ],
+            rows,
+        )
         print()
     return ok
 

@@ -20,7 +20,15 @@ if __package__ in (None, ""):  # run as a file: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks import (  # noqa: E402
-    bench_browser, bench_cache, bench_classroom, bench_engine, bench_http, bench_layout, bench_pipeline, bench_python, bench_scopes,
+    bench_browser,
+    bench_cache,
+    bench_classroom,
+    bench_engine,
+    bench_http,
+    bench_layout,
+    bench_pipeline,
+    bench_python,
+    bench_scopes,
 )
 from benchmarks.common import load, machine  # noqa: E402
 
@@ -40,7 +48,9 @@ SECTIONS = {
 def main():
     parser = argparse.ArgumentParser(description="Run every benchmark and print its tables.")
     parser.add_argument("--quick", action="store_true", help="a few runs each: checks the scripts, not figures")
-    parser.add_argument("--only", default=",".join(SECTIONS), help=f"comma-separated sections (default: {','.join(SECTIONS)})")
+    parser.add_argument(
+        "--only", default=",".join(SECTIONS), help=f"comma-separated sections (default: {','.join(SECTIONS)})"
+    )
     arguments = parser.parse_args()
     chosen = [name.strip() for name in arguments.only.split(",") if name.strip()]
     unknown = set(chosen) - set(SECTIONS)

@@ -14,7 +14,21 @@ from .trace import VARIANTS, Trace, format_number, trace
 from .value import Value
 
 __all__ = [
-    "DEFAULT_NUDGE", "FUNCTIONS", "Limits", "ProgramError", "Span", "Trace", "VARIANTS", "Value",
-    "ProgramRun", "evaluate", "format_number", "is_python", "measure_gradient", "measure_leaf_gradients",
-    "parse", "run_program", "trace",
+    "DEFAULT_NUDGE",
+    "FUNCTIONS",
+    "Limits",
+    "ProgramError",
+    "Span",
+    "Trace",
+    "VARIANTS",
+    "Value",
+    "ProgramRun",
+    "evaluate",
+    "format_number",
+    "is_python",
+    "measure_gradient",
+    "measure_leaf_gradients",
+    "parse",
+    "run_program",
+    "trace",
 ]

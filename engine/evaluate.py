@@ -100,16 +100,22 @@ def _leaf(name, offset, scope, variables, source):
         hint = f"; to call the function write {name}(x)"
     shown = _shown(name)
     raise ProgramError(
-        f"unknown name '{shown}': assign it first (as in {shown} = 2) or pass it as a variable{hint}", place(source, offset, offset + len(name))
+        f"unknown name '{shown}': assign it first (as in {shown} = 2) or pass it as a variable{hint}",
+        place(source, offset, offset + len(name)),
     )
 
 
 def _call(name, arguments, offset, source):
     function = FUNCTIONS.get(name)
     if function is None:
-        raise ProgramError(f"unknown function '{_shown(name)}': the functions are {', '.join(FUNCTIONS)}", place(source, offset, offset + len(name)))
+        raise ProgramError(
+            f"unknown function '{_shown(name)}': the functions are {', '.join(FUNCTIONS)}",
+            place(source, offset, offset + len(name)),
+        )
     if len(arguments) != 1:
-        raise ProgramError(f"{name}() takes exactly one argument, got {len(arguments)}", place(source, offset, offset + len(name)))
+        raise ProgramError(
+            f"{name}() takes exactly one argument, got {len(arguments)}", place(source, offset, offset + len(name))
+        )
     (argument,) = arguments
     return function(argument if isinstance(argument, Value) else Value(argument))
 

@@ -121,14 +121,19 @@ def _expression(source, tokens, pos, limits):
                 operands.append(step)
                 expect_operand = False
             elif kind == "op" and text in ("+", "-", "("):
-                operators.append((0, PARENTHESIS, None, start) if text == "(" else (UNARY_PRECEDENCE, UNARY, text, start))
+                operators.append(
+                    (0, PARENTHESIS, None, start) if text == "(" else (UNARY_PRECEDENCE, UNARY, text, start)
+                )
                 depth += 1
             else:
                 raise ProgramError(
-                    f"expected a number, a name or '(' {_after(tokens, pos)}, found {_describe(tokens[pos])}", place(source, start, end)
+                    f"expected a number, a name or '(' {_after(tokens, pos)}, found {_describe(tokens[pos])}",
+                    place(source, start, end),
                 )
             if depth > limits.max_depth:
-                raise ProgramError(f"the expression nests deeper than {limits.max_depth} levels", place(source, start, end))
+                raise ProgramError(
+                    f"the expression nests deeper than {limits.max_depth} levels", place(source, start, end)
+                )
         elif kind == "op" and text in BINARY_PRECEDENCE:
             precedence = BINARY_PRECEDENCE[text]
             if text in RIGHT_ASSOCIATIVE:
@@ -159,9 +164,14 @@ def _expression(source, tokens, pos, limits):
         elif kind == "op" and text == ".":
             method_kind, method, method_start, method_end = tokens[pos + 1]
             if method_kind != "name":
-                raise ProgramError(f"expected a method name after '.', found {_describe(tokens[pos + 1])}", _place_of(source, tokens[pos + 1]))
+                raise ProgramError(
+                    f"expected a method name after '.', found {_describe(tokens[pos + 1])}",
+                    _place_of(source, tokens[pos + 1]),
+                )
             if tokens[pos + 2][1] != "(" or tokens[pos + 3][1] != ")":
-                raise ProgramError(f"a method takes no arguments: write .{method}()", place(source, method_start, method_end))
+                raise ProgramError(
+                    f"a method takes no arguments: write .{method}()", place(source, method_start, method_end)
+                )
             operand = operands[-1]  # x.log() is log(x), reported at the method's name
             step = (CALL, (method, 1), method_start, min(operand[3], method_start), max(operand[4], method_end))
             steps.append(step)
@@ -175,9 +185,15 @@ def _expression(source, tokens, pos, limits):
                 depth -= _reduce(operators, steps, operands)
             return tuple(steps), pos
         elif kind == "op" and text == "=":
-            raise ProgramError("'=' can only follow a single name at the start of a statement, as in c = a * b", place(source, start, end))
+            raise ProgramError(
+                "'=' can only follow a single name at the start of a statement, as in c = a * b",
+                place(source, start, end),
+            )
         else:
-            raise ProgramError(f"expected an operator or the end of the statement, found {_describe(tokens[pos])}", place(source, start, end))
+            raise ProgramError(
+                f"expected an operator or the end of the statement, found {_describe(tokens[pos])}",
+                place(source, start, end),
+            )
         pos += 1
 
 
@@ -239,4 +255,3 @@ def _unexpected_character(ch):
     elif ch in "'\"[]{}":
         hint = ": the language has numbers, names, + - * / **, parentheses and log, exp, relu, tanh"
     return f"unexpected character {shown}({code} {name}){hint}"
-

@@ -80,7 +80,9 @@ class ProgramRun:
             elif origin is None:
                 origin = of_mark[i]
             label = node.label or name
-            if label is None and node.op is None:  # a constant that an operation made from a plain number shows its value
+            if (
+                label is None and node.op is None
+            ):  # a constant that an operation made from a plain number shows its value
                 made.append((origin[0], format_number(node.data), origin[2]))
             else:
                 made.append(origin)
@@ -88,14 +90,21 @@ class ProgramRun:
         return distinct_labels(labels), made
 
 
-def run_program(text: str, variables=None, limits: Limits = Limits(), seed: int = 0, run: int | None = None) -> ProgramRun:
+def run_program(
+    text: str, variables=None, limits: Limits = Limits(), seed: int = 0, run: int | None = None
+) -> ProgramRun:
     if is_python(text):
         if variables:
-            raise ProgramError("variables are for the course shorthand; in Python write the leaves in the program, as in a = Value(2.0)", WHOLE_PROGRAM)
+            raise ProgramError(
+                "variables are for the course shorthand; in Python write the leaves in the program, as in a = Value(2.0)",
+                WHOLE_PROGRAM,
+            )
         result = run_python(text, limits, seed, run)
         return ProgramRun(result.output, result.runs, result.run, result.printed, result)
     if run is not None:
-        raise ProgramError(f"run {run} does not exist: the program calls backward() never (runs are numbered from 0)", WHOLE_PROGRAM)
+        raise ProgramError(
+            f"run {run} does not exist: the program calls backward() never (runs are numbered from 0)", WHOLE_PROGRAM
+        )
     marks = []
     output = evaluate(parse(text, limits), variables, marks)
     return ProgramRun(output, shorthand=ShorthandOrigins(text, marks))
@@ -127,7 +136,9 @@ class ShorthandOrigins:
         self.line_starts = [0] + [match.end() for match in re.finditer("\n", text)]
         # Looked at once for the whole text, so that most marks need no closer look:
         self.empty_calls = "()" in text  # `a.tanh()` is marked as `a.tanh`: without any `()`, no mark is
-        self.single_spaced = "  " not in text and text.replace("\n", " ").isprintable()  # no whitespace but " " and "\n"
+        self.single_spaced = (
+            "  " not in text and text.replace("\n", " ").isprintable()
+        )  # no whitespace but " " and "\n"
 
     @cached_property
     def made(self) -> list:
@@ -151,8 +162,12 @@ class ShorthandOrigins:
             if "\n" in written:
                 made.append(((line, column) + self._place(end), _shorten(written), ()))
                 continue
-            already_short = single_spaced and len(written) <= 40 and written[:1] != " " != written[-1:]  # _shorten would change nothing
-            made.append(((line, column, line, column + end - start), written if already_short else _shorten(written), ()))
+            already_short = (
+                single_spaced and len(written) <= 40 and written[:1] != " " != written[-1:]
+            )  # _shorten would change nothing
+            made.append(
+                ((line, column, line, column + end - start), written if already_short else _shorten(written), ())
+            )
         made.append(NO_ORIGIN)
         return made
 

@@ -11,7 +11,7 @@ from itertools import chain
 from operator import attrgetter
 from typing import NamedTuple
 
-from .autograd import EMIT, propagate, recursive_propagate, topological_order
+from .autograd import propagate, recursive_propagate, topological_order
 from .errors import ProgramError
 from .limits import Limits
 from .syntax import Span
@@ -56,16 +56,23 @@ class Trace:
         self.nodes = nodes  # the Values; a node's id is its index here
         self.ids = dict(zip(nodes, range(len(nodes))))
         self.output = self.ids[output]
-        self.order = list(map(self.ids.__getitem__, order))  # children before parents (repeats only without the visited check)
+        self.order = list(
+            map(self.ids.__getitem__, order)
+        )  # children before parents (repeats only without the visited check)
         self.sort_steps = sort_steps  # (node, index, action, child or None) per pop of the stack
-        self.propagate_steps = propagate_steps  # (node, grad, [(child, local_grad, delta, child grad after)]) per node walked
+        self.propagate_steps = (
+            propagate_steps  # (node, grad, [(child, local_grad, delta, child grad after)]) per node walked
+        )
         self.variant = variant
         self.warnings = _warnings(nodes, self.ids, propagate_steps)  # Warning where a non-finite number first appears
 
     @cached_property
     def sort(self) -> list:
         ids = self.ids
-        return [SortStep(ids[n], index, action, None if child is None else ids[child]) for n, index, action, child in self.sort_steps]
+        return [
+            SortStep(ids[n], index, action, None if child is None else ids[child])
+            for n, index, action, child in self.sort_steps
+        ]
 
     @cached_property
     def propagate(self) -> list:
@@ -121,7 +128,12 @@ def _warnings(nodes, ids, propagate_steps):
     for _, grad, updates in propagate_steps:
         for child, local_grad, delta, _ in updates:
             if not math.isfinite(delta) and math.isfinite(local_grad) and math.isfinite(grad):
-                warnings.append(Warning(ids[child], f"the gradient overflows: {format_number(local_grad)} × {format_number(grad)} is {format_number(delta)}"))
+                warnings.append(
+                    Warning(
+                        ids[child],
+                        f"the gradient overflows: {format_number(local_grad)} × {format_number(grad)} is {format_number(delta)}",
+                    )
+                )
     return warnings
 
 
@@ -133,7 +145,9 @@ def _non_finite_nodes(nodes):
         children = [child.data for child in node._children]
         kind = _non_finite_kind(node.data)
         if kind and kind not in map(_non_finite_kind, children):
-            warnings.append(Warning(i, f"{_describe(node, children)} is {format_number(node.data)}{_reason(node, children)}"))
+            warnings.append(
+                Warning(i, f"{_describe(node, children)} is {format_number(node.data)}{_reason(node, children)}")
+            )
         elif kind is None and any(not math.isfinite(g) for g in node._local_grads):
             grads = ", ".join(format_number(g) for g in node._local_grads)
             warnings.append(Warning(i, f"the local gradient of {_describe(node, children)} is {grads}"))

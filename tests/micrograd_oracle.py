@@ -134,7 +134,9 @@ print("\n@@ORACLE@@" + json.dumps(calls))
 LECTURE_WORDS = ("tanh", ".exp(", ".log(", "label")
 
 
-def micrograd_calls(program: str, seed: int = 0, lecture: bool | None = None, arithmetic_errors: bool = False) -> list | None:
+def micrograd_calls(
+    program: str, seed: int = 0, lecture: bool | None = None, arithmetic_errors: bool = False
+) -> list | None:
     """[{"data", "nodes": [[op, data, grad] in creation order]}] per backward() call, from CPython.
     arithmetic_errors: return None where CPython raises ZeroDivisionError or OverflowError (valuegraph
     follows IEEE there instead), rather than failing."""
@@ -146,9 +148,16 @@ def micrograd_calls(program: str, seed: int = 0, lecture: bool | None = None, ar
         harness = Path(folder) / "harness.py"
         harness.write_text(HARNESS, encoding="utf-8")
         done = subprocess.run(
-            [sys.executable, str(harness), str(script), str(seed), "1" if lecture else "0"], capture_output=True, text=True, timeout=120
+            [sys.executable, str(harness), str(script), str(seed), "1" if lecture else "0"],
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
-    if arithmetic_errors and done.returncode != 0 and ("ZeroDivisionError" in done.stderr or "OverflowError" in done.stderr):
+    if (
+        arithmetic_errors
+        and done.returncode != 0
+        and ("ZeroDivisionError" in done.stderr or "OverflowError" in done.stderr)
+    ):
         return None
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout.rsplit("@@ORACLE@@", 1)[1])
@@ -158,7 +167,12 @@ def valuegraph_graph(program: str, seed: int = 0, run: int | None = None) -> dic
     """The same record for valuegraph's run of the program (the chosen backward() call)."""
     result = run_program(program, seed=seed, run=run)
     steps = trace(result.output)
-    return {"data": result.output.data, "nodes": [[n.op, n.data, n.grad] for n in steps.nodes], "runs": result.runs, "printed": result.printed}
+    return {
+        "data": result.output.data,
+        "nodes": [[n.op, n.data, n.grad] for n in steps.nodes],
+        "runs": result.runs,
+        "printed": result.printed,
+    }
 
 
 def close(a: float, b: float, rel: float = 1e-12, absolute: float = 1e-14) -> bool:

@@ -43,12 +43,28 @@ def redis_server():
     port = free_port()
     with tempfile.TemporaryDirectory() as directory:
         process = subprocess.Popen(
-            [REDIS_SERVER, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", directory],
+            [
+                REDIS_SERVER,
+                "--port",
+                str(port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                directory,
+            ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
         try:
-            _wait(lambda: socket.create_connection(("127.0.0.1", port), timeout=0.2).close() is None, "redis-server", process)
+            _wait(
+                lambda: socket.create_connection(("127.0.0.1", port), timeout=0.2).close() is None,
+                "redis-server",
+                process,
+            )
             yield f"redis://127.0.0.1:{port}/0"
         finally:
             process.terminate()
@@ -75,7 +91,22 @@ def app_server(port: int | None = None, deflate: bool = False, **settings):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.update({f"VALUEGRAPH_{name.upper()}": str(value) for name, value in settings.items()})
     process = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "app.main:app", "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning", "--ws", "websockets-sansio", "--ws-per-message-deflate", str(deflate).lower()],
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "app.main:app",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--log-level",
+            "warning",
+            "--ws",
+            "websockets-sansio",
+            "--ws-per-message-deflate",
+            str(deflate).lower(),
+        ],
         cwd=ROOT,
         env=env,
     )
@@ -149,7 +180,9 @@ class Student:
                                 self.joined.set()
                                 attempt = 0
             except websockets.ConnectionClosed as closed:
-                self.closes.append((closed.rcvd.code if closed.rcvd else 1006, closed.rcvd.reason if closed.rcvd else ""))
+                self.closes.append(
+                    (closed.rcvd.code if closed.rcvd else 1006, closed.rcvd.reason if closed.rcvd else "")
+                )
             except OSError:
                 pass
             which += 1  # try the next server

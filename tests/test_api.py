@@ -25,14 +25,54 @@ CHAPTER_2 = schemas.CHAPTER_2_PROGRAM
 CHAPTER_2_RESPONSE = {
     "output": 3,
     "nodes": [
-        {"id": 0, "label": "a", "op": None, "data": 2.0, "grad": 4.0, "children": [], "local_grads": [],
-         "span": {"line": 1, "column": 1, "end_line": 1, "end_column": 6}, "expr": "a = 2", "scope": []},
-        {"id": 1, "label": "b", "op": None, "data": 3.0, "grad": 2.0, "children": [], "local_grads": [],
-         "span": {"line": 1, "column": 8, "end_line": 1, "end_column": 13}, "expr": "b = 3", "scope": []},
-        {"id": 2, "label": "c", "op": "*", "data": 6.0, "grad": 1.0, "children": [0, 1], "local_grads": [3.0, 2.0],
-         "span": {"line": 1, "column": 19, "end_line": 1, "end_column": 24}, "expr": "a * b", "scope": []},
-        {"id": 3, "label": "L", "op": "+", "data": 8.0, "grad": 1.0, "children": [2, 0], "local_grads": [1.0, 1.0],
-         "span": {"line": 1, "column": 30, "end_line": 1, "end_column": 35}, "expr": "c + a", "scope": []},
+        {
+            "id": 0,
+            "label": "a",
+            "op": None,
+            "data": 2.0,
+            "grad": 4.0,
+            "children": [],
+            "local_grads": [],
+            "span": {"line": 1, "column": 1, "end_line": 1, "end_column": 6},
+            "expr": "a = 2",
+            "scope": [],
+        },
+        {
+            "id": 1,
+            "label": "b",
+            "op": None,
+            "data": 3.0,
+            "grad": 2.0,
+            "children": [],
+            "local_grads": [],
+            "span": {"line": 1, "column": 8, "end_line": 1, "end_column": 13},
+            "expr": "b = 3",
+            "scope": [],
+        },
+        {
+            "id": 2,
+            "label": "c",
+            "op": "*",
+            "data": 6.0,
+            "grad": 1.0,
+            "children": [0, 1],
+            "local_grads": [3.0, 2.0],
+            "span": {"line": 1, "column": 19, "end_line": 1, "end_column": 24},
+            "expr": "a * b",
+            "scope": [],
+        },
+        {
+            "id": 3,
+            "label": "L",
+            "op": "+",
+            "data": 8.0,
+            "grad": 1.0,
+            "children": [2, 0],
+            "local_grads": [1.0, 1.0],
+            "span": {"line": 1, "column": 30, "end_line": 1, "end_column": 35},
+            "expr": "c + a",
+            "scope": [],
+        },
     ],
     "order": [0, 1, 2, 3],
     "trace": {
@@ -87,7 +127,11 @@ def strict_json(response: httpx.Response):
 def assert_matches_schema(body):
     """Every record has exactly the schema's keys (optional ones only where allowed) and valid values."""
     TypeAdapter(schemas.BackwardResponse).validate_python(body)
-    shapes = [(schemas.BackwardResponse, [body]), (schemas.Node, body["nodes"]), (schemas.NonFiniteWarning, body["warnings"])]
+    shapes = [
+        (schemas.BackwardResponse, [body]),
+        (schemas.Node, body["nodes"]),
+        (schemas.NonFiniteWarning, body["warnings"]),
+    ]
     if "trace" in body:
         propagate = body["trace"]["propagate"]
         shapes += [(schemas.SortStep, body["trace"]["sort"]), (schemas.PropagateStep, propagate)]
@@ -126,7 +170,15 @@ async def test_get_form_gives_the_same_response(client):
 
 async def test_get_form_takes_every_option(client):
     response = await client.get(
-        "/backward", params={"expression": "a = 3; b = a ** 2", "trace": "false", "check": "true", "nudge": "0.001", "variant": "assign", "layout": "true"}
+        "/backward",
+        params={
+            "expression": "a = 3; b = a ** 2",
+            "trace": "false",
+            "check": "true",
+            "nudge": "0.001",
+            "variant": "assign",
+            "layout": "true",
+        },
     )
     body = response.json()
     assert response.status_code == 200
@@ -141,10 +193,17 @@ async def test_trace_false_leaves_the_trace_out(client):
 
 
 async def test_variables_become_labelled_leaves(client):
-    response = await client.post("/backward", json={"expression": "c = a * b\nL = c + a", "variables": {"a": 2, "b": 3.0, "unused": 7}})
+    response = await client.post(
+        "/backward", json={"expression": "c = a * b\nL = c + a", "variables": {"a": 2, "b": 3.0, "unused": 7}}
+    )
     body = response.json()
     assert response.status_code == 200
-    assert [(n["label"], n["data"], n["grad"]) for n in body["nodes"]] == [("a", 2, 4), ("b", 3, 2), ("c", 6, 1), ("L", 8, 1)]
+    assert [(n["label"], n["data"], n["grad"]) for n in body["nodes"]] == [
+        ("a", 2, 4),
+        ("b", 3, 2),
+        ("c", 6, 1),
+        ("L", 8, 1),
+    ]
 
 
 async def test_exponent_only_on_powers_and_numeric_grad_only_on_leaves_when_checked(client):
@@ -163,13 +222,21 @@ async def test_unlabelled_nodes_and_leaves_keep_null_label_and_op(client):
     body = (await client.post("/backward", json={"expression": "x = 2; x * 3"})).json()
     constant, product = body["nodes"][1], body["nodes"][2]
     assert {key: constant[key] for key in ("id", "label", "op", "data", "grad", "children", "local_grads")} == {
-        "id": 1, "label": None, "op": None, "data": 3.0, "grad": 2.0, "children": [], "local_grads": []
+        "id": 1,
+        "label": None,
+        "op": None,
+        "data": 3.0,
+        "grad": 2.0,
+        "children": [],
+        "local_grads": [],
     }
     assert product["label"] is None and product["op"] == "*"
 
 
 async def test_nudge_sets_the_step_of_the_check(client):
-    body = (await client.post("/backward", json={"expression": "a = 3; b = a ** 2", "check": True, "nudge": 0.5})).json()
+    body = (
+        await client.post("/backward", json={"expression": "a = 3; b = a ** 2", "check": True, "nudge": 0.5})
+    ).json()
     assert node(body, "a")["numeric_grad"] == pytest.approx(6.5)
 
 
@@ -194,15 +261,25 @@ async def test_larger_program_matches_the_schema_and_the_engine(client):
     [("correct", 4.0), ("no-visited-check", 8.0), ("assign", 1.0), ("no-topological-order", 6.0)],
 )
 async def test_variants_walk_the_course_counter_example(client, variant, a_grad):
-    body = (await client.post("/backward", json={"expression": "a = 1; b = a + a; c = b + b", "variant": variant})).json()
+    body = (
+        await client.post("/backward", json={"expression": "a = 1; b = a + a; c = b + b", "variant": variant})
+    ).json()
     assert body["variant"] == variant
     assert node(body, "a")["grad"] == a_grad
 
 
 async def test_broken_walks_show_their_order(client):
-    unvisited = (await client.post("/backward", json={"expression": "a = 1; b = a + a; c = b + b", "variant": "no-visited-check"})).json()
+    unvisited = (
+        await client.post(
+            "/backward", json={"expression": "a = 1; b = a + a; c = b + b", "variant": "no-visited-check"}
+        )
+    ).json()
     assert unvisited["order"] == [0, 0, 1, 0, 0, 1, 2]
-    unsorted = (await client.post("/backward", json={"expression": "a = 1; b = a + a; c = b + b", "variant": "no-topological-order"})).json()
+    unsorted = (
+        await client.post(
+            "/backward", json={"expression": "a = 1; b = a + a; c = b + b", "variant": "no-topological-order"}
+        )
+    ).json()
     assert unsorted["order"] == [] and unsorted["trace"]["sort"] == []
 
 
@@ -227,8 +304,17 @@ async def test_layout_only_when_asked(client):
     layout = body["layout"]
     assert set(layout) == {"ranks", "rows", "nodes", "edges"}
     assert [n["id"] for n in layout["nodes"]] == [0, 1, 2, 3]
-    assert sorted((e["parent"], e["slot"], e["child"]) for e in layout["edges"]) == [(2, 0, 0), (2, 1, 1), (3, 0, 2), (3, 1, 0)]
-    assert max(n["rank"] for n in layout["nodes"]) == layout["ranks"] - 1 == next(n["rank"] for n in layout["nodes"] if n["id"] == 3)
+    assert sorted((e["parent"], e["slot"], e["child"]) for e in layout["edges"]) == [
+        (2, 0, 0),
+        (2, 1, 1),
+        (3, 0, 2),
+        (3, 1, 0),
+    ]
+    assert (
+        max(n["rank"] for n in layout["nodes"])
+        == layout["ranks"] - 1
+        == next(n["rank"] for n in layout["nodes"] if n["id"] == 3)
+    )
     assert_matches_schema(body)
 
 
@@ -283,7 +369,9 @@ async def test_non_finite_values_in_the_trace_and_check_are_strings(client):
         ("a = 1; a.log(2)", 1, 10, 9, "a method takes no arguments"),
         ("a = 2 *\nb = 3", 1, 8, 7, "expected a number, a name or '(' after '*'"),
         ("a = 2 3", 1, 7, 6, "expected an operator or the end of the statement"),
-        pytest.param("(" * 201 + "1" + ")" * 201, 1, 201, 200, "the expression nests deeper than 200 levels", id="too-deep"),
+        pytest.param(
+            "(" * 201 + "1" + ")" * 201, 1, 201, 200, "the expression nests deeper than 200 levels", id="too-deep"
+        ),
     ],
 )
 async def test_program_errors_are_400_with_line_and_column(client, program, line, column, offset, message):
@@ -301,11 +389,23 @@ async def test_program_errors_are_400_with_line_and_column(client, program, line
 @pytest.mark.parametrize(
     "settings, request_body, message",
     [
-        ({"max_source_length": 10}, {"expression": "a = 1 + 2 + 3"}, "the program is 13 characters long; the limit is 10"),
+        (
+            {"max_source_length": 10},
+            {"expression": "a = 1 + 2 + 3"},
+            "the program is 13 characters long; the limit is 10",
+        ),
         ({"max_depth": 2}, {"expression": "(((1)))"}, "the expression nests deeper than 2 levels"),
         ({"max_nodes": 3}, {"expression": CHAPTER_2}, "the graph has 4 nodes; the limit is 3"),
-        ({"max_check_evaluations": 5}, {"expression": CHAPTER_2, "check": True}, "the nudge test would replay 4 nodes for each of 2 leaves"),
-        ({"max_variant_steps": 5}, {"expression": CHAPTER_2, "variant": "no-visited-check"}, "this broken walk would take more than 5 steps"),
+        (
+            {"max_check_evaluations": 5},
+            {"expression": CHAPTER_2, "check": True},
+            "the nudge test would replay 4 nodes for each of 2 leaves",
+        ),
+        (
+            {"max_variant_steps": 5},
+            {"expression": CHAPTER_2, "variant": "no-visited-check"},
+            "this broken walk would take more than 5 steps",
+        ),
     ],
 )
 async def test_limits_come_from_the_settings(make_client, settings, request_body, message):
@@ -335,7 +435,10 @@ async def test_limits_come_from_the_settings(make_client, settings, request_body
         ('{"expression": "a", "nudge": 0}', ["body", "nudge"]),
         ('{"expression": "a", "nudge": NaN}', ["body", "nudge"]),
         ('{"expression": "a", "varaibles": {}}', ["body", "varaibles"]),
-        ('{"expression": "a", "variables": {"a": "\\ud800"}}', ["body", "variables", "a"]),  # a lone surrogate echoed back
+        (
+            '{"expression": "a", "variables": {"a": "\\ud800"}}',
+            ["body", "variables", "a"],
+        ),  # a lone surrogate echoed back
         ("[1, 2]", ["body"]),
     ],
 )
@@ -346,12 +449,16 @@ async def test_bad_requests_are_422(client, content, location):
 
 
 async def test_422_echoing_nan_writes_it_as_a_string(client):
-    response = await client.post("/backward", content='{"expression": "a", "nudge": NaN}', headers={"content-type": "application/json"})
+    response = await client.post(
+        "/backward", content='{"expression": "a", "nudge": NaN}', headers={"content-type": "application/json"}
+    )
     assert strict_json(response)["detail"][0]["input"] == "NaN"
 
 
 async def test_json_nested_too_deep_is_a_client_error(client):
-    response = await client.post("/backward", content=b"[" * 10_000 + b"]" * 10_000, headers={"content-type": "application/json"})
+    response = await client.post(
+        "/backward", content=b"[" * 10_000 + b"]" * 10_000, headers={"content-type": "application/json"}
+    )
     assert response.status_code in (400, 422)
     assert response.json()["detail"]
 
@@ -391,7 +498,9 @@ async def test_streamed_body_without_content_length_is_counted(make_client):
 async def test_body_at_the_limit_is_served(make_client):
     body = json.dumps({"expression": CHAPTER_2}).encode()
     exact = make_client(max_body_bytes=len(body))
-    assert (await exact.post("/backward", content=body, headers={"content-type": "application/json"})).status_code == 200
+    assert (
+        await exact.post("/backward", content=body, headers={"content-type": "application/json"})
+    ).status_code == 200
 
 
 async def test_ten_megabyte_body_is_413_at_the_default_limit(client):
@@ -407,7 +516,9 @@ async def test_request_over_the_time_budget_is_503(make_client):
     response = await hurried.post("/backward", json={"expression": many_terms(3000)})
     assert response.status_code == 503
     assert response.json() == {
-        "detail": {"message": "the request took longer than its time budget of 0.001 s and was stopped; try a smaller program"}
+        "detail": {
+            "message": "the request took longer than its time budget of 0.001 s and was stopped; try a smaller program"
+        }
     }
 
 
@@ -464,7 +575,11 @@ async def test_run_within_budget_stops_the_work():
 async def test_cors_preflight_allows_any_origin_without_credentials(client):
     response = await client.options(
         "/backward",
-        headers={"Origin": "https://course.example", "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type"},
+        headers={
+            "Origin": "https://course.example",
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "content-type",
+        },
     )
     assert response.status_code == 200
     assert response.headers["access-control-allow-origin"] == "*"
@@ -492,7 +607,9 @@ async def test_cors_headers_on_every_answer(client, method, path, kwargs, status
 
 async def test_cors_header_on_413(make_client):
     small = make_client(max_body_bytes=10)
-    response = await small.post("/backward", json={"expression": CHAPTER_2}, headers={"Origin": "https://course.example"})
+    response = await small.post(
+        "/backward", json={"expression": CHAPTER_2}, headers={"Origin": "https://course.example"}
+    )
     assert response.status_code == 413
     assert response.headers["access-control-allow-origin"] == "*"
 
@@ -519,14 +636,27 @@ async def test_openapi_documents_every_endpoint_with_chapter_2(client):
     spec = (await client.get("/openapi.json")).json()
     assert {"/backward", "/healthz"} <= set(spec["paths"])
     post, get = spec["paths"]["/backward"]["post"], spec["paths"]["/backward"]["get"]
-    assert post["requestBody"]["content"]["application/json"]["examples"]["chapter 2"]["value"] == {"expression": CHAPTER_2}
+    assert post["requestBody"]["content"]["application/json"]["examples"]["chapter 2"]["value"] == {
+        "expression": CHAPTER_2
+    }
     expression = next(p for p in get["parameters"] if p["name"] == "expression")
     assert expression["schema"]["examples"] == [CHAPTER_2]
     for operation in (post, get):
         assert operation["responses"]["200"]["content"]["application/json"]["example"] == CHAPTER_2_RESPONSE
         assert {"200", "400", "413", "422", "503"} <= set(operation["responses"])
     node_schema = spec["components"]["schemas"]["Node"]
-    assert set(node_schema["required"]) == {"id", "label", "op", "data", "grad", "children", "local_grads", "span", "expr", "scope"}
+    assert set(node_schema["required"]) == {
+        "id",
+        "label",
+        "op",
+        "data",
+        "grad",
+        "children",
+        "local_grads",
+        "span",
+        "expr",
+        "scope",
+    }
     assert {"runs", "run", "printed"} <= set(spec["components"]["schemas"]["BackwardResponse"]["required"])
     assert {"seed", "run"} <= set(spec["components"]["schemas"]["BackwardRequest"]["properties"])
     assert {"exponent", "numeric_grad"} <= set(node_schema["properties"])
@@ -564,10 +694,18 @@ def test_settings_read_the_environment():
         }
     )
     assert settings == Settings(
-        max_body_bytes=2048, max_source_length=500, max_depth=20, max_nodes=1000, max_check_evaluations=99,
-        max_variant_steps=77, time_budget=0.5, worker_threads=2,
+        max_body_bytes=2048,
+        max_source_length=500,
+        max_depth=20,
+        max_nodes=1000,
+        max_check_evaluations=99,
+        max_variant_steps=77,
+        time_budget=0.5,
+        worker_threads=2,
     )
-    assert settings.limits == Limits(max_source_length=500, max_depth=20, max_nodes=1000, max_check_evaluations=99, max_variant_steps=77)
+    assert settings.limits == Limits(
+        max_source_length=500, max_depth=20, max_nodes=1000, max_check_evaluations=99, max_variant_steps=77
+    )
 
 
 @pytest.mark.parametrize(
@@ -612,8 +750,23 @@ async def test_healthz(client):
 
 def test_non_finite_strings_match_the_contract():
     assert schemas.NON_FINITE == ("NaN", "Infinity", "-Infinity")
-    response = {"output": 0, "nodes": [{"id": 0, "label": None, "op": None, "data": math.nan, "grad": -math.inf, "children": [], "local_grads": [math.inf]}],
-                "order": [0], "warnings": [], "variant": "correct"}
+    response = {
+        "output": 0,
+        "nodes": [
+            {
+                "id": 0,
+                "label": None,
+                "op": None,
+                "data": math.nan,
+                "grad": -math.inf,
+                "children": [],
+                "local_grads": [math.inf],
+            }
+        ],
+        "order": [0],
+        "warnings": [],
+        "variant": "correct",
+    }
     assert b'"data":"NaN","grad":"-Infinity","children":[],"local_grads":["Infinity"]' in to_json(response)
 
 
@@ -650,9 +803,15 @@ def test_a_large_answer_never_holds_all_its_records_at_once():
     from app import serialize
     from app.routes.api import _run
 
-    made = _run(schemas.BackwardRequest(expression="x = 0.5\nL = " + " + ".join(f"x * {i % 9 + 1}" for i in range(4_000))), Limits())
+    made = _run(
+        schemas.BackwardRequest(expression="x = 0.5\nL = " + " + ".join(f"x * {i % 9 + 1}" for i in range(4_000))),
+        Limits(),
+    )
     peaks = {}
-    for name, write in (("built", lambda: to_json(serialize.backward_response(*made))), ("chunks", lambda: serialize.backward_json(*made))):
+    for name, write in (
+        ("built", lambda: to_json(serialize.backward_response(*made))),
+        ("chunks", lambda: serialize.backward_json(*made)),
+    ):
         tracemalloc.start()
         answer = write()
         peaks[name] = tracemalloc.get_traced_memory()[1] - len(answer)
@@ -694,7 +853,9 @@ async def test_a_large_graph_is_freed_after_its_answer_is_sent_with_the_collecto
 
     def recording_free(self):
         if self._objects is not None:
-            events.append(("free", gc.isenabled(), {type(item).__name__ for item in self._objects} >= {"Trace", "ProgramRun"}))
+            events.append(
+                ("free", gc.isenabled(), {type(item).__name__ for item in self._objects} >= {"Trace", "ProgramRun"})
+            )
         free(self)
 
     monkeypatch.setattr(budget.Leftovers, "free", recording_free)
@@ -711,7 +872,9 @@ async def test_a_large_graph_is_freed_after_its_answer_is_sent_with_the_collecto
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=watched), base_url="http://test") as client:
         response = await client.post("/backward", json={"expression": CHAPTER_2})
     assert response.status_code == 200 and response.json()["nodes"][3]["grad"] == 1.0
-    assert events == [("last byte", False), ("free", False, True)], "sent first, then freed, the collector paused throughout"
+    assert events == [("last byte", False), ("free", False, True)], (
+        "sent first, then freed, the collector paused throughout"
+    )
     assert gc.isenabled()
 
 
@@ -740,7 +903,11 @@ def test_clients_that_leave_before_their_answer_leave_the_collector_running():
         time.sleep(0.05)
     program = "x = 0.5\nL = " + " + ".join(f"tanh(x * {i})" for i in range(2_000))  # 6,000 nodes
     body = json.dumps({"expression": program}).encode()
-    request = b"POST /backward HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body) + body
+    request = (
+        b"POST /backward HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
+        % len(body)
+        + body
+    )
     try:
         with socket.create_connection(("127.0.0.1", port)) as connection:
             connection.sendall(request)  # and leaves at once

@@ -28,7 +28,9 @@ JSON = {"content-type": "application/json"}
 
 def flood_body(count: int) -> bytes:
     """A body of `count` bad variables (a name that is not a name, a value that is not a number)."""
-    return json.dumps({"expression": "a", "variables": {str(i): [] for i in range(count)}}, separators=(",", ":")).encode()
+    return json.dumps(
+        {"expression": "a", "variables": {str(i): [] for i in range(count)}}, separators=(",", ":")
+    ).encode()
 
 
 # 1. Error floods: a 1 MB body of bad variables answers a small 422 at once
@@ -45,7 +47,9 @@ async def test_a_flood_of_bad_variables_is_one_small_quick_422(client):
     assert elapsed < BUDGET / 2, f"{elapsed:.2f} s"  # it was 12.9 s
     assert len(response.content) < 5_000
     (problem,) = response.json()["detail"]
-    assert problem["loc"] == ["body", "variables"] and problem["msg"].startswith("90,000 of the 90,000 variables are invalid")
+    assert problem["loc"] == ["body", "variables"] and problem["msg"].startswith(
+        "90,000 of the 90,000 variables are invalid"
+    )
 
 
 @pytest.mark.anyio
@@ -72,10 +76,16 @@ async def test_a_flood_of_unknown_fields_is_one_422(client):
 @pytest.mark.anyio
 async def test_the_422_lists_at_most_max_reported_errors_and_counts_the_rest(make_client):
     client = make_client(max_reported_errors=2)
-    response = await client.post("/backward", json={"expression": "a", "variables": {"1": 1, "2": 2, "3": 3, "4": 4, "5": 5}})
+    response = await client.post(
+        "/backward", json={"expression": "a", "variables": {"1": 1, "2": 2, "3": 3, "4": 4, "5": 5}}
+    )
     detail = response.json()["detail"]
     assert response.status_code == 422 and len(detail) == 3
-    assert detail[-1] == {"type": "too_many_errors", "loc": ["body"], "msg": "3 more problems not listed (only the first 2 are)"}
+    assert detail[-1] == {
+        "type": "too_many_errors",
+        "loc": ["body"],
+        "msg": "3 more problems not listed (only the first 2 are)",
+    }
 
 
 @pytest.mark.anyio
@@ -115,7 +125,12 @@ def valuegraph_serve(*options: str):
     """`valuegraph serve` (through python -m app.cli, as the console script) on a free loopback port."""
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    server = subprocess.Popen([sys.executable, "-m", "app.cli", "serve", "--port", str(port), *options], cwd=REPO, env=env, stdout=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "app.cli", "serve", "--port", str(port), *options],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 30
         while True:
@@ -152,7 +167,10 @@ def read_response(sock: socket.socket) -> tuple[int, dict[str, str], bytes]:
 
 
 def post(path: str, body: bytes) -> bytes:
-    return f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body
+    return (
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+        + body
+    )
 
 
 @pytest.mark.parametrize("workers", ["1", "2"])
@@ -185,7 +203,9 @@ def test_slow_and_idle_connections_are_dropped_while_others_are_served():
         slow_headers = [socket.create_connection(("127.0.0.1", port)) for _ in range(20)]
         slow_body = [socket.create_connection(("127.0.0.1", port)) for _ in range(20)]
         for sock in slow_body:
-            sock.sendall(b"POST /backward HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
+            sock.sendall(
+                b"POST /backward HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"
+            )
         started = time.monotonic()
         answered = 0
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=5) as client:
@@ -250,8 +270,19 @@ async def test_a_body_that_never_ends_is_503_within_the_budget():
     async def send(message):
         messages.append(message)
 
-    scope = {"type": "http", "method": "POST", "path": "/backward", "raw_path": b"/backward", "query_string": b"", "root_path": "",
-             "headers": [(b"content-type", b"application/json")], "http_version": "1.1", "scheme": "http", "server": ("t", 80), "client": ("c", 1)}
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/backward",
+        "raw_path": b"/backward",
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(b"content-type", b"application/json")],
+        "http_version": "1.1",
+        "scheme": "http",
+        "server": ("t", 80),
+        "client": ("c", 1),
+    }
     started = time.perf_counter()
     await app(scope, receive, send)
     assert time.perf_counter() - started < 1.5
@@ -282,8 +313,13 @@ def test_unicode_digits_are_not_numbers(digits):
 @pytest.mark.anyio
 @pytest.mark.parametrize(
     "body",
-    [{"expression": "a = 1", "variables": {"": []}}, {"expression": "a", "layout": 0}, {"expression": "a", "trace": "false"},
-     {"expression": "a", "nudge": "0.1"}, {"expression": ""}],
+    [
+        {"expression": "a = 1", "variables": {"": []}},
+        {"expression": "a", "layout": 0},
+        {"expression": "a", "trace": "false"},
+        {"expression": "a", "nudge": "0.1"},
+        {"expression": ""},
+    ],
     ids=["empty variable name", "layout 0", "trace as a string", "nudge as a string", "empty expression"],
 )
 async def test_bodies_outside_the_schema_are_422(client, body):
@@ -345,7 +381,17 @@ CSHARP_POW = [
     (10.0, -400.0, 0.0),  # underflow
     (-10.0, -401.0, -0.0),
 ]
-CSHARP_LOG = [(1.0, 0.0), (math.e, 1.0), (0.0, -INF), (-0.0, -INF), (-1.0, NAN), (INF, INF), (-INF, NAN), (NAN, NAN), (5e-324, math.log(5e-324))]
+CSHARP_LOG = [
+    (1.0, 0.0),
+    (math.e, 1.0),
+    (0.0, -INF),
+    (-0.0, -INF),
+    (-1.0, NAN),
+    (INF, INF),
+    (-INF, NAN),
+    (NAN, NAN),
+    (5e-324, math.log(5e-324)),
+]
 CSHARP_EXP = [(0.0, 1.0), (1.0, math.e), (710.0, INF), (INF, INF), (-INF, 0.0), (-1000.0, 0.0), (NAN, NAN)]
 
 
@@ -386,6 +432,8 @@ async def client(make_client):
 def test_a_body_declared_past_max_discard_bytes_is_refused_at_once():
     with valuegraph_serve() as port:
         with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
-            sock.sendall(b"POST /backward HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 50000000000\r\n\r\n{")
+            sock.sendall(
+                b"POST /backward HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 50000000000\r\n\r\n{"
+            )
             status, headers, body = read_response(sock)  # without the 50 GB being sent
             assert status == 413 and headers["connection"] == "close"

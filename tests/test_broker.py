@@ -4,9 +4,9 @@ broker, and the Redis broker on a real redis-server started for the module."""
 import asyncio
 
 import pytest
+from realservers import redis_server
 
 from app.broker import InProcessBroker, RedisBroker, RoomGone, RoomRecord, TooManyRooms
-from realservers import redis_server
 
 pytestmark = pytest.mark.anyio
 
@@ -78,7 +78,9 @@ async def test_updates_are_published_in_order_with_versions(broker):
         if len(received) == 20:
             break
     await subscription.close()
-    assert [(m["kind"], m["version"], m["state"]["step"]) for m in received] == [("state", s + 1, s) for s in range(1, 21)]
+    assert [(m["kind"], m["version"], m["state"]["step"]) for m in received] == [
+        ("state", s + 1, s) for s in range(1, 21)
+    ]
     got = await broker.get(c)
     assert (got.version, got.state, got.walk) == (21, {"step": 20}, [20, 9, 4])
 

@@ -6,7 +6,6 @@ import asyncio
 
 import httpx
 import pytest
-
 from realservers import Student, Teacher, app_server, chain_program, redis_server, wait_until
 
 pytestmark = pytest.mark.anyio
@@ -26,14 +25,20 @@ async def test_200_students_over_two_processes_follow_every_step_and_survive_a_k
     assert room["code"]
     teacher = Teacher(a.ws_url, room["code"], room["token"], PROGRAM)
     await teacher.connect()
-    students = [Student([a.ws_url, b.ws_url] if i % 2 == 0 else [b.ws_url, a.ws_url], room["code"]) for i in range(STUDENTS)]
+    students = [
+        Student([a.ws_url, b.ws_url] if i % 2 == 0 else [b.ws_url, a.ws_url], room["code"]) for i in range(STUDENTS)
+    ]
     on_b = students[1::2]
     for student in students:
         student.start()
     try:
         await wait_until(lambda: all(s.joined.is_set() for s in students), 30, "every student to join")
         # Members on both processes are counted together, and the teacher on A is told.
-        await wait_until(lambda: teacher.followers == STUDENTS, 10, f"the teacher to see {STUDENTS} followers (sees {teacher.followers})")
+        await wait_until(
+            lambda: teacher.followers == STUDENTS,
+            10,
+            f"the teacher to see {STUDENTS} followers (sees {teacher.followers})",
+        )
 
         for step in range(1, 21):
             await teacher.step(step)
@@ -46,7 +51,9 @@ async def test_200_students_over_two_processes_follow_every_step_and_survive_a_k
         for step in range(21, 41):
             await teacher.step(step)
             await asyncio.sleep(0.05)
-        await wait_until(lambda: all(s.steps[-1:] == [40] for s in students), 30, "every student to reach step 40 after the kill")
+        await wait_until(
+            lambda: all(s.steps[-1:] == [40] for s in students), 30, "every student to reach step 40 after the kill"
+        )
         for student in on_b:
             assert len(student.welcomes) == 2 and student.welcomes[1][0] == a.ws_url, student.welcomes
             resumed_at = student.welcomes[1][1]

@@ -56,7 +56,9 @@ def test_help_lists_the_subcommands(capsys):
     assert "serve" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("option", ["--timeout-headers=0", "--timeout-body=-1", "--max-connections=0", "--timeout-keep-alive=nan"])
+@pytest.mark.parametrize(
+    "option", ["--timeout-headers=0", "--timeout-body=-1", "--max-connections=0", "--timeout-keep-alive=nan"]
+)
 def test_bad_connection_limits_are_refused(option):
     with pytest.raises(SystemExit) as exit_:
         cli.main([option])
@@ -85,10 +87,36 @@ def test_reload_with_several_workers_is_refused():
 def test_several_workers_go_to_uvicorns_supervisor(monkeypatch, capsys):
     runs = []
     monkeypatch.setattr(uvicorn, "run", lambda app, **options: runs.append((app, options)))
-    assert cli.main(["--host", "0.0.0.0", "--port", "8123", "--workers", "2", "--timeout-headers", "3", "--max-connections", "50"]) == 0
+    assert (
+        cli.main(
+            [
+                "--host",
+                "0.0.0.0",
+                "--port",
+                "8123",
+                "--workers",
+                "2",
+                "--timeout-headers",
+                "3",
+                "--max-connections",
+                "50",
+            ]
+        )
+        == 0
+    )
     ((app, options),) = runs
     protocol = options.pop("http")
-    assert (app, options) == ("app.main:app", {"host": "0.0.0.0", "port": 8123, "workers": 2, "reload": False, "timeout_keep_alive": 5.0, "ws_per_message_deflate": False})
+    assert (app, options) == (
+        "app.main:app",
+        {
+            "host": "0.0.0.0",
+            "port": 8123,
+            "workers": 2,
+            "reload": False,
+            "timeout_keep_alive": 5.0,
+            "ws_per_message_deflate": False,
+        },
+    )
     assert protocol.keywords == {"timeout_headers": 3.0, "timeout_body": 30.0, "max_connections": 50}
     assert pickle.loads(pickle.dumps(protocol)).keywords == protocol.keywords  # the workers get it pickled
     assert capsys.readouterr().out == "valuegraph running at http://127.0.0.1:8123/\n"
@@ -109,7 +137,13 @@ def test_one_worker_binds_first_and_prints_the_real_port(monkeypatch, capsys):
 
 
 @pytest.mark.parametrize(
-    "host, url", [("127.0.0.1", "http://127.0.0.1:80/"), ("0.0.0.0", "http://127.0.0.1:80/"), ("::", "http://[::1]:80/"), ("::1", "http://[::1]:80/")]
+    "host, url",
+    [
+        ("127.0.0.1", "http://127.0.0.1:80/"),
+        ("0.0.0.0", "http://127.0.0.1:80/"),
+        ("::", "http://[::1]:80/"),
+        ("::1", "http://[::1]:80/"),
+    ],
 )
 def test_url_to_open(host, url):
     assert cli._url(host, 80) == url
@@ -119,7 +153,12 @@ def test_the_command_starts_a_server_that_answers():
     """`python -m app.cli --port 0` (what the console script runs), then a real HTTP request."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     server = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "--port", "0"], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        [sys.executable, "-m", "app.cli", "--port", "0"],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     try:
         url = _wait_for_url(server, timeout=20)

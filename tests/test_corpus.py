@@ -5,9 +5,9 @@ every backward() call's graph (the first and the last), and the same loss curve.
 from pathlib import Path
 
 import pytest
+from micrograd_oracle import assert_same_graph, micrograd_calls
 
 from engine import run_program
-from micrograd_oracle import assert_same_graph, micrograd_calls
 
 CORPUS = sorted((Path(__file__).parent / "corpus").glob("*.py"))
 

@@ -63,12 +63,30 @@ def test_reuse_in_the_language():
     "source, expected",
     [
         ("-a", [("a", None, 2.0, []), (None, None, -1.0, []), (None, "*", -2.0, [0, 1])]),
-        ("a - b", [("a", None, 2.0, []), ("b", None, 3.0, []), (None, None, -1.0, []), (None, "*", -3.0, [1, 2]), (None, "+", -1.0, [0, 3])]),
+        (
+            "a - b",
+            [
+                ("a", None, 2.0, []),
+                ("b", None, 3.0, []),
+                (None, None, -1.0, []),
+                (None, "*", -3.0, [1, 2]),
+                (None, "+", -1.0, [0, 3]),
+            ],
+        ),
         ("a / b", [("a", None, 2.0, []), ("b", None, 3.0, []), (None, "**", 1 / 3, [1]), (None, "*", 2 / 3, [0, 2])]),
         ("a / 2", [("a", None, 2.0, []), (None, None, 0.5, []), (None, "*", 1.0, [0, 1])]),
         ("a - 2", [("a", None, 2.0, []), (None, None, -2.0, []), (None, "+", 0.0, [0, 1])]),
         ("3 + a", [("a", None, 2.0, []), (None, None, 3.0, []), (None, "+", 5.0, [0, 1])]),
-        ("3 - a", [("a", None, 2.0, []), (None, None, -1.0, []), (None, "*", -2.0, [0, 1]), (None, None, 3.0, []), (None, "+", 1.0, [2, 3])]),
+        (
+            "3 - a",
+            [
+                ("a", None, 2.0, []),
+                (None, None, -1.0, []),
+                (None, "*", -2.0, [0, 1]),
+                (None, None, 3.0, []),
+                (None, "+", 1.0, [2, 3]),
+            ],
+        ),
         ("2 * a", [("a", None, 2.0, []), (None, None, 2.0, []), (None, "*", 4.0, [0, 1])]),
         ("2 / a", [("a", None, 2.0, []), (None, "**", 0.5, [0]), (None, None, 2.0, []), (None, "*", 1.0, [1, 2])]),
         ("a * a", [("a", None, 2.0, []), (None, "*", 4.0, [0, 0])]),
@@ -86,7 +104,11 @@ def test_power_records_its_exponent():
 
 
 def test_method_and_function_calls_are_the_same_graph():
-    assert nodes_of("x.log()", x=4.0) == nodes_of("log(x)", x=4.0) == [("x", None, 4.0, []), (None, "log", math.log(4.0), [0])]
+    assert (
+        nodes_of("x.log()", x=4.0)
+        == nodes_of("log(x)", x=4.0)
+        == [("x", None, 4.0, []), (None, "log", math.log(4.0), [0])]
+    )
     assert nodes_of("(a*b).relu()", a=2.0, b=-3.0) == [
         ("a", None, 2.0, []),
         ("b", None, -3.0, []),
@@ -215,14 +237,18 @@ def test_unknown_method():
     assert "unknown function 'sin'" in err.message
 
 
-@pytest.mark.parametrize("source, count, column", [("log(1, 2)", 2, 1), ("a = 1; exp()", 0, 8), ("tanh(1, 2, 3)", 3, 1)])
+@pytest.mark.parametrize(
+    "source, count, column", [("log(1, 2)", 2, 1), ("a = 1; exp()", 0, 8), ("tanh(1, 2, 3)", 3, 1)]
+)
 def test_wrong_argument_count(source, count, column):
     err = error(source)
     assert (err.line, err.column) == (1, column)
     assert f"takes exactly one argument, got {count}" in err.message
 
 
-@pytest.mark.parametrize("source, column", [("a = 2; b = 3; a ** b", 17), ("a = 2; 2 ** a", 10), ("a = 2; 2 ** (a * 1)", 10)])
+@pytest.mark.parametrize(
+    "source, column", [("a = 2; b = 3; a ** b", 17), ("a = 2; 2 ** a", 10), ("a = 2; 2 ** (a * 1)", 10)]
+)
 def test_value_exponent(source, column):
     err = error(source)
     assert (err.line, err.column) == (1, column)

@@ -13,7 +13,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.cli import main as cli
-from app.export import EmbedOptions, script_bundle, standalone_html, response_for_program
+from app.export import EmbedOptions, response_for_program, script_bundle, standalone_html
 from app.main import create_app
 
 PROGRAM = "a = 2; b = 3; L = a * b + a"
@@ -30,22 +30,44 @@ def stored_data(document: str) -> dict:
 
 
 def test_embed_may_be_framed_anywhere_and_writes_its_options_on_the_root(client):
-    answer = client.get("/embed", params={"expression": PROGRAM, "stage": "sort", "step": "2", "autoplay": "1", "speed": "4",
-                                          "controls": "none", "editor": "read-only", "theme": "dark", "table": "shown"})
+    answer = client.get(
+        "/embed",
+        params={
+            "expression": PROGRAM,
+            "stage": "sort",
+            "step": "2",
+            "autoplay": "1",
+            "speed": "4",
+            "controls": "none",
+            "editor": "read-only",
+            "theme": "dark",
+            "table": "shown",
+        },
+    )
     assert answer.status_code == 200
     assert answer.headers["content-security-policy"].endswith("frame-ancestors *")
     assert "x-frame-options" not in answer.headers
     assert "unsafe-inline" not in answer.headers["content-security-policy"]
     page = answer.text
-    for attribute in ('data-stage="sort"', 'data-step="2"', 'data-autoplay="true"', 'data-speed="4"', 'data-controls="none"',
-                      'data-editor="read-only"', 'data-table="shown"', 'data-theme="dark"'):
+    for attribute in (
+        'data-stage="sort"',
+        'data-step="2"',
+        'data-autoplay="true"',
+        'data-speed="4"',
+        'data-controls="none"',
+        'data-editor="read-only"',
+        'data-table="shown"',
+        'data-theme="dark"',
+    ):
         assert attribute in page
     assert re.search(r"<textarea[^>]* readonly", page)
     assert not re.search(r"<script>|<script type=\"module\">", page)  # no inline script under the CSP
 
 
 def test_unknown_option_values_take_the_defaults():
-    options = EmbedOptions.from_query({"stage": "x", "step": "-3", "speed": "7", "controls": "<b>", "theme": "blue", "autoplay": "maybe"})
+    options = EmbedOptions.from_query(
+        {"stage": "x", "step": "-3", "speed": "7", "controls": "<b>", "theme": "blue", "autoplay": "maybe"}
+    )
     assert options == EmbedOptions()
     assert EmbedOptions.from_query({"step": "12", "speed": "0.5"}) == EmbedOptions(step=12, speed="0.5")
 
@@ -60,7 +82,7 @@ def test_the_bundle_holds_each_module_once_with_no_import_or_export_left():
 
 def test_the_standalone_file_inlines_everything():
     document = standalone_html(response_for_program(PROGRAM), expression=PROGRAM)
-    assert not re.search(r'<(?:script|link|img|iframe)[^>]+(?:src|href)=', document)
+    assert not re.search(r"<(?:script|link|img|iframe)[^>]+(?:src|href)=", document)
     assert document.count("<script") == 3 and "<style>" in document
     data = stored_data(document)
     assert data["expression"] == PROGRAM and [n["grad"] for n in data["response"]["nodes"]] == [4.0, 2.0, 1.0, 1.0]
@@ -135,7 +157,13 @@ def test_cli_svg_and_png_through_headless_chromium(tmp_path):
     # A separate process, as a user runs it (Playwright's sync API keeps its own event loop).
     for kind in ("svg", "png"):
         out = tmp_path / f"lesson.{kind}"
-        done = subprocess.run([sys.executable, "-m", "app.cli", "export", PROGRAM, "-o", str(out)], cwd=REPO, capture_output=True, text=True, timeout=60)
+        done = subprocess.run(
+            [sys.executable, "-m", "app.cli", "export", PROGRAM, "-o", str(out)],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert done.returncode == 0, done.stderr
     svg = ET.parse(tmp_path / "lesson.svg").getroot()
     texts = [t.text for t in svg.iter("{http://www.w3.org/2000/svg}text")]

@@ -92,7 +92,12 @@ HOSTILE_PROGRAMS = [
     ("exec", 'exec("import os")', 5, "U+0022 QUOTATION MARK"),
     ("eval called as a function", "eval(1)", 0, "unknown function 'eval'"),
     ("globals", "globals()", 0, "unknown function 'globals'"),
-    ("import statement", "import os", 0, "`import os` is not available: valuegraph runs micrograd code, not arbitrary Python"),
+    (
+        "import statement",
+        "import os",
+        0,
+        "`import os` is not available: valuegraph runs micrograd code, not arbitrary Python",
+    ),
     ("dunder method", "x = 1; x.__class__()", 9, "unknown function '__class__'"),
     ("builtins", "__builtins__", 0, "unknown name '__builtins__'"),
     ("open a file", "open('/tmp/valuegraph-was-here', 'w')", 5, "U+0027 APOSTROPHE"),
@@ -102,7 +107,9 @@ HOSTILE_PROGRAMS = [
 ]
 
 
-@pytest.mark.parametrize("program, offset, words", [case[1:] for case in HOSTILE_PROGRAMS], ids=[case[0] for case in HOSTILE_PROGRAMS])
+@pytest.mark.parametrize(
+    "program, offset, words", [case[1:] for case in HOSTILE_PROGRAMS], ids=[case[0] for case in HOSTILE_PROGRAMS]
+)
 async def test_hostile_programs_are_400_with_the_place(client, program, offset, words):
     requests = [client.post("/backward", content=json.dumps({"expression": program}), headers=JSON)]
     # The GET form too, for what a link can carry: UTF-8 (no lone surrogates), a few KB at most.
@@ -158,7 +165,9 @@ def by_label(body, label):
 
 
 async def test_crlf_program_is_chapter_2(client):
-    crlf = (await timed(client.post("/backward", json={"expression": "a = 2\r\nb = 3\r\nc = a * b\r\nL = c + a\r\n"}))).json()
+    crlf = (
+        await timed(client.post("/backward", json={"expression": "a = 2\r\nb = 3\r\nc = a * b\r\nL = c + a\r\n"}))
+    ).json()
     plain = (await client.post("/backward", json={"expression": "a = 2\nb = 3\nc = a * b\nL = c + a\n"})).json()
     assert crlf == plain
     assert by_label(crlf, "a")["grad"] == 4.0
@@ -192,7 +201,9 @@ async def test_very_long_name_is_kept_whole(client):
 
 
 async def test_markup_in_a_comment_is_ignored_and_never_echoed(client):
-    response = await timed(client.post("/backward", json={"expression": "a = 1 # <img src=x onerror=alert(1)>\nb = a * 2"}))
+    response = await timed(
+        client.post("/backward", json={"expression": "a = 1 # <img src=x onerror=alert(1)>\nb = a * 2"})
+    )
     assert response.status_code == 200
     assert "<img" not in response.text and by_label(response.json(), "a")["grad"] == 2.0
 
@@ -242,7 +253,10 @@ async def test_random_bytes_are_422(client, seed):
 @pytest.mark.parametrize(
     "content, message",
     [
-        (b'{"expression": "a", "variables": {"a": ' + b"9" * 5_000 + b"}}", "JSON decode error: a number in the body has too many digits"),
+        (
+            b'{"expression": "a", "variables": {"a": ' + b"9" * 5_000 + b"}}",
+            "JSON decode error: a number in the body has too many digits",
+        ),
         (b'{"expression": "\xff"}', "JSON decode error: the body is not UTF-8 text"),
         (b'{"expression": "a = 1"', "JSON decode error"),
         (b"", "Field required"),
@@ -312,20 +326,38 @@ def max_response_bytes(settings: Settings, max_bends: int = 250_000) -> int:
     def size(record):
         return len(json.dumps(record, separators=(",", ":"))) + 1  # + the comma between records
 
-    node = {"id": i, "label": None, "op": "tanh", "data": f, "grad": f, "children": [i, i], "local_grads": [f, f], "exponent": f, "numeric_grad": f}
+    node = {
+        "id": i,
+        "label": None,
+        "op": "tanh",
+        "data": f,
+        "grad": f,
+        "children": [i, i],
+        "local_grads": [f, f],
+        "exponent": f,
+        "numeric_grad": f,
+    }
     sort_step = {"node": i, "index": 2, "action": "descend", "child": i}
     update = {"child": i, "local_grad": f, "delta": f, "grad": f}
     propagate_step = {"node": i, "grad": f, "updates": []}
     warning = {"node": i, "message": "m" * 200}
     pops = max(3 * n, steps)
-    layout = n * size({"id": i, "rank": i, "row": f}) + 2 * n * size({"parent": i, "slot": 1, "child": i, "bends": []}) + max_bends * size([i, f])
+    layout = (
+        n * size({"id": i, "rank": i, "row": f})
+        + 2 * n * size({"parent": i, "slot": 1, "child": i, "bends": []})
+        + max_bends * size([i, f])
+    )
     return (
-        n * size(node) + settings.max_source_length  # labels
+        n * size(node)
+        + settings.max_source_length  # labels
         + max(n, steps) * len(f"{i},")  # order
         + pops * size(sort_step)
-        + max(n, steps) * size(propagate_step) + pops * size(update)
-        + (n + pops) * size(warning) + settings.max_source_length  # labels echoed in warnings
-        + layout + 1_000  # keys and brackets of the top level
+        + max(n, steps) * size(propagate_step)
+        + pops * size(update)
+        + (n + pops) * size(warning)
+        + settings.max_source_length  # labels echoed in warnings
+        + layout
+        + 1_000  # keys and brackets of the top level
     )
 
 
@@ -341,9 +373,20 @@ WIDE_FLOATS = "x = 0.12345678901234567; y = -1.2345678901234567e-300\n"
     "program, options",
     [
         (WIDE_FLOATS + " + ".join(["tanh(x * y) * x"] * 80), {"check": True, "layout": True}),
-        (WIDE_FLOATS + "".join(f"{'v' * 30}{i} = log(x * {i}) ** 3\n" for i in range(50)) + " + ".join(f"{'v' * 30}{i}" for i in range(50)), {"check": True, "layout": True}),
-        ("a = 1\n" + "\n".join(f"b{i + 1} = b{i} * b{i}" if i else "b1 = a + a" for i in range(9)), {"variant": "no-visited-check"}),
-        ("a = 1\n" + "\n".join(f"b{i + 1} = b{i} * b{i}" if i else "b1 = a + a" for i in range(9)), {"variant": "no-topological-order"}),
+        (
+            WIDE_FLOATS
+            + "".join(f"{'v' * 30}{i} = log(x * {i}) ** 3\n" for i in range(50))
+            + " + ".join(f"{'v' * 30}{i}" for i in range(50)),
+            {"check": True, "layout": True},
+        ),
+        (
+            "a = 1\n" + "\n".join(f"b{i + 1} = b{i} * b{i}" if i else "b1 = a + a" for i in range(9)),
+            {"variant": "no-visited-check"},
+        ),
+        (
+            "a = 1\n" + "\n".join(f"b{i + 1} = b{i} * b{i}" if i else "b1 = a + a" for i in range(9)),
+            {"variant": "no-topological-order"},
+        ),
         ("x = 0\n" + " + ".join(["log(x) * exp(1000 * x + 800)"] * 70), {"check": True}),
     ],
     ids=["wide floats", "long labels", "no-visited-check", "no-topological-order", "non-finite everywhere"],
@@ -351,7 +394,9 @@ WIDE_FLOATS = "x = 0.12345678901234567; y = -1.2345678901234567e-300\n"
 async def test_responses_stay_within_the_bound(make_client, program, options):
     limits = {"max_nodes": 600, "max_source_length": 5_000, "max_variant_steps": 3_000, "max_check_evaluations": 10**7}
     client = make_client(**limits)
-    response = await client.post("/backward", json={"expression": program, **options}, headers={"accept-encoding": "identity"})
+    response = await client.post(
+        "/backward", json={"expression": program, **options}, headers={"accept-encoding": "identity"}
+    )
     assert response.status_code == 200, response.text[:300]
     assert len(response.content) <= max_response_bytes(Settings(**limits))
     assert len(response.content) > 50_000, len(response.content)  # big enough to say something about the bound
@@ -377,7 +422,18 @@ def running_server(**environment):
     TCP_NODELAY off and every answer waits 40 ms for a delayed ACK.)"""
     port = free_port()
     env = {**os.environ, **{f"VALUEGRAPH_{k.upper()}": str(v) for k, v in environment.items()}, "PYTHONPATH": str(REPO)}
-    command = [sys.executable, "-m", "uvicorn", "app.main:app", "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]
+    command = [
+        sys.executable,
+        "-m",
+        "uvicorn",
+        "app.main:app",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--log-level",
+        "warning",
+    ]
     server = subprocess.Popen(command, cwd=REPO, env=env)
     try:
         url = f"http://127.0.0.1:{port}"
@@ -476,13 +532,17 @@ async def app_with_embed(make_client):
     return client
 
 
-@pytest.mark.parametrize("path", ["/", "/backward?expression=1", "/healthz", "/static/js/main.js", "/nowhere", "/embedded", "/openapi.json"])
+@pytest.mark.parametrize(
+    "path", ["/", "/backward?expression=1", "/healthz", "/static/js/main.js", "/nowhere", "/embedded", "/openapi.json"]
+)
 async def test_every_answer_has_the_strict_policy_and_no_framing_by_others(app_with_embed, path):
     response = await app_with_embed.get(path)
     policy = directives(response.headers["content-security-policy"])
     assert policy["script-src"] == ["'self'"]
     assert policy["style-src"] == ["'self'"]
-    assert policy["default-src"] == ["'self'"] and policy["object-src"] == ["'none'"] and policy["base-uri"] == ["'none'"]
+    assert (
+        policy["default-src"] == ["'self'"] and policy["object-src"] == ["'none'"] and policy["base-uri"] == ["'none'"]
+    )
     assert policy["frame-ancestors"] == ["'self'"]
     assert response.headers["x-frame-options"] == "SAMEORIGIN"
     assert response.headers["x-content-type-options"] == "nosniff"
@@ -533,7 +593,13 @@ async def test_redirects_never_name_the_requests_host(client, host):
 
 
 # Pages the app may serve; those that answer are checked (the embed comes with its feature).
-PAGES = ["/", "/docs", "/?expression=a%3D2%3B%20b%3Da*a", "/embed", "/embed?expression=a%3D2%3B%20b%3Da*a&controls=none"]
+PAGES = [
+    "/",
+    "/docs",
+    "/?expression=a%3D2%3B%20b%3Da*a",
+    "/embed",
+    "/embed?expression=a%3D2%3B%20b%3Da*a&controls=none",
+]
 
 
 async def test_served_pages_have_nothing_the_policy_would_block(client):
@@ -546,7 +612,9 @@ async def test_served_pages_have_nothing_the_policy_would_block(client):
             continue
         served.append(path)
         html = response.text
-        assert not re.search(r"<script(?![^>]*\bsrc=)(?![^>]*type=\"application/json\")[^>]*>", html), f"an inline script in {path}"
+        assert not re.search(r"<script(?![^>]*\bsrc=)(?![^>]*type=\"application/json\")[^>]*>", html), (
+            f"an inline script in {path}"
+        )
         assert not re.search(r"\son[a-z]+\s*=", html), f"an inline event handler in {path}"
         assert not re.search(r"\sstyle\s*=", html) and "<style" not in html, f"inline style in {path}"
         assert "javascript:" not in html, path

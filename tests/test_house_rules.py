@@ -70,7 +70,11 @@ def test_no_code_from_text(path):
 @pytest.mark.parametrize("path", ENGINE_FILES + APP_FILES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_no_code_from_text_in_the_source_text(path):
     # belt and braces: also the plain text, so an alias or a getattr cannot hide a call
-    found = [word for word in forbidden_words(path.read_text(encoding="utf-8")) if not (path == PYTHON_PARSER and word == "ast.parse")]
+    found = [
+        word
+        for word in forbidden_words(path.read_text(encoding="utf-8"))
+        if not (path == PYTHON_PARSER and word == "ast.parse")
+    ]
     assert found == [], f"{path.relative_to(ROOT)} contains {found}"
 
 
@@ -80,7 +84,11 @@ def forbidden_words(text):
 
 
 def test_only_the_python_front_end_parses_python():
-    parsers = [path.relative_to(ROOT) for path in ENGINE_FILES + APP_FILES if "ast.parse" in forbidden_words(path.read_text(encoding="utf-8"))]
+    parsers = [
+        path.relative_to(ROOT)
+        for path in ENGINE_FILES + APP_FILES
+        if "ast.parse" in forbidden_words(path.read_text(encoding="utf-8"))
+    ]
     assert parsers == [PYTHON_PARSER.relative_to(ROOT)]
     text = PYTHON_PARSER.read_text(encoding="utf-8")
     assert text.index("max_source_length") < text.index("ast.parse(")  # the length is checked before parsing
@@ -94,7 +102,9 @@ def test_no_tests_inside_the_packages():
 
 def test_forbidden_call_finder_finds_them(tmp_path):
     sample = tmp_path / "sample.py"
-    sample.write_text("import ast\nx = eval('1')\nexec('y = 2')\nast.parse('z')\nbuiltins.compile('1', 'f', 'eval')\nre.compile('a')\n")
+    sample.write_text(
+        "import ast\nx = eval('1')\nexec('y = 2')\nast.parse('z')\nbuiltins.compile('1', 'f', 'eval')\nre.compile('a')\n"
+    )
     assert [name for name, _ in forbidden_calls(sample)] == ["eval", "exec", "ast.parse", "builtins.compile"]
 
 

@@ -32,9 +32,13 @@ ERROR_PLACE = {"message", "line", "column", "offset"}
 def send():
     """send(method, url, **httpx options) -> httpx.Response, from a fresh app with small limits
     (so the examples stay fast) and a body limit small enough for examples to reach it."""
-    app = create_app(Settings(max_body_bytes=20_000, max_nodes=2_000, max_check_evaluations=200_000, max_variant_steps=20_000))
+    app = create_app(
+        Settings(max_body_bytes=20_000, max_nodes=2_000, max_check_evaluations=200_000, max_variant_steps=20_000)
+    )
     with anyio.from_thread.start_blocking_portal() as portal:
-        client = portal.call(functools.partial(httpx.AsyncClient, transport=httpx.ASGITransport(app=app), base_url="http://testserver"))
+        client = portal.call(
+            functools.partial(httpx.AsyncClient, transport=httpx.ASGITransport(app=app), base_url="http://testserver")
+        )
 
         def request(method, url, **options):
             return portal.call(functools.partial(client.request, method, url, **options))
@@ -90,9 +94,45 @@ def check_graph(body):
 # Strategies
 
 JSON_SCALARS = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20)
-JSON_VALUES = st.recursive(JSON_SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4), max_leaves=12)
-PIECES = ["a", "b", "x", "w", "1", "2.5", "1e308", "0", " ", "=", "+", "-", "*", "/", "**", "(", ")", ",", ";", "\n", "\r\n", "#", ".",
-          "log", "exp", "tanh", "relu", ".log()", "é", "\u200f", "\x00", "'"]
+JSON_VALUES = st.recursive(
+    JSON_SCALARS,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=12,
+)
+PIECES = [
+    "a",
+    "b",
+    "x",
+    "w",
+    "1",
+    "2.5",
+    "1e308",
+    "0",
+    " ",
+    "=",
+    "+",
+    "-",
+    "*",
+    "/",
+    "**",
+    "(",
+    ")",
+    ",",
+    ";",
+    "\n",
+    "\r\n",
+    "#",
+    ".",
+    "log",
+    "exp",
+    "tanh",
+    "relu",
+    ".log()",
+    "é",
+    "\u200f",
+    "\x00",
+    "'",
+]
 PROGRAMS = st.lists(st.sampled_from(PIECES), max_size=40).map("".join) | st.text(max_size=60)
 NAMES = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,5}", fullmatch=True) | st.text(max_size=6)
 REQUESTS = st.fixed_dictionaries(
@@ -125,8 +165,13 @@ def test_any_request_shaped_body(send, body):
 
 
 @settings(BOUNDED, max_examples=250)
-@given(program=PROGRAMS, variables=st.dictionaries(st.sampled_from(["a", "b", "x", "w"]), st.floats(-1e6, 1e6), max_size=4),
-       options=st.fixed_dictionaries({"check": st.booleans(), "layout": st.booleans(), "variant": st.sampled_from(VARIANTS)}))
+@given(
+    program=PROGRAMS,
+    variables=st.dictionaries(st.sampled_from(["a", "b", "x", "w"]), st.floats(-1e6, 1e6), max_size=4),
+    options=st.fixed_dictionaries(
+        {"check": st.booleans(), "layout": st.booleans(), "variant": st.sampled_from(VARIANTS)}
+    ),
+)
 def test_any_program_with_valid_options(send, program, variables, options):
     response = send("POST", "/backward", json={"expression": program, "variables": variables, **options})
     # "" is refused by the schema (minLength 1): 422, as the schema says; any other program 200 or 400
@@ -135,8 +180,14 @@ def test_any_program_with_valid_options(send, program, variables, options):
 
 
 @settings(BOUNDED, max_examples=150)
-@given(query=st.dictionaries(st.sampled_from(["expression", "trace", "check", "nudge", "layout", "variant", "variables"]) | st.text(max_size=5),
-                             st.text(max_size=30) | PROGRAMS, max_size=5))
+@given(
+    query=st.dictionaries(
+        st.sampled_from(["expression", "trace", "check", "nudge", "layout", "variant", "variables"])
+        | st.text(max_size=5),
+        st.text(max_size=30) | PROGRAMS,
+        max_size=5,
+    )
+)
 def test_any_query_string(send, query):
     encodable = {key: value for key, value in query.items() if not any("\ud800" <= c <= "\udfff" for c in key + value)}
     response = send("GET", "/backward", params=encodable)
@@ -152,7 +203,10 @@ def test_any_bytes_as_the_query_string(send, raw):
 
 
 @settings(BOUNDED, max_examples=100)
-@given(raw=st.binary(max_size=300), content_type=st.sampled_from(["application/json", "text/plain", None, "application/x-www-form-urlencoded"]))
+@given(
+    raw=st.binary(max_size=300),
+    content_type=st.sampled_from(["application/json", "text/plain", None, "application/x-www-form-urlencoded"]),
+)
 def test_any_bytes_as_the_body(send, raw, content_type):
     headers = {"content-type": content_type} if content_type else {}
     check_answer(send("POST", "/backward", content=raw, headers=headers))

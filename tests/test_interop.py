@@ -186,13 +186,25 @@ def test_a_deep_micrograd_chain_needs_no_recursion():
         (lambda: _with(MicrogradValue(1.0) + MicrogradValue(2.0), _op="%"), "unknown _op '%'"),
         (lambda: _with(MicrogradValue(2.0) ** 2, _op="**two"), "cannot read the exponent"),
         (lambda: _with(MicrogradValue(1.0) + MicrogradValue(2.0), data=7.0), "'+' of its children's data gives 3.0"),
-        (lambda: _with(MicrogradValue(1.0).relu(), _prev={MicrogradValue(1.0), MicrogradValue(2.0)}), "'ReLU' takes 1 input, its _prev holds 2"),
+        (
+            lambda: _with(MicrogradValue(1.0).relu(), _prev={MicrogradValue(1.0), MicrogradValue(2.0)}),
+            "'ReLU' takes 1 input, its _prev holds 2",
+        ),
         (lambda: _with(MicrogradValue(1.0), _prev={MicrogradValue(1.0)}), "has no _op but 1 children"),
         (lambda: CourseValue(5.0, (CourseValue(2.0), CourseValue(3.0)), (1, 2)), "match none of"),
         (lambda: CourseValue(5.0, (CourseValue(2.0), CourseValue(3.0)), (1,)), "has 2 children but 1 local gradients"),
         (lambda: CourseValue("five"), "not a number"),
     ],
-    ids=["unknown op", "bad exponent", "stale data", "relu with two", "leaf with children", "course no op fits", "course counts", "not a number"],
+    ids=[
+        "unknown op",
+        "bad exponent",
+        "stale data",
+        "relu with two",
+        "leaf with children",
+        "course no op fits",
+        "course counts",
+        "not a number",
+    ],
 )
 def test_mismatches_name_the_node_and_why(build, words):
     node = build()
@@ -225,19 +237,38 @@ def _with(node, **fields):
 
 def test_the_cli_exports_a_micrograd_graph_from_a_module(tmp_path):
     (tmp_path / "mymodel.py").write_text(
-        "from micrograd.engine import Value\n"
-        "a = Value(2.0); b = Value(3.0)\n"
-        "loss = a * b + a\n"
+        "from micrograd.engine import Value\na = Value(2.0); b = Value(3.0)\nloss = a * b + a\n"
     )
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    done = subprocess.run([sys.executable, "-m", "app.cli", "export", "--graph", "mymodel:loss", "-o", "out.html"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "app.cli", "export", "--graph", "mymodel:loss", "-o", "out.html"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     assert "children in a set" in done.stderr
     document = (tmp_path / "out.html").read_text()
     data = json.loads(re.search(r'<script type="application/json" id="vg-data">(.*?)</script>', document, re.S)[1])
     assert sorted(node["grad"] for node in data["response"]["nodes"] if node["op"] is None) == [2.0, 4.0]
     assert 'data-vg="note"' in document
-    done = subprocess.run([sys.executable, "-m", "app.cli", "export", "--graph", "mymodel:nothing", "-o", "out.html"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "app.cli", "export", "--graph", "mymodel:nothing", "-o", "out.html"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode != 0 and "mymodel has no 'nothing'" in done.stderr
-    done = subprocess.run([sys.executable, "-m", "app.cli", "export", "--graph", "mymodel:a.data", "-o", "out.html"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "app.cli", "export", "--graph", "mymodel:a.data", "-o", "out.html"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode != 0 and "not float" in done.stderr

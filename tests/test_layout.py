@@ -142,7 +142,11 @@ def test_bend_budget_drops_the_longest_edges_first():
     capped = compute_layout(t, max_bends=500)
     assert sum(len(e["bends"]) for e in full["edges"]) > 500
     assert sum(len(e["bends"]) for e in capped["edges"]) <= 500
-    dropped = [e for e in capped["edges"] if not e["bends"] and by_id(capped)[e["parent"]][0] - by_id(capped)[e["child"]][0] > 1]
+    dropped = [
+        e
+        for e in capped["edges"]
+        if not e["bends"] and by_id(capped)[e["parent"]][0] - by_id(capped)[e["child"]][0] > 1
+    ]
     kept = [e for e in capped["edges"] if e["bends"]]
     span = lambda e: by_id(capped)[e["parent"]][0] - by_id(capped)[e["child"]][0]
     assert dropped and min(map(span, dropped)) >= max(map(span, kept), default=0)

@@ -55,7 +55,9 @@ async def test_the_node_limit_bounds_the_graph(make_client):
     assert (await client.post("/layout", json={"children": [[], [0], [1]]})).status_code == 200
     response = await client.post("/layout", json={"children": [[], [0], [1], [2]]})
     assert response.status_code == 400
-    assert response.json()["detail"]["message"] == "the graph has 4 nodes, more than the limit of 3 (VALUEGRAPH_MAX_NODES)"
+    assert (
+        response.json()["detail"]["message"] == "the graph has 4 nodes, more than the limit of 3 (VALUEGRAPH_MAX_NODES)"
+    )
 
 
 async def test_a_long_chain_is_laid_out_within_the_budget(client):

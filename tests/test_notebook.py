@@ -20,7 +20,10 @@ def chapter_2_graph():
 
 
 def inner_document(shown) -> str:
-    match = re.fullmatch(r'<iframe srcdoc="([^"]*)" title="valuegraph" style="[^"]*" sandbox="allow-scripts allow-downloads"></iframe>', shown._repr_html_())
+    match = re.fullmatch(
+        r'<iframe srcdoc="([^"]*)" title="valuegraph" style="[^"]*" sandbox="allow-scripts allow-downloads"></iframe>',
+        shown._repr_html_(),
+    )
     assert match, "the output is one sandboxed iframe holding the whole document"
     return html.unescape(match[1])
 
@@ -36,7 +39,7 @@ def test_show_holds_the_graph_with_its_gradients_and_needs_nothing_from_outside(
     by_label = {node["label"]: node for node in response["nodes"] if node["label"]}
     assert {label: node["grad"] for label, node in by_label.items()} == {"a": 4.0, "b": 2.0, "L": 1.0}
     assert len(response["nodes"]) == 4 and "layout" in response and response["trace"]["propagate"]
-    assert not re.search(r'<(?:script|link|img)[^>]+(?:src|href)=', document)
+    assert not re.search(r"<(?:script|link|img)[^>]+(?:src|href)=", document)
     assert 'data-editor="hidden"' in document  # there is no program text for a Python graph
 
 

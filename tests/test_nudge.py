@@ -98,7 +98,11 @@ def test_replay_leaves_the_graph_untouched():
 
 
 def test_replay_uses_the_recorded_exponent_and_functions():
-    for source, expected in [("a = 2; a ** -1", -0.25), ("a = 0.5; relu(a)", 1.0), ("a = 0.3; tanh(a)", 1 - math.tanh(0.3) ** 2)]:
+    for source, expected in [
+        ("a = 2; a ** -1", -0.25),
+        ("a = 0.5; relu(a)", 1.0),
+        ("a = 0.3; tanh(a)", 1 - math.tanh(0.3) ** 2),
+    ]:
         measured = by_label(measure_leaf_gradients(run(source), h=1e-7))
         assert measured["a"] == pytest.approx(expected, rel=1e-5)
 

@@ -103,9 +103,15 @@ class ProgramGenerator:
             return Term(f"({a.text} ** {n!r})", a.symbolic ** sympy.Rational(n), a.value**n)
         call = (lambda name: f"{name}({a.text})") if rng.random() < 0.5 else (lambda name: f"({a.text}).{name}()")
         if operation == "log":
-            return Term(call("log"), sympy.log(a.symbolic, evaluate=False), math.log(a.value)) if a.value > 0.1 else None
+            return (
+                Term(call("log"), sympy.log(a.symbolic, evaluate=False), math.log(a.value)) if a.value > 0.1 else None
+            )
         if operation == "exp":
-            return Term(call("exp"), sympy.exp(a.symbolic, evaluate=False), math.exp(a.value)) if abs(a.value) < 5 else None
+            return (
+                Term(call("exp"), sympy.exp(a.symbolic, evaluate=False), math.exp(a.value))
+                if abs(a.value) < 5
+                else None
+            )
         if operation == "relu":
             if abs(a.value) < 1e-3:  # stay off the kink, where the derivative is undefined
                 return None
@@ -147,7 +153,22 @@ def test_generated_programs_are_varied():
     programs = [source for source, *_ in generated_programs()]
     assert len(set(programs)) >= 200
     text = "\n".join(programs)
-    for piece in ("+", " - ", "*", "/", "**", "log(", "exp(", "relu(", "tanh(", ".log()", ".relu()", "t0 =", "(-", "** -1"):
+    for piece in (
+        "+",
+        " - ",
+        "*",
+        "/",
+        "**",
+        "log(",
+        "exp(",
+        "relu(",
+        "tanh(",
+        ".log()",
+        ".relu()",
+        "t0 =",
+        "(-",
+        "** -1",
+    ):
         assert piece in text, piece
 
 

@@ -69,7 +69,9 @@ def test_precedence_and_associativity_follow_python(source, expected):
     assert tree(source) == expected
 
 
-@pytest.mark.parametrize("text, value", [("2", 2.0), ("3.5", 3.5), (".5", 0.5), ("1e-3", 0.001), ("2.", 2.0), ("1E+2", 100.0)])
+@pytest.mark.parametrize(
+    "text, value", [("2", 2.0), ("3.5", 3.5), (".5", 0.5), ("1e-3", 0.001), ("2.", 2.0), ("1E+2", 100.0)]
+)
 def test_number_forms(text, value):
     assert tree(text) == repr(value)
 
@@ -112,8 +114,15 @@ def test_newlines_inside_parentheses_continue_the_statement():
 def test_tokens_are_kind_text_and_character_offsets():
     source = "a = 1\n  bb * 2  # c\n"
     assert tokenize(source) == [
-        ("name", "a", 0, 1), ("op", "=", 2, 3), ("number", "1", 4, 5), ("end", "\n", 5, 6),
-        ("name", "bb", 8, 10), ("op", "*", 11, 12), ("number", "2", 13, 14), ("end", "\n", 19, 20), ("eof", "", 20, 20),
+        ("name", "a", 0, 1),
+        ("op", "=", 2, 3),
+        ("number", "1", 4, 5),
+        ("end", "\n", 5, 6),
+        ("name", "bb", 8, 10),
+        ("op", "*", 11, 12),
+        ("number", "2", 13, 14),
+        ("end", "\n", 19, 20),
+        ("eof", "", 20, 20),
     ]
 
 
@@ -130,8 +139,13 @@ def test_steps_carry_where_each_value_was_written():
     (statement,) = parse("c = (a + 2) * log(b).tanh()").statements
     assert statement.target == "c" and statement.start == 0
     assert statement.steps == (
-        (NAME, "a", 5, 5, 6), (NUMBER, 2.0, 9, 9, 10), (BINARY, "+", 7, 5, 10), (NAME, "b", 18, 18, 19),
-        (CALL, ("log", 1), 14, 14, 19), (CALL, ("tanh", 1), 21, 14, 25), (BINARY, "*", 12, 5, 25),
+        (NAME, "a", 5, 5, 6),
+        (NUMBER, 2.0, 9, 9, 10),
+        (BINARY, "+", 7, 5, 10),
+        (NAME, "b", 18, 18, 19),
+        (CALL, ("log", 1), 14, 14, 19),
+        (CALL, ("tanh", 1), 21, 14, 25),
+        (BINARY, "*", 12, 5, 25),
     )
 
 
@@ -222,7 +236,9 @@ def test_closing_parenthesis_at_statement_start():
     assert "found ')'" in err.message
 
 
-@pytest.mark.parametrize("source, position", [("", (1, 1, 0)), ("# only a comment", (1, 17, 16)), ("\n\n  \n", (1, 1, 0)), (";;", (1, 1, 0))])
+@pytest.mark.parametrize(
+    "source, position", [("", (1, 1, 0)), ("# only a comment", (1, 17, 16)), ("\n\n  \n", (1, 1, 0)), (";;", (1, 1, 0))]
+)
 def test_empty_program(source, position):
     err = error(source)
     assert where(err) == position
@@ -238,7 +254,13 @@ def test_assignment_misuse(source, position):
 
 @pytest.mark.parametrize(
     "source, position, bad",
-    [("1e", (1, 1, 0), "1e"), ("a = 2x", (1, 5, 4), "2x"), ("1e+", (1, 1, 0), "1e"), ("3.5abc * 2", (1, 1, 0), "3.5abc"), ("x\n 12_3", (2, 2, 3), "12_3")],
+    [
+        ("1e", (1, 1, 0), "1e"),
+        ("a = 2x", (1, 5, 4), "2x"),
+        ("1e+", (1, 1, 0), "1e"),
+        ("3.5abc * 2", (1, 1, 0), "3.5abc"),
+        ("x\n 12_3", (2, 2, 3), "12_3"),
+    ],
 )
 def test_bad_number(source, position, bad):
     err = error(source)

@@ -77,7 +77,9 @@ FUNCTIONS = st.sampled_from(["log", "exp", "relu", "tanh"])
 def numeric(children):
     """A plain-number expression: what may stand as an exponent."""
     return st.one_of(
-        st.tuples(children, st.sampled_from(["+", "-", "*", "/", "**"]), children).map(lambda t: f"({t[0]} {t[1]} {t[2]})"),
+        st.tuples(children, st.sampled_from(["+", "-", "*", "/", "**"]), children).map(
+            lambda t: f"({t[0]} {t[1]} {t[2]})"
+        ),
         children.map(lambda c: f"-{c}"),
     )
 

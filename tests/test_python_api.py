@@ -19,7 +19,9 @@ for k in range(3):
 async def test_post_and_get_answer_the_same(client):
     for fields in ({}, {"seed": 3}, {"run": 1}, {"seed": 4, "run": 0, "layout": True}):
         posted = await client.post("/backward", json={"expression": TRAINING, **fields})
-        got = await client.get("/backward", params={"expression": TRAINING, **{k: str(v).lower() for k, v in fields.items()}})
+        got = await client.get(
+            "/backward", params={"expression": TRAINING, **{k: str(v).lower() for k, v in fields.items()}}
+        )
         assert posted.status_code == got.status_code == 200
         assert posted.json() == got.json()
 
@@ -35,7 +37,9 @@ async def test_runs_run_and_printed(client):
     w = first["nodes"][0]
     assert w["label"] == "w" and w["span"] == {"line": 2, "column": 5, "end_line": 2, "end_column": 44}
     assert w["expr"] == "Value(random.uniform(-1, 1), label='w')" and w["scope"] == []
-    assert first["nodes"][first["output"]]["scope"] == ["for k = 0"] and first["nodes"][first["output"]]["label"] == "loss"
+    assert (
+        first["nodes"][first["output"]]["scope"] == ["for k = 0"] and first["nodes"][first["output"]]["label"] == "loss"
+    )
 
 
 async def test_the_seed_changes_the_draws_and_only_the_seed(client):
@@ -56,13 +60,17 @@ async def test_a_run_out_of_range_is_400_with_the_usual_shape(client):
     assert response.status_code == 400
     assert response.json()["detail"] == {
         "message": "run 3 does not exist: the program calls backward() 3 times (runs are numbered from 0)",
-        "line": 1, "column": 1, "offset": 0,
+        "line": 1,
+        "column": 1,
+        "offset": 0,
     }
 
 
 async def test_variables_are_for_the_shorthand(client):
     response = await client.post("/backward", json={"expression": "y = Value(2.0) * x", "variables": {"x": 1.0}})
-    assert response.status_code == 400 and "variables are for the course shorthand" in response.json()["detail"]["message"]
+    assert (
+        response.status_code == 400 and "variables are for the course shorthand" in response.json()["detail"]["message"]
+    )
 
 
 async def test_the_openapi_schema_carries_the_new_fields(client):

@@ -6,11 +6,13 @@ powers, reassignment, augmented assignment, for and while loops, comprehensions,
 functions and a class with __init__ and __call__. Values stay finite (where CPython raises on 0 ** -1 or an overflow,
 valuegraph follows IEEE instead, so those examples are set aside)."""
 
-from hypothesis import HealthCheck, assume, given, settings, strategies as st
-
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 from micrograd_oracle import assert_same_graph, micrograd_calls
 
-LEAF = st.floats(min_value=0.1, max_value=3.0).map(lambda x: round(x, 3)) | st.floats(min_value=-3.0, max_value=-0.1).map(lambda x: round(x, 3))
+LEAF = st.floats(min_value=0.1, max_value=3.0).map(lambda x: round(x, 3)) | st.floats(
+    min_value=-3.0, max_value=-0.1
+).map(lambda x: round(x, 3))
 CONSTANT = st.sampled_from(["2", "0.5", "-1.5", "3.0", "1"])
 
 
@@ -21,9 +23,22 @@ def expressions(draw, names):
     return draw(
         st.sampled_from(
             [
-                f"{a} + {b}", f"{a} * {b}", f"{a} - {b}", f"{a} / {b}", f"{a} ** 2", f"{a} ** -1", f"{a} ** 3",
-                f"-{a}", f"{k} * {a}", f"{a} + {k}", f"{k} - {a}", f"{k} / {a}", f"{a}.relu()", f"({a} * {b}).relu() + {k}",
-                f"{a} * {a}", f"{a} / {k}",
+                f"{a} + {b}",
+                f"{a} * {b}",
+                f"{a} - {b}",
+                f"{a} / {b}",
+                f"{a} ** 2",
+                f"{a} ** -1",
+                f"{a} ** 3",
+                f"-{a}",
+                f"{k} * {a}",
+                f"{a} + {k}",
+                f"{k} - {a}",
+                f"{k} / {a}",
+                f"{a}.relu()",
+                f"({a} * {b}).relu() + {k}",
+                f"{a} * {a}",
+                f"{a} / {k}",
             ]
         )
     )
@@ -37,7 +52,9 @@ def programs(draw):
         lines.append(f"v{i} = Value({draw(LEAF)})")
         names.append(f"v{i}")
     for i in range(draw(st.integers(1, 7))):
-        shape = draw(st.sampled_from(["assign", "reassign", "augmented", "loop", "comprehension", "function", "while", "class"]))
+        shape = draw(
+            st.sampled_from(["assign", "reassign", "augmented", "loop", "comprehension", "function", "while", "class"])
+        )
         target = f"t{i}"
         if shape == "assign":
             lines.append(f"{target} = {draw(expressions(names))}")
@@ -47,7 +64,9 @@ def programs(draw):
             lines.append(f"{target} = {draw(expressions([target, *names]))}")
         elif shape == "augmented":
             lines.append(f"{target} = {draw(st.sampled_from(names))}")
-            lines.append(f"{target} {draw(st.sampled_from(['+=', '-=', '*=']))} {draw(st.sampled_from([*names, '2', '0.5']))}")
+            lines.append(
+                f"{target} {draw(st.sampled_from(['+=', '-=', '*=']))} {draw(st.sampled_from([*names, '2', '0.5']))}"
+            )
         elif shape == "loop":
             lines.append(f"{target} = {draw(st.sampled_from(names))}")
             lines.append(f"for k in range({draw(st.integers(1, 3))}):")
@@ -72,7 +91,9 @@ def programs(draw):
         else:
             lines.append(f"def f{i}(a, b=2.0):")
             lines.append("    return a * b + a")
-            lines.append(f"{target} = f{i}({draw(st.sampled_from(names))}) + f{i}({draw(st.sampled_from(names))}, b={draw(st.sampled_from(names))})")
+            lines.append(
+                f"{target} = f{i}({draw(st.sampled_from(names))}) + f{i}({draw(st.sampled_from(names))}, b={draw(st.sampled_from(names))})"
+            )
         names.append(target)
     lines.append(f"out = {' + '.join(draw(st.lists(st.sampled_from(names), min_size=1, max_size=3)))}")
     lines.append("out = out * 1.0")  # the output is never a leaf or one of the operands above

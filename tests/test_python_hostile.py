@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from test_hardening import JSON, place, timed
 
 pytestmark = pytest.mark.anyio
@@ -34,16 +33,40 @@ REFUSED = [
     ("attributes of a number", V + "(1).real", 2, 1, "int has no attribute 'real'"),
     ("endless recursion", V + "def f(n):\n    return f(n + 1)\nf(0)", 3, 12, "calls nest deeper than 100"),
     ("recursion through a lambda", V + "f = lambda n: f(n)\nf(1)", 2, 15, "calls nest deeper than 100"),
-    ("recursion through a constructor", V + "class A:\n    def __init__(self):\n        self.a = A()\nA()", 4, 18, "calls nest deeper than 100"),
+    (
+        "recursion through a constructor",
+        V + "class A:\n    def __init__(self):\n        self.a = A()\nA()",
+        4,
+        18,
+        "calls nest deeper than 100",
+    ),
     ("recursion through generators", V + "def g(n):\n    return sum(g(n) for i in range(1))\ng(1)", 3, 12, "nest"),
     ("endless loop", V + "while True:\n    pass", 2, 1, "the program ran more than 1,000,000 statements"),
     ("a billion-item list", V + "y = [0] * 10**9", 2, 5, "a list would hold 1,000,000,000 items; the limit is 100,000"),
     ("a billion-item comprehension", V + "y = [i for i in range(10**9)]", 2, 5, "more than 100,000 items"),
     ("sum of a billion", V + "y = sum(range(10**9))", 2, 5, "the limit is 100,000"),
     ("max of a billion", V + "y = max(range(10**9))", 2, 5, "the limit is 100,000"),
-    ("many big lists", V + "xs = []\nfor i in range(1000):\n    xs.append([0] * 100000)", 4, 15, "each item a statement builds at once counts as one"),
-    ("list doubling", V + "y = [0]\nfor i in range(100):\n    y = y + y", 4, 9, "a list would hold 131,072 items; the limit is 100,000"),
-    ("f-string doubling", V + "s = 'ab'\nfor i in range(100):\n    s = f'{s}{s}'", 4, 9, "a string would be 131,072 characters long; the limit is 100,000"),
+    (
+        "many big lists",
+        V + "xs = []\nfor i in range(1000):\n    xs.append([0] * 100000)",
+        4,
+        15,
+        "each item a statement builds at once counts as one",
+    ),
+    (
+        "list doubling",
+        V + "y = [0]\nfor i in range(100):\n    y = y + y",
+        4,
+        9,
+        "a list would hold 131,072 items; the limit is 100,000",
+    ),
+    (
+        "f-string doubling",
+        V + "s = 'ab'\nfor i in range(100):\n    s = f'{s}{s}'",
+        4,
+        9,
+        "a string would be 131,072 characters long; the limit is 100,000",
+    ),
     ("string repetition", V + "y = 'a' * 10**9", 2, 5, "strings are only used as labels"),
     ("format width bomb", V + "print(f'{x.data:999999999}')", 2, 7, "the format '999999999' is not available"),
     ("nested format spec", V + "w = 5\nprint(f'{x.data:{w}}')", 3, 7, "a format specification must be written out"),
@@ -52,10 +75,28 @@ REFUSED = [
     ("power tower past the depth limit", V + "y = x" + " ** 1" * 300, 2, 5 + 5 * 199, "nests deeper than 200 levels"),
     ("brackets past Python's parser limit", V + "y = " + "[" * 250 + "]" * 250, 2, 205, "too many nested parentheses"),
     ("attribute chain", V + "y = x" + ".data" * 5000, 2, 1, "nests too deeply for Python's parser"),
-    ("a 5,000-term sum", V + "y = " + " + ".join(["x"] * 5_000), 2, 1, "at most about 2,500 operators in one expression"),
-    ("star unpacking in an assignment", V + "a, *b = [1, 2]", 2, 4, "`*` unpacking is only available in a call's arguments"),
+    (
+        "a 5,000-term sum",
+        V + "y = " + " + ".join(["x"] * 5_000),
+        2,
+        1,
+        "at most about 2,500 operators in one expression",
+    ),
+    (
+        "star unpacking in an assignment",
+        V + "a, *b = [1, 2]",
+        2,
+        4,
+        "`*` unpacking is only available in a call's arguments",
+    ),
     ("star in a list", V + "y = [*[1, 2]]", 2, 6, "`*` unpacking is only available in a call's arguments"),
-    ("a spread that is not a dict", V + "def f(**kw):\n    return kw\nf(**[1])", 4, 1, "** takes a dict with string keys"),
+    (
+        "a spread that is not a dict",
+        V + "def f(**kw):\n    return kw\nf(**[1])",
+        4,
+        1,
+        "** takes a dict with string keys",
+    ),
     ("set", V + "y = {1}", 2, 5, "sets are not available"),
     ("try", V + "try:\n    pass\nexcept Exception:\n    pass", 2, 1, "`try` is not available"),
     ("with", V + "with x:\n    pass", 2, 1, "`with` is not available"),
@@ -68,18 +109,38 @@ REFUSED = [
     ("complex number", V + "y = 1j", 2, 5, "complex numbers are not available"),
     ("bytes", V + "y = b'a'", 2, 5, "bytes are not available"),
     ("unhashable key", V + "d = {}\nd[[1]] = 2", 3, 1, "a dict key must be a number, string, tuple or Value"),
-    ("deeply nested data compared", V + "a = []\nb = []\nfor i in range(5000):\n    a = [a]\n    b = [b]\nprint(a == b)", 7, 7, "nests or calls too deeply"),
+    (
+        "deeply nested data compared",
+        V + "a = []\nb = []\nfor i in range(5000):\n    a = [a]\n    b = [b]\nprint(a == b)",
+        7,
+        7,
+        "nests or calls too deeply",
+    ),
     ("NUL", V + "y = 1\x00", 2, 6, "a character Python cannot read"),
     ("lone surrogate", V + "y = '\ud800'", 2, 6, "a character Python cannot read"),
     ("syntax error after CRLF", "x = Value(1.0)\r\ny = (x +\r\n", 2, 5, "Python syntax error"),
     ("a Value exponent", V + "y = 2 ** x", 2, 5, "the exponent must be a plain number, not a Value"),
     ("comparing Values", V + "y = x < x", 2, 5, "for a Value compare its .data"),
-    ("a base that is not a class", V + "class A(int):\n    pass", 2, 1, "a class can only build on another class of the program"),
-    ("too many backward calls", V + "y = x * 2\nfor i in range(20000):\n    y.backward()", 4, 5, "calls backward() more than 10,000 times"),
+    (
+        "a base that is not a class",
+        V + "class A(int):\n    pass",
+        2,
+        1,
+        "a class can only build on another class of the program",
+    ),
+    (
+        "too many backward calls",
+        V + "y = x * 2\nfor i in range(20000):\n    y.backward()",
+        4,
+        5,
+        "calls backward() more than 10,000 times",
+    ),
 ]
 
 
-@pytest.mark.parametrize("program, line, column, words", [case[1:] for case in REFUSED], ids=[case[0] for case in REFUSED])
+@pytest.mark.parametrize(
+    "program, line, column, words", [case[1:] for case in REFUSED], ids=[case[0] for case in REFUSED]
+)
 async def test_hostile_python_is_400_with_the_place(client, program, line, column, words):
     requests = [client.post("/backward", content=json.dumps({"expression": program}), headers=JSON)]
     if len(program) < 2_000 and not any("\ud800" <= ch <= "\udfff" or ch == "\x00" for ch in program):
@@ -105,7 +166,10 @@ ACCEPTED = [
     ("division by zero", V + "y = x * (1 / 0) + x / 0"),
     ("a list holding itself, printed", V + "l = [x]\nl.append(l)\nprint(l)"),
     ("100 doublings of a nested list, printed", V + "y = [1]\nfor i in range(100):\n    y = [y, y]\nprint(y)"),
-    ("recursion within the depth limit", "def f(n):\n    return Value(1.0) if n == 0 else f(n - 1) * 2\ny = f(95)\ny.backward()"),
+    (
+        "recursion within the depth limit",
+        "def f(n):\n    return Value(1.0) if n == 0 else f(n - 1) * 2\ny = f(95)\ny.backward()",
+    ),
     ("print of many lines", V + "for i in range(50000):\n    print(i)"),
     ("the seed is just a number", V + "import random\nrandom.seed('abc')\ny = x * random.random()"),
 ]

@@ -44,7 +44,10 @@ def test_printing_stops_at_its_limit_and_says_so():
 def test_the_defaults_are_the_issues():
     limits = Limits()
     assert (limits.max_statements, limits.max_call_depth, limits.max_collection_length, limits.max_backward_calls) == (
-        1_000_000, 100, 100_000, 10_000
+        1_000_000,
+        100,
+        100_000,
+        10_000,
     )
 
 
@@ -97,13 +100,20 @@ async def test_limits_come_from_the_environment_through_the_api(make_client, var
 
 async def test_printed_characters_come_from_the_environment(make_client):
     assert Settings.from_environ({"VALUEGRAPH_MAX_PRINTED_CHARACTERS": "4"}).limits.max_printed_characters == 4
-    body = (await make_client(max_printed_characters=4).post("/backward", json={"expression": PRINTING.format(n=5)})).json()
+    body = (
+        await make_client(max_printed_characters=4).post("/backward", json={"expression": PRINTING.format(n=5)})
+    ).json()
     assert body["printed"][:2] == ["ab", "a"] and "the limit is 4 characters" in body["printed"][-1]
 
 
 def test_items_built_at_once_count_as_statements():
     limits = Limits(max_statements=100, max_collection_length=1000)
     run_program("x = Value(1.0)\ny = [0] * 90", limits=limits)
-    for program in ("x = Value(1.0)\nxs = [x] * 60\ny = sum(xs) + sum(xs)", "x = Value(1.0)\ny = [0] * 101", "x = Value(1.0)\ny = list(range(101))", "x = Value(1.0)\ny = [0] * 60\nz = y[:] + y"):
+    for program in (
+        "x = Value(1.0)\nxs = [x] * 60\ny = sum(xs) + sum(xs)",
+        "x = Value(1.0)\ny = [0] * 101",
+        "x = Value(1.0)\ny = list(range(101))",
+        "x = Value(1.0)\ny = [0] * 60\nz = y[:] + y",
+    ):
         with pytest.raises(ProgramError, match="each item a statement builds at once counts as one"):
             run_program(program, limits=limits)

@@ -3,15 +3,14 @@ op multiset, data and every leaf gradient, rel 1e-12), for micrograd's own tests
 lecture neuron, an MLP and the course's softmax with cross-entropy; and what the response adds:
 spans, exprs, scopes, distinct labels, runs, run and printed."""
 
-import math
 import random
 from pathlib import Path
 
 import pytest
+from micrograd_oracle import assert_same_graph, micrograd_calls
 
 import engine
-from engine import Limits, ProgramError, is_python, run_program, trace
-from micrograd_oracle import assert_same_graph, micrograd_calls
+from engine import ProgramError, is_python, run_program, trace
 
 CORPUS = Path(__file__).parent / "corpus"
 # micrograd's test/test_engine.py (the micrograd half of each test) and the lecture's neuron, as
@@ -41,7 +40,9 @@ print([round(p.data, 4) for p in probs] if False else loss.data)
 
 
 @pytest.mark.parametrize(
-    "program", [TEST_SANITY_CHECK, TEST_MORE_OPS, LECTURE_NEURON, SOFTMAX_CROSS_ENTROPY], ids=["sanity_check", "more_ops", "neuron", "softmax"]
+    "program",
+    [TEST_SANITY_CHECK, TEST_MORE_OPS, LECTURE_NEURON, SOFTMAX_CROSS_ENTROPY],
+    ids=["sanity_check", "more_ops", "neuron", "softmax"],
 )
 def test_the_graph_is_micrographs(program):
     assert_same_graph(program)
@@ -51,7 +52,9 @@ def test_micrograds_test_more_ops_numbers():
     ours = assert_same_graph(TEST_MORE_OPS)
     assert ours["data"] == pytest.approx(24.70408163265306, rel=1e-12)
     leaves = [n for n in ours["nodes"] if n[0] is None]
-    assert leaves[0][2] == pytest.approx(138.83381924198252, rel=1e-12) and leaves[1][2] == pytest.approx(645.5772594752186, rel=1e-12)
+    assert leaves[0][2] == pytest.approx(138.83381924198252, rel=1e-12) and leaves[1][2] == pytest.approx(
+        645.5772594752186, rel=1e-12
+    )
 
 
 def test_the_mlp_training_loop_is_micrograds_at_every_run():
@@ -93,7 +96,9 @@ def test_runs_are_the_loss_curve_and_the_graph_is_the_one_backward_walked():
 def test_printed_lines_are_captured():
     result = run_program(MLP_TRAINING)
     assert len(result.printed) == 20 and result.printed[0].startswith("0 ")
-    assert run_program("x = Value(1.5)\nprint('x is', x.data, sep=': ')\nprint([1, 2.5], (3,), {'a': 1}, None, True)").printed == [
+    assert run_program(
+        "x = Value(1.5)\nprint('x is', x.data, sep=': ')\nprint([1, 2.5], (3,), {'a': 1}, None, True)"
+    ).printed == [
         "x is: 1.5",
         "[1, 2.5] (3,) {'a': 1} None True",
     ]
@@ -177,14 +182,60 @@ def test_shorthand_labels_become_distinct_too():
     "program, expected",
     [
         # (label, span, expr) of the last four nodes; a constant shows its value, at its operation's span
-        ("a = 2; b = (a + 1) * 0.5", [(None, (1, 13, 1, 18), "1"), (None, (1, 13, 1, 18), "a + 1"), (None, (1, 12, 1, 25), "0.5"), ("b", (1, 12, 1, 25), "(a + 1) * 0.5")]),
-        ("a = 2; b = exp(a).tanh() * 1.5", [(None, (1, 12, 1, 18), "exp(a)"), (None, (1, 12, 1, 25), "exp(a).tanh()"), (None, (1, 12, 1, 31), "1.5"), ("b", (1, 12, 1, 31), "exp(a).tanh() * 1.5")]),
-        ("a = 2; b = a.tanh ()  *  3", [("a", (1, 1, 1, 6), "a = 2"), (None, (1, 12, 1, 21), "a.tanh ()"), (None, (1, 12, 1, 27), "3"), ("b", (1, 12, 1, 27), "a.tanh () * 3")]),
-        ("a = 2\nb = (a\n\t* 3)", [("a", (1, 1, 1, 6), "a = 2"), (None, (2, 6, 3, 5), "3"), ("b", (2, 6, 3, 5), "a * 3")]),
-        ("a = 2\nb = (a\n* 3)", [("a", (1, 1, 1, 6), "a = 2"), (None, (2, 6, 3, 4), "3"), ("b", (2, 6, 3, 4), "a * 3")]),
+        (
+            "a = 2; b = (a + 1) * 0.5",
+            [
+                (None, (1, 13, 1, 18), "1"),
+                (None, (1, 13, 1, 18), "a + 1"),
+                (None, (1, 12, 1, 25), "0.5"),
+                ("b", (1, 12, 1, 25), "(a + 1) * 0.5"),
+            ],
+        ),
+        (
+            "a = 2; b = exp(a).tanh() * 1.5",
+            [
+                (None, (1, 12, 1, 18), "exp(a)"),
+                (None, (1, 12, 1, 25), "exp(a).tanh()"),
+                (None, (1, 12, 1, 31), "1.5"),
+                ("b", (1, 12, 1, 31), "exp(a).tanh() * 1.5"),
+            ],
+        ),
+        (
+            "a = 2; b = a.tanh ()  *  3",
+            [
+                ("a", (1, 1, 1, 6), "a = 2"),
+                (None, (1, 12, 1, 21), "a.tanh ()"),
+                (None, (1, 12, 1, 27), "3"),
+                ("b", (1, 12, 1, 27), "a.tanh () * 3"),
+            ],
+        ),
+        (
+            "a = 2\nb = (a\n\t* 3)",
+            [("a", (1, 1, 1, 6), "a = 2"), (None, (2, 6, 3, 5), "3"), ("b", (2, 6, 3, 5), "a * 3")],
+        ),
+        (
+            "a = 2\nb = (a\n* 3)",
+            [("a", (1, 1, 1, 6), "a = 2"), (None, (2, 6, 3, 4), "3"), ("b", (2, 6, 3, 4), "a * 3")],
+        ),
         # marks found on lines 2, 3, then 2 again (the outer *), then 5: the line is not only carried forward
-        ("a = 2\nb = (a\n* 3) * (a\n+ 1)\nc = b + a", [(None, (3, 9, 4, 4), "1"), (None, (3, 9, 4, 4), "a + 1"), ("b", (2, 5, 4, 5), "(a * 3) * (a + 1)"), ("c", (5, 5, 5, 10), "b + a")]),
-        ("a = 2; b = a * 1 + a * 2 + a * 3 + a * 4 + a * 5 + a * 6", [(None, (1, 12, 1, 49), "a * 1 + a * 2 + a * 3 + a * 4 + a * 5"), (None, (1, 52, 1, 57), "6"), (None, (1, 52, 1, 57), "a * 6"), ("b", (1, 12, 1, 57), "a * 1 + a * 2 + a * 3 + a * 4 + a * 5 +…")]),
+        (
+            "a = 2\nb = (a\n* 3) * (a\n+ 1)\nc = b + a",
+            [
+                (None, (3, 9, 4, 4), "1"),
+                (None, (3, 9, 4, 4), "a + 1"),
+                ("b", (2, 5, 4, 5), "(a * 3) * (a + 1)"),
+                ("c", (5, 5, 5, 10), "b + a"),
+            ],
+        ),
+        (
+            "a = 2; b = a * 1 + a * 2 + a * 3 + a * 4 + a * 5 + a * 6",
+            [
+                (None, (1, 12, 1, 49), "a * 1 + a * 2 + a * 3 + a * 4 + a * 5"),
+                (None, (1, 52, 1, 57), "6"),
+                (None, (1, 52, 1, 57), "a * 6"),
+                ("b", (1, 12, 1, 57), "a * 1 + a * 2 + a * 3 + a * 4 + a * 5 +…"),
+            ],
+        ),
     ],
 )
 def test_shorthand_nodes_know_their_code(program, expected):
@@ -199,7 +250,12 @@ def test_a_graph_without_program_text_has_no_origins():
     x = engine.Value(2.0)
     y = x * x + 1
     nodes = trace(y).nodes
-    assert engine.ProgramRun(y).origins(nodes) == [(None, None, "2", []), (None, None, "", []), (None, None, "1", []), (None, None, "", [])]
+    assert engine.ProgramRun(y).origins(nodes) == [
+        (None, None, "2", []),
+        (None, None, "", []),
+        (None, None, "1", []),
+        (None, None, "", []),
+    ]
 
 
 def test_mlp_nodes_carry_layer_and_neuron_scopes():
@@ -329,7 +385,12 @@ def test_the_language_is_told_apart(program, python):
     [
         ("x = Value(2.0)\ny = (x) ^ 2", "`^` is bitwise xor in Python; for powers write `**`", 2, 9),
         ("x = Value(2.0)\ny = x + 'a'", "strings are only used as labels", 2, 5),
-        ("import os\nx = Value(1.0)", "`import os` is not available: valuegraph runs micrograd code, not arbitrary Python", 1, 1),
+        (
+            "import os\nx = Value(1.0)",
+            "`import os` is not available: valuegraph runs micrograd code, not arbitrary Python",
+            1,
+            1,
+        ),
         ("x = Value(2.0)\nx.__class__", "attributes like `.__class__` are not available", 2, 1),
         ("x = Value(2.0)\ngetattr(x, 'data')", "unknown name 'getattr'", 2, 1),
         ("x = Value(2.0)\ny = x ** x", "the exponent must be a plain number, not a Value", 2, 5),

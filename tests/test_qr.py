@@ -6,8 +6,29 @@ import pytest
 from app.qr import MAX_VERSION, TooLong, qr_matrix, qr_svg, rs_divisor, rs_remainder
 
 # ISO/IEC 18004's alignment pattern centres for versions 2..10 (a table, not the formula app/qr.py uses).
-ALIGNMENT = {2: [6, 18], 3: [6, 22], 4: [6, 26], 5: [6, 30], 6: [6, 34], 7: [6, 22, 38], 8: [6, 24, 42], 9: [6, 26, 46], 10: [6, 28, 50]}
-BLOCKS_M = {1: (1, 10), 2: (1, 16), 3: (1, 26), 4: (2, 18), 5: (2, 24), 6: (4, 16), 7: (4, 18), 8: (4, 22), 9: (5, 22), 10: (5, 26)}
+ALIGNMENT = {
+    2: [6, 18],
+    3: [6, 22],
+    4: [6, 26],
+    5: [6, 30],
+    6: [6, 34],
+    7: [6, 22, 38],
+    8: [6, 24, 42],
+    9: [6, 26, 46],
+    10: [6, 28, 50],
+}
+BLOCKS_M = {
+    1: (1, 10),
+    2: (1, 16),
+    3: (1, 26),
+    4: (2, 18),
+    5: (2, 24),
+    6: (4, 16),
+    7: (4, 18),
+    8: (4, 22),
+    9: (5, 22),
+    10: (5, 26),
+}
 MASKS = [
     lambda x, y: (x + y) % 2 == 0,
     lambda x, y: y % 2 == 0,
@@ -130,7 +151,15 @@ def read(matrix) -> str:
 
 @pytest.mark.parametrize(
     "text",
-    ["", "A", "http://127.0.0.1:8000/?room=K7MP-Q2XR", "https://valuegraph.example.org/embed?room=K7MP-Q2XR&theme=dark", "é∂" * 20, "x" * 120, "y" * 213],
+    [
+        "",
+        "A",
+        "http://127.0.0.1:8000/?room=K7MP-Q2XR",
+        "https://valuegraph.example.org/embed?room=K7MP-Q2XR&theme=dark",
+        "é∂" * 20,
+        "x" * 120,
+        "y" * 213,
+    ],
 )
 def test_what_is_encoded_reads_back(text):
     matrix = qr_matrix(text)

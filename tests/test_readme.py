@@ -41,7 +41,9 @@ def test_the_lock_pins_every_declared_requirement_within_its_range():
     for requirement in lock.project_requirements():
         name = canonicalize_name(requirement.name)
         assert name in pins, f"{requirement} is not in constraints.txt: run python3 .ci/lock_dependencies.py"
-        assert requirement.specifier.contains(pins[name], prereleases=True), f"constraints.txt pins {name}=={pins[name]}, outside {requirement}"
+        assert requirement.specifier.contains(pins[name], prereleases=True), (
+            f"constraints.txt pins {name}=={pins[name]}, outside {requirement}"
+        )
 
 
 def test_the_suite_runs_with_the_locked_versions():
@@ -50,4 +52,3 @@ def test_the_suite_runs_with_the_locked_versions():
     installed = lock.resolved(lock.project_requirements(extras=("test",)))
     pins = lock.read_lock()
     assert {name: pins.get(name) for name in installed} == installed
-

@@ -1,7 +1,6 @@
 """Teach live in one process (the in-process broker): making rooms, who may drive, and every
 limit that closes a connection or ignores a message, with its reason."""
 
-import json
 import time
 import warnings
 
@@ -71,7 +70,10 @@ def test_a_room_refuses_a_bad_first_state(client):
     answer = client.post("/rooms", json={"state": {"expression": "a = (2"}})
     assert answer.status_code == 400
     assert "line 1, column 5" in answer.json()["detail"]["message"]
-    assert client.post("/rooms", json={"state": {"expression": PROGRAM, "step": 14}}).json()["detail"]["message"] == "state.step is 14, past the walk's last step 13"
+    assert (
+        client.post("/rooms", json={"state": {"expression": PROGRAM, "step": 14}}).json()["detail"]["message"]
+        == "state.step is 14, past the walk's last step 13"
+    )
     assert client.post("/rooms", json={"state": {"expression": PROGRAM, "colour": "red"}}).status_code == 422
 
 
@@ -88,25 +90,34 @@ def test_one_address_makes_a_bounded_number_of_rooms_an_hour():
     """One client filling every room would shut the others out for an hour: each address (an IPv6
     address's /64) makes room_creations_per_hour rooms; a refused state does not count."""
     app = create_app(Settings(room_creations_per_hour=2))
-    with TestClient(app, client=("203.0.113.7", 50000)) as client, TestClient(app, client=("198.51.100.1", 50000)) as neighbour:
+    with (
+        TestClient(app, client=("203.0.113.7", 50000)) as client,
+        TestClient(app, client=("198.51.100.1", 50000)) as neighbour,
+    ):
         new_room(client)
         assert client.post("/rooms", json={"state": {"expression": "a = (2"}}).status_code == 400
         new_room(client)
         answer = client.post("/rooms", json={"state": {"expression": PROGRAM}})
         assert answer.status_code == 429
         assert 3540 <= int(answer.headers["retry-after"]) <= 3600
-        assert answer.json()["detail"]["message"] == "this address has made 2 rooms in the last hour, the limit; it may make another in 60 minutes"
+        assert (
+            answer.json()["detail"]["message"]
+            == "this address has made 2 rooms in the last hour, the limit; it may make another in 60 minutes"
+        )
         new_room(neighbour)
 
 
-@pytest.mark.parametrize("host, key", [
-    ("203.0.113.7", "203.0.113.7"),
-    ("2001:db8:1:2:aaaa::1", "2001:db8:1:2::/64"),
-    ("2001:db8:1:2:bbbb::9", "2001:db8:1:2::/64"),
-    ("::ffff:203.0.113.7", "203.0.113.7"),
-    ("testclient", "testclient"),
-    (None, "unknown"),
-])
+@pytest.mark.parametrize(
+    "host, key",
+    [
+        ("203.0.113.7", "203.0.113.7"),
+        ("2001:db8:1:2:aaaa::1", "2001:db8:1:2::/64"),
+        ("2001:db8:1:2:bbbb::9", "2001:db8:1:2::/64"),
+        ("::ffff:203.0.113.7", "203.0.113.7"),
+        ("testclient", "testclient"),
+        (None, "unknown"),
+    ],
+)
 def test_the_creation_limit_counts_an_address_or_an_ipv6_subscriber(host, key):
     assert client_key(host) == key
 
@@ -117,7 +128,10 @@ def test_a_program_broadcast_goes_through_the_limits_of_backward():
         with client.websocket_connect("/rooms/ws") as teacher:
             join(teacher, room["code"], room["token"])
             teacher.send_json({"type": "state", "state": {"expression": "a = 1" + " + a" * 20}})
-            assert teacher.receive_json() == {"type": "error", "message": "ignored: state.expression is 85 characters, over the limit of 50"}
+            assert teacher.receive_json() == {
+                "type": "error",
+                "message": "ignored: state.expression is 85 characters, over the limit of 50",
+            }
         assert client.post("/rooms", json={"state": {"expression": "a = 1" + " + a" * 20}}).status_code == 400
 
 
@@ -128,13 +142,30 @@ def test_the_teacher_drives_and_students_follow_in_order(client):
         welcome = join(student, room["code"].lower().replace("-", " "))
         assert welcome["role"] == "student" and welcome["state"]["step"] == 0 and "followers" not in welcome
         for step in range(1, 14):
-            teacher.send_json({"type": "state", "state": {"expression": PROGRAM, "step": step, "playing": True, "speed": 2, "pinned": 1}})
+            teacher.send_json(
+                {
+                    "type": "state",
+                    "state": {"expression": PROGRAM, "step": step, "playing": True, "speed": 2, "pinned": 1},
+                }
+            )
         received = [student.receive_json() for _ in range(13)]
         assert [m["state"]["step"] for m in received] == list(range(1, 14))
         assert [m["version"] for m in received] == list(range(2, 15))
         assert received[7]["state"]["stage"] == "sort" and received[8]["state"]["stage"] == "propagate"
-        assert received[-1]["state"] | {} == {"expression": PROGRAM, "variables": {}, "variant": "correct", "step": 13, "stage": "propagate", "playing": True, "speed": 2.0, "pinned": 1, "direction": "LR"}
-        teacher.send_json({"type": "state", "state": {"expression": "x * y", "variables": {"x": 3, "y": -1}, "variant": "assign"}})
+        assert received[-1]["state"] | {} == {
+            "expression": PROGRAM,
+            "variables": {},
+            "variant": "correct",
+            "step": 13,
+            "stage": "propagate",
+            "playing": True,
+            "speed": 2.0,
+            "pinned": 1,
+            "direction": "LR",
+        }
+        teacher.send_json(
+            {"type": "state", "state": {"expression": "x * y", "variables": {"x": 3, "y": -1}, "variant": "assign"}}
+        )
         assert student.receive_json()["state"]["variables"] == {"x": 3, "y": -1}
     with client.websocket_connect("/rooms/ws") as late:
         assert join(late, room["code"])["state"]["expression"] == "x * y"  # resumes from the current state
@@ -155,12 +186,19 @@ def test_the_teacher_sees_how_many_follow(client):
 
 def test_a_student_cannot_drive_and_nothing_reaches_the_others(client):
     room = new_room(client)
-    with client.websocket_connect("/rooms/ws") as teacher, client.websocket_connect("/rooms/ws") as mallory, client.websocket_connect("/rooms/ws") as other:
+    with (
+        client.websocket_connect("/rooms/ws") as teacher,
+        client.websocket_connect("/rooms/ws") as mallory,
+        client.websocket_connect("/rooms/ws") as other,
+    ):
         join(teacher, room["code"], room["token"])
         join(mallory, room["code"])
         join(other, room["code"])
         mallory.send_json({"type": "state", "state": {"expression": "1/0", "step": 0}})
-        assert mallory.receive_json() == {"type": "error", "message": "only the teacher can drive this room; your message was ignored"}
+        assert mallory.receive_json() == {
+            "type": "error",
+            "message": "only the teacher can drive this room; your message was ignored",
+        }
         mallory.send_text("not json at all")
         assert mallory.receive_json()["type"] == "error"
         # The next thing the other student hears is the teacher's next move, not Mallory's.
@@ -247,7 +285,11 @@ def test_a_flood_is_closed_and_reaches_no_one():
 def test_a_full_room_turns_students_away():
     with make_client(room_max_members=2) as client:
         room = new_room(client)
-        with client.websocket_connect("/rooms/ws") as one, client.websocket_connect("/rooms/ws") as two, client.websocket_connect("/rooms/ws") as three:
+        with (
+            client.websocket_connect("/rooms/ws") as one,
+            client.websocket_connect("/rooms/ws") as two,
+            client.websocket_connect("/rooms/ws") as three,
+        ):
             join(one, room["code"])
             join(two, room["code"])
             three.send_json({"type": "join", "code": room["code"]})
@@ -277,7 +319,13 @@ def test_the_token_bucket_allows_a_burst_then_the_rate():
 
 
 def test_room_settings_come_from_the_environment():
-    settings = Settings.from_environ({"VALUEGRAPH_REDIS_URL": " redis://h:1/0 ", "VALUEGRAPH_ROOM_IDLE_SECONDS": "90", "VALUEGRAPH_ROOM_MAX_MEMBERS": "30"})
+    settings = Settings.from_environ(
+        {
+            "VALUEGRAPH_REDIS_URL": " redis://h:1/0 ",
+            "VALUEGRAPH_ROOM_IDLE_SECONDS": "90",
+            "VALUEGRAPH_ROOM_MAX_MEMBERS": "30",
+        }
+    )
     assert (settings.redis_url, settings.room_idle_seconds, settings.room_max_members) == ("redis://h:1/0", 90.0, 30)
     with pytest.raises(ValueError, match="VALUEGRAPH_ROOM_MAX_ROOMS must be a positive whole number"):
         Settings.from_environ({"VALUEGRAPH_ROOM_MAX_ROOMS": "many"})

@@ -33,8 +33,15 @@ def test_the_api_keeps_its_schema(case):
 def test_every_operation_is_tested():
     operations = {(result.ok().method.upper(), result.ok().path) for result in schema.get_all_operations()}
     assert operations == {
-        ("GET", "/backward"), ("POST", "/backward"), ("GET", "/healthz"),
-        ("POST", "/layout"), ("POST", "/rooms"), ("GET", "/rooms/{code}/qr.svg"), ("GET", "/oembed"), ("GET", "/export/scorm"), ("POST", "/export/scorm"),
+        ("GET", "/backward"),
+        ("POST", "/backward"),
+        ("GET", "/healthz"),
+        ("POST", "/layout"),
+        ("POST", "/rooms"),
+        ("GET", "/rooms/{code}/qr.svg"),
+        ("GET", "/oembed"),
+        ("GET", "/export/scorm"),
+        ("POST", "/export/scorm"),
     }
 
 

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from engine import Limits, ProgramError, Value, VARIANTS, evaluate, format_number, parse, trace
+from engine import VARIANTS, Limits, ProgramError, Value, evaluate, format_number, parse, trace
 
 GOLDEN = pathlib.Path(__file__).parent / "golden"
 
@@ -50,14 +50,24 @@ def as_golden(t, program):
         "variant": t.variant,
         "order": [name(i) for i in t.order],
         "sort": [
-            {"node": name(s.node), "index": s.index, "action": s.action, "child": name(s.child), "stack_after": stack, "sorted": emitted}
+            {
+                "node": name(s.node),
+                "index": s.index,
+                "action": s.action,
+                "child": name(s.child),
+                "stack_after": stack,
+                "sorted": emitted,
+            }
             for s, (stack, emitted) in zip(t.sort, stacks)
         ],
         "propagate": [
             {
                 "node": name(p.node),
                 "grad": p.grad,
-                "updates": [{"child": name(u.child), "local_grad": u.local_grad, "delta": u.delta, "grad": u.grad} for u in p.updates],
+                "updates": [
+                    {"child": name(u.child), "local_grad": u.local_grad, "delta": u.delta, "grad": u.grad}
+                    for u in p.updates
+                ],
             }
             for p in t.propagate
         ],
@@ -73,13 +83,21 @@ def assert_matches_golden(filename):
     actual = as_golden(t, expected["program"])
     if actual != expected:
         lines = lambda d: json.dumps(d, indent=1).splitlines()  # noqa: E731
-        diff = "\n".join(difflib.unified_diff(lines(expected), lines(actual), f"golden/{filename}", "engine trace", lineterm=""))
+        diff = "\n".join(
+            difflib.unified_diff(lines(expected), lines(actual), f"golden/{filename}", "engine trace", lineterm="")
+        )
         pytest.fail(f"the trace differs from golden/{filename}:\n{diff}", pytrace=False)
 
 
 @pytest.mark.parametrize(
     "filename",
-    ["chapter2.json", "reuse.json", "chapter2-assign.json", "reuse-no-visited-check.json", "reuse-no-topological-order.json"],
+    [
+        "chapter2.json",
+        "reuse.json",
+        "chapter2-assign.json",
+        "reuse-no-visited-check.json",
+        "reuse-no-topological-order.json",
+    ],
 )
 def test_golden_trace(filename):
     assert_matches_golden(filename)
@@ -276,10 +294,16 @@ def warnings(source, **variables):
         ("a = -8; b = a ** 0.5", [("b", "(-8) ** 0.5 is NaN: a negative number to a fractional power")]),
         ("a = 800; b = exp(a)", [("b", "exp(800) is Infinity: too large for a float (overflow)")]),
         ("a = 1; b = 0; c = a / b", [("**", "0 ** -1 is Infinity: division by zero")]),
-        ("a = 800; b = exp(a); c = b * 0", [("b", "exp(800) is Infinity: too large for a float (overflow)"), ("c", "Infinity * 0 is NaN")]),
+        (
+            "a = 800; b = exp(a); c = b * 0",
+            [("b", "exp(800) is Infinity: too large for a float (overflow)"), ("c", "Infinity * 0 is NaN")],
+        ),
         ("a = 1e308; b = a * 10", [("b", "1e+308 * 10 is Infinity: too large for a float (overflow)")]),
         ("a = 1/0", [("a", "a is Infinity")]),
-        ("1/0 + x", [("constant", "a constant is Infinity: arithmetic on plain numbers (such as 1/0 or 1e308 * 10) made it")]),
+        (
+            "1/0 + x",
+            [("constant", "a constant is Infinity: arithmetic on plain numbers (such as 1/0 or 1e308 * 10) made it")],
+        ),
         ("a = -2; b = a ** 1e400", [("b", "(-2) ** Infinity is Infinity: too large for a float (overflow)")]),
         ("a = -2; b = a ** (0/0)", [("b", "(-2) ** NaN is NaN")]),
         ("a = 1e-300; b = a * 1e300; c = b * 1e300", [("a", "the gradient overflows: 1e+300 × 1e+300 is Infinity")]),
@@ -306,7 +330,16 @@ def test_finite_numbers_whose_sum_overflows_have_no_warnings():
 
 @pytest.mark.parametrize(
     "x, text",
-    [(2.0, "2"), (-3.0, "-3"), (0.5, "0.5"), (math.inf, "Infinity"), (-math.inf, "-Infinity"), (math.nan, "NaN"), (1e300, "1e+300"), (0.1, "0.1")],
+    [
+        (2.0, "2"),
+        (-3.0, "-3"),
+        (0.5, "0.5"),
+        (math.inf, "Infinity"),
+        (-math.inf, "-Infinity"),
+        (math.nan, "NaN"),
+        (1e300, "1e+300"),
+        (0.1, "0.1"),
+    ],
 )
 def test_format_number(x, text):
     assert format_number(x) == text
@@ -330,7 +363,9 @@ def test_each_update_starts_from_the_childs_previous_grad(program, variant):
     t = trace(run(program), variant=variant)
     grads = {t.output: 1.0}
     for step in t.propagate:
-        assert step.grad == pytest.approx(grads.get(step.node, 0.0), nan_ok=True), "a node walks with the grad the records gave it"
+        assert step.grad == pytest.approx(grads.get(step.node, 0.0), nan_ok=True), (
+            "a node walks with the grad the records gave it"
+        )
         for u in step.updates:
             before = grads.get(u.child, 0.0)
             expected = u.delta if variant == "assign" else before + u.delta

@@ -41,7 +41,20 @@ def installed(tmp_path_factory):
     (wheel,) = dist.glob("valuegraph-*.whl")
     venv = root / "venv"
     run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)])
-    run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "--no-deps", "--no-index", "--ignore-installed", str(wheel)])
+    run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(venv / "bin" / "python"),
+            "install",
+            "--no-deps",
+            "--no-index",
+            "--ignore-installed",
+            str(wheel),
+        ]
+    )
     env = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "VIRTUAL_ENV")}
     env["PYTHONUNBUFFERED"] = "1"
     work = root / "elsewhere"
@@ -51,7 +64,11 @@ def installed(tmp_path_factory):
 
 def test_the_installed_package_is_the_one_imported(installed):
     bin_dir, env, work = installed
-    where = run([str(bin_dir / "python"), "-c", "import app, engine; print(app.__file__); print(engine.__file__)"], cwd=work, env=env)
+    where = run(
+        [str(bin_dir / "python"), "-c", "import app, engine; print(app.__file__); print(engine.__file__)"],
+        cwd=work,
+        env=env,
+    )
     for line in where.split():
         assert Path(line).is_relative_to(bin_dir.parent), where
 
@@ -66,7 +83,14 @@ def test_version_and_export(installed):
 
 def test_the_installed_server_serves_everything(installed):
     bin_dir, env, work = installed
-    server = subprocess.Popen([str(bin_dir / "valuegraph"), "--port", "0"], cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    server = subprocess.Popen(
+        [str(bin_dir / "valuegraph"), "--port", "0"],
+        cwd=work,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         url = _printed_url(server)
         with httpx.Client(base_url=url, timeout=20) as client:
@@ -84,7 +108,12 @@ def test_the_installed_server_serves_everything(installed):
                 assert client.get(asset).status_code == 200, asset
             answer = client.get("/backward", params={"expression": PROGRAM})
             assert answer.status_code == 200
-            assert [(n["label"], n["grad"]) for n in answer.json()["nodes"]] == [("a", 4.0), ("b", 2.0), ("c", 1.0), ("L", 1.0)]
+            assert [(n["label"], n["grad"]) for n in answer.json()["nodes"]] == [
+                ("a", 4.0),
+                ("b", 2.0),
+                ("c", 1.0),
+                ("L", 1.0),
+            ]
     finally:
         server.terminate()
         server.wait(timeout=10)

@@ -12,8 +12,8 @@ from engine import Limits, measure_leaf_gradients, run_program, trace
 
 from .. import schemas
 from ..budget import Leftovers, collector_paused, run_within_budget
-from ..config import Settings
 from ..cache import ResponseCache
+from ..config import Settings
 from ..dependencies import get_response_cache, get_settings, get_work_limiter
 from ..layout import compute_layout
 from ..serialize import backward_json, backward_response
@@ -27,7 +27,9 @@ def compute_backward(request: schemas.BackwardRequest, limits: Limits) -> schema
 
 def _run(request: schemas.BackwardRequest, limits: Limits) -> tuple:
     """parse -> run -> trace -> (nudge test) -> (layout): the arguments of backward_response and backward_json."""
-    program = run_program(request.expression, request.variables, limits, request.seed, request.run)  # the syntax tree is freed here
+    program = run_program(
+        request.expression, request.variables, limits, request.seed, request.run
+    )  # the syntax tree is freed here
     steps = trace(program.output, limits, request.variant)
     measured = measure_leaf_gradients(program.output, request.nudge, limits) if request.check else None
     layout = compute_layout(steps) if request.layout else None
@@ -41,13 +43,19 @@ def _backward_json(request: schemas.BackwardRequest, limits: Limits) -> tuple[by
         return backward_json(*made), Leftovers(made)
 
 
-async def _answer(request: schemas.BackwardRequest, settings: Settings, limiter: anyio.CapacityLimiter, cache: ResponseCache) -> Response:
+async def _answer(
+    request: schemas.BackwardRequest, settings: Settings, limiter: anyio.CapacityLimiter, cache: ResponseCache
+) -> Response:
     key = json.dumps(request.model_dump(), sort_keys=True)  # escapes lone surrogates, unlike model_dump_json
     body, release = cache.get(key), None
     if body is None:
-        body, leftovers = await run_within_budget(_backward_json, request, settings.limits, seconds=settings.time_budget, limiter=limiter)
+        body, leftovers = await run_within_budget(
+            _backward_json, request, settings.limits, seconds=settings.time_budget, limiter=limiter
+        )
         cache.put(key, body)
-        release = BackgroundTask(leftovers.free)  # after the last byte is sent, in a worker thread, not on the event loop
+        release = BackgroundTask(
+            leftovers.free
+        )  # after the last byte is sent, in a worker thread, not on the event loop
     return Response(body, media_type="application/json", background=release)
 
 
@@ -67,7 +75,11 @@ CacheDep = Annotated[ResponseCache, Depends(get_response_cache)]
 async def post_backward(
     request: Annotated[
         schemas.BackwardRequest,
-        Body(openapi_examples={"chapter 2": {"summary": "Chapter 2's graph", "value": {"expression": schemas.CHAPTER_2_PROGRAM}}}),
+        Body(
+            openapi_examples={
+                "chapter 2": {"summary": "Chapter 2's graph", "value": {"expression": schemas.CHAPTER_2_PROGRAM}}
+            }
+        ),
     ],
     settings: SettingsDep,
     limiter: LimiterDep,

@@ -10,7 +10,16 @@ from fastapi.responses import Response
 from ..broker import TooManyRooms
 from ..errors import json_error
 from ..qr import qr_svg
-from ..rooms import Classroom, NewRoom, RoomCreated, RoomProblem, TooManyCreations, client_key, normalise_code, shown_code
+from ..rooms import (
+    Classroom,
+    NewRoom,
+    RoomCreated,
+    RoomProblem,
+    TooManyCreations,
+    client_key,
+    normalise_code,
+    shown_code,
+)
 
 router = APIRouter(tags=["classroom"])
 
@@ -28,11 +37,15 @@ def join_url(request: Request, code: str, page: str = "/") -> str:
     return f"{str(request.base_url).rstrip('/')}{page}?room={shown_code(code)}"
 
 
-@router.post("/rooms", response_model=RoomCreated, responses={
-    400: {"description": "The state is refused"},
-    429: {"description": "This address has made its rooms for the hour (Retry-After says when it may again)"},
-    503: {"description": "Too many rooms are open"},
-})
+@router.post(
+    "/rooms",
+    response_model=RoomCreated,
+    responses={
+        400: {"description": "The state is refused"},
+        429: {"description": "This address has made its rooms for the hour (Retry-After says when it may again)"},
+        503: {"description": "Too many rooms are open"},
+    },
+)
 async def create_room(body: NewRoom, request: Request, classroom: ClassroomDep):
     """Start a room showing `state`. The answer's token is the teacher's: keep it out of links."""
     try:
@@ -44,11 +57,18 @@ async def create_room(body: NewRoom, request: Request, classroom: ClassroomDep):
         minutes = math.ceil(seconds_left / 60)
         return json_error(
             429,
-            {"message": f"this address has made {allowed:,} rooms in the last hour, the limit; it may make another in {minutes} minute{'s' * (minutes != 1)}"},
+            {
+                "message": f"this address has made {allowed:,} rooms in the last hour, the limit; it may make another in {minutes} minute{'s' * (minutes != 1)}"
+            },
             {"retry-after": str(math.ceil(seconds_left))},
         )
     except TooManyRooms:
-        return json_error(503, {"message": f"too many rooms are open (the limit is {classroom.settings.room_max_rooms:,}); try again later"})
+        return json_error(
+            503,
+            {
+                "message": f"too many rooms are open (the limit is {classroom.settings.room_max_rooms:,}); try again later"
+            },
+        )
     return RoomCreated(
         code=shown_code(code),
         token=token,
@@ -59,7 +79,11 @@ async def create_room(body: NewRoom, request: Request, classroom: ClassroomDep):
     )
 
 
-@router.get("/rooms/{code}/qr.svg", response_class=Response, responses={200: {"content": {"image/svg+xml": {}}}, 400: {}, 404: {}})
+@router.get(
+    "/rooms/{code}/qr.svg",
+    response_class=Response,
+    responses={200: {"content": {"image/svg+xml": {}}}, 400: {}, 404: {}},
+)
 async def room_qr(code: str, request: Request, classroom: ClassroomDep):
     """The join link as a QR code, for a projector."""
     try:

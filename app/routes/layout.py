@@ -24,9 +24,20 @@ router = APIRouter(tags=["api"])
         503: {"model": schemas.MessageResponse, "description": "The request ran past its time budget"},
     },
 )
-async def post_layout(request: schemas.LayoutRequest, settings: Annotated[Settings, Depends(get_settings)], limiter: Annotated[anyio.CapacityLimiter, Depends(get_work_limiter)]):
+async def post_layout(
+    request: schemas.LayoutRequest,
+    settings: Annotated[Settings, Depends(get_settings)],
+    limiter: Annotated[anyio.CapacityLimiter, Depends(get_work_limiter)],
+):
     """Lay out a graph given as children lists (the same layout as `"layout": true` of /backward)."""
     nodes = len(request.children)
     if nodes > settings.limits.max_nodes:
-        return json_error(400, {"message": f"the graph has {nodes:,} nodes, more than the limit of {settings.limits.max_nodes:,} (VALUEGRAPH_MAX_NODES)"})
-    return await run_within_budget(layout_graph, request.children, nodes - 1, seconds=settings.time_budget, limiter=limiter)
+        return json_error(
+            400,
+            {
+                "message": f"the graph has {nodes:,} nodes, more than the limit of {settings.limits.max_nodes:,} (VALUEGRAPH_MAX_NODES)"
+            },
+        )
+    return await run_within_budget(
+        layout_graph, request.children, nodes - 1, seconds=settings.time_budget, limiter=limiter
+    )

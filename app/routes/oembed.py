@@ -29,7 +29,9 @@ class OEmbed(BaseModel):
     height: int
 
 
-@router.get("/oembed", response_model=OEmbed, responses={404: {"description": "The url is not a valuegraph page of this site"}})
+@router.get(
+    "/oembed", response_model=OEmbed, responses={404: {"description": "The url is not a valuegraph page of this site"}}
+)
 async def oembed(
     request: Request,
     url: Annotated[str, Query(max_length=MAX_URL_LENGTH, description="A link to this site's page or embed")],
@@ -43,7 +45,9 @@ async def oembed(
     if (asked.scheme, asked.netloc) != (site.scheme, site.netloc):
         return json_error(404, {"message": f"url must be a page of this site ({site.scheme}://{site.netloc}/...)"})
     if asked.path not in PAGES:
-        return json_error(404, {"message": f"url must be this site's page (/) or its embed (/embed), not {asked.path[:100]!r}"})
+        return json_error(
+            404, {"message": f"url must be this site's page (/) or its embed (/embed), not {asked.path[:100]!r}"}
+        )
     embed = f"{site.scheme}://{site.netloc}/embed" + (f"?{asked.query}" if asked.query else "")
     width = min(DEFAULT_WIDTH, maxwidth or DEFAULT_WIDTH)
     height = min(DEFAULT_HEIGHT, maxheight or DEFAULT_HEIGHT)

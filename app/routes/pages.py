@@ -19,14 +19,18 @@ SWAGGER_UI = "vendor/swagger-ui.v5.35.0"  # + .bundle.js, .css, .LICENSE.txt (np
 # HEAD too: uptime checks and link checkers ask with it, and HTTP expects it wherever GET works.
 @router.api_route("/", methods=["GET", "HEAD"], response_class=HTMLResponse)
 async def index(request: Request, settings: Annotated[Settings, Depends(get_settings)]):
-    return request.app.state.templates.TemplateResponse(request, "index.html", {"max_source_length": settings.max_source_length})
+    return request.app.state.templates.TemplateResponse(
+        request, "index.html", {"max_source_length": settings.max_source_length}
+    )
 
 
 @router.get("/docs", response_class=HTMLResponse)
 async def docs(request: Request):
     """Swagger UI on /openapi.json, from static/vendor/, so it works without internet."""
     openapi_url = request.scope.get("root_path", "") + request.app.openapi_url
-    return request.app.state.templates.TemplateResponse(request, "docs.html", {"openapi_url": openapi_url, "swagger_ui": SWAGGER_UI})
+    return request.app.state.templates.TemplateResponse(
+        request, "docs.html", {"openapi_url": openapi_url, "swagger_ui": SWAGGER_UI}
+    )
 
 
 @router.get("/favicon.ico")

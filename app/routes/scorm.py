@@ -15,34 +15,71 @@ from .embed import _variables_text
 router = APIRouter(tags=["export"])
 
 DOWNLOAD_NAME = "valuegraph-scorm.zip"
-ZIP_RESPONSE = {200: {"content": {"application/zip": {}}, "description": "The package"}, 400: {"description": "The program has an error"}}
+ZIP_RESPONSE = {
+    200: {"content": {"application/zip": {}}, "description": "The package"},
+    400: {"description": "The program has an error"},
+}
 
 
 def _package(request: schemas.BackwardRequest, limits, options: EmbedOptions, title: str) -> bytes:
     full = request.model_copy(update={"trace": True, "layout": True, "check": False})
     with collector_paused():
         response = compute_backward(full, limits)
-    html = standalone_html(response, expression=request.expression, variables=_variables_text(request.variables), options=options, title=title, scorm=True)
+    html = standalone_html(
+        response,
+        expression=request.expression,
+        variables=_variables_text(request.variables),
+        options=options,
+        title=title,
+        scorm=True,
+    )
     return scorm_package(html, title)
 
 
 async def _answer(body: schemas.BackwardRequest, query, title: str | None, settings, limiter) -> Response:
     chosen = lesson_title(body.expression, title)
-    package = await run_within_budget(_package, body, settings.limits, EmbedOptions.from_query(query), chosen, seconds=settings.time_budget, limiter=limiter)
-    return Response(package, media_type="application/zip", headers={"content-disposition": f'attachment; filename="{DOWNLOAD_NAME}"'})
+    package = await run_within_budget(
+        _package,
+        body,
+        settings.limits,
+        EmbedOptions.from_query(query),
+        chosen,
+        seconds=settings.time_budget,
+        limiter=limiter,
+    )
+    return Response(
+        package,
+        media_type="application/zip",
+        headers={"content-disposition": f'attachment; filename="{DOWNLOAD_NAME}"'},
+    )
 
 
-TitleQuery = Annotated[str | None, Query(max_length=MAX_TITLE, description="The lesson's title in the platform (default: the program's first line)")]
+TitleQuery = Annotated[
+    str | None,
+    Query(max_length=MAX_TITLE, description="The lesson's title in the platform (default: the program's first line)"),
+]
 
 
 @router.post("/export/scorm", response_class=Response, responses=ZIP_RESPONSE)
-async def post_scorm(request: Request, body: Annotated[schemas.BackwardRequest, Body()], settings: SettingsDep, limiter: LimiterDep, title: TitleQuery = None) -> Response:
+async def post_scorm(
+    request: Request,
+    body: Annotated[schemas.BackwardRequest, Body()],
+    settings: SettingsDep,
+    limiter: LimiterDep,
+    title: TitleQuery = None,
+) -> Response:
     """The same body as POST /backward; the embed's options (stage, controls...) may go in the query."""
     return await _answer(body, request.query_params, title, settings, limiter)
 
 
 @router.get("/export/scorm", response_class=Response, responses=ZIP_RESPONSE)
-async def get_scorm(request: Request, query: Annotated[schemas.BackwardQuery, Query()], settings: SettingsDep, limiter: LimiterDep, title: TitleQuery = None) -> Response:
+async def get_scorm(
+    request: Request,
+    query: Annotated[schemas.BackwardQuery, Query()],
+    settings: SettingsDep,
+    limiter: LimiterDep,
+    title: TitleQuery = None,
+) -> Response:
     """The same as POST, for links: the program in `expression`."""
     body = schemas.BackwardRequest.model_construct(**dict(query), variables={})
     return await _answer(body, request.query_params, title, settings, limiter)

@@ -10,7 +10,7 @@ import re
 
 from .. import ieee
 from ..value import VALUE_EXPONENT_MESSAGE, Value
-from .objects import BoundMethod, Builtin, BuiltinType, Class, Function, Instance, Module, show, type_name
+from .objects import Builtin, BuiltinType, Class, Instance, Module, show, type_name
 
 
 class RunError(Exception):
@@ -160,7 +160,9 @@ def compare(kind, a, b):
         if type(a) in NUMBERS and type(b) in NUMBERS:
             return ORDER[kind](a, b)
         if type(a) is Value or type(b) is Value:
-            raise RunError(f"`{ORDER_SYMBOLS[kind]}` compares plain numbers; for a Value compare its .data, as in x.data > 0")
+            raise RunError(
+                f"`{ORDER_SYMBOLS[kind]}` compares plain numbers; for a Value compare its .data, as in x.data > 0"
+            )
         raise RunError(f"`{ORDER_SYMBOLS[kind]}` compares plain numbers, not {type_name(a)} and {type_name(b)}")
     if kind == "Eq":
         return a == b
@@ -186,10 +188,19 @@ def iterate(value):
         return iter(value)
     if kind is str:
         raise RunError(STRINGS_ARE_LABELS)
-    raise RunError(f"cannot loop over {type_name(value)}: loop over a list, a tuple, a range, zip(...) or enumerate(...)")
+    raise RunError(
+        f"cannot loop over {type_name(value)}: loop over a list, a tuple, a range, zip(...) or enumerate(...)"
+    )
 
 
-ITERATORS = {type(zip()), type(enumerate(())), type(iter(())), type(iter([])), type(iter(range(0))), type((i for i in ()))}
+ITERATORS = {
+    type(zip()),
+    type(enumerate(())),
+    type(iter(())),
+    type(iter([])),
+    type(iter(range(0))),
+    type((i for i in ())),
+}
 
 
 def collect(state, value, what):
@@ -282,7 +293,10 @@ def _extreme(name, pick):
 def builtin_abs(state, args, kwargs):
     _arity("abs", args, kwargs, 1, 1)
     if type(args[0]) not in NUMBERS:
-        raise RunError(f"abs() works on plain numbers, not {type_name(args[0])}" + ("; for a Value use x.data" if type(args[0]) is Value else ""))
+        raise RunError(
+            f"abs() works on plain numbers, not {type_name(args[0])}"
+            + ("; for a Value use x.data" if type(args[0]) is Value else "")
+        )
     return abs(args[0])
 
 
@@ -353,7 +367,10 @@ def _to_float(state, args, kwargs):
             return float(value)
         except ValueError:
             raise RunError(f"float() cannot read {value!r} as a number") from None
-    raise RunError(f"float() takes a plain number, not {type_name(value)}" + ("; for a Value use x.data" if type(value) is Value else ""))
+    raise RunError(
+        f"float() takes a plain number, not {type_name(value)}"
+        + ("; for a Value use x.data" if type(value) is Value else "")
+    )
 
 
 def _to_int(state, args, kwargs):
@@ -370,7 +387,10 @@ def _to_int(state, args, kwargs):
             return int(value)
         except ValueError:
             raise RunError(f"int() cannot read {value!r} as a whole number") from None
-    raise RunError(f"int() takes a plain number, not {type_name(value)}" + ("; for a Value use x.data" if type(value) is Value else ""))
+    raise RunError(
+        f"int() takes a plain number, not {type_name(value)}"
+        + ("; for a Value use x.data" if type(value) is Value else "")
+    )
 
 
 def _to_list(state, args, kwargs):
@@ -403,7 +423,9 @@ def join(state, separator, args, kwargs):
         raise RunError("join() takes strings; write str(x) for other values")
     text = separator.join(items)
     if len(text) > state.limits.max_collection_length:
-        raise RunError(f"a string would be {len(text):,} characters long; the limit is {state.limits.max_collection_length:,}")
+        raise RunError(
+            f"a string would be {len(text):,} characters long; the limit is {state.limits.max_collection_length:,}"
+        )
     return text
 
 
@@ -421,10 +443,16 @@ def make_value(state, args, kwargs):
             hint = "; the graph is built by the operations" if key in ("_children", "_op") else ""
             raise RunError(f"Value() takes data and label=, not {key[:40]}={hint}")
     if len(args) != 1:
-        raise RunError(f"Value() takes one number (and label='...'), got {len(args)} arguments" + ("; the graph is built by the operations" if len(args) > 1 else ""))
+        raise RunError(
+            f"Value() takes one number (and label='...'), got {len(args)} arguments"
+            + ("; the graph is built by the operations" if len(args) > 1 else "")
+        )
     data = args[0]
     if type(data) not in NUMBERS:
-        raise RunError(f"Value() takes a plain number, not {type_name(data)}" + ("; a Value is already one" if type(data) is Value else ""))
+        raise RunError(
+            f"Value() takes a plain number, not {type_name(data)}"
+            + ("; a Value is already one" if type(data) is Value else "")
+        )
     label = kwargs.get("label")
     if label is not None and type(label) is not str:
         raise RunError(f"label= takes a string, not {type_name(label)}")
@@ -446,13 +474,18 @@ def value_attribute(value, name):
         return value.grad
     if name == "label":
         return value.label or ""
-    raise RunError(f"a Value has no attribute {name[:40]!r}; it has .data, .grad, .label and the methods {', '.join(VALUE_METHODS)}()")
+    raise RunError(
+        f"a Value has no attribute {name[:40]!r}; it has .data, .grad, .label and the methods {', '.join(VALUE_METHODS)}()"
+    )
 
 
 def set_value_attribute(value, name, new):
     if name in ("data", "grad"):
         if type(new) not in NUMBERS:
-            raise RunError(f".{name} takes a plain number, not {type_name(new)}" + ("; write .data of the other Value" if type(new) is Value else ""))
+            raise RunError(
+                f".{name} takes a plain number, not {type_name(new)}"
+                + ("; write .data of the other Value" if type(new) is Value else "")
+            )
         setattr(value, name, float(_number(new)))
     elif name == "label":
         if type(new) is not str:
@@ -533,9 +566,17 @@ def _all_numbers(name, args):
 def builtin_names():
     """The names every program starts with (besides imports)."""
     names = {
-        "range": builtin_range, "len": builtin_len, "sum": builtin_sum, "zip": builtin_zip,
-        "enumerate": builtin_enumerate, "min": _extreme("min", "Lt"), "max": _extreme("max", "Gt"),
-        "abs": builtin_abs, "print": builtin_print, "map": builtin_map, "isinstance": builtin_isinstance,
+        "range": builtin_range,
+        "len": builtin_len,
+        "sum": builtin_sum,
+        "zip": builtin_zip,
+        "enumerate": builtin_enumerate,
+        "min": _extreme("min", "Lt"),
+        "max": _extreme("max", "Gt"),
+        "abs": builtin_abs,
+        "print": builtin_print,
+        "map": builtin_map,
+        "isinstance": builtin_isinstance,
     }
     table = {name: Builtin(name, run) for name, run in names.items()}
     table.update(
@@ -557,7 +598,10 @@ def format_value(value, spec: str, longest: int) -> str:
     if len(spec) > 20 or not re.fullmatch(FORMAT_SPEC, spec):
         raise RunError(f"the format {spec[:20]!r} is not available; use a width and precision such as :8.4f")
     if type(value) not in NUMBERS and not (type(value) is str and spec[-1:] not in "eEfFgGdn%"):
-        raise RunError(f"the format :{spec} works on plain numbers, not {type_name(value)}" + ("; format x.data" if type(value) is Value else ""))
+        raise RunError(
+            f"the format :{spec} works on plain numbers, not {type_name(value)}"
+            + ("; format x.data" if type(value) is Value else "")
+        )
     try:
         return format(value, spec)
     except ValueError:
@@ -570,7 +614,9 @@ def format_value(value, spec: str, longest: int) -> str:
 def _list_append(state, items, args, kwargs):
     _arity("append", args, kwargs, 1, 1)
     if len(items) >= state.limits.max_collection_length:
-        raise RunError(f"the list would hold more than {state.limits.max_collection_length:,} items; the limit is {state.limits.max_collection_length:,}")
+        raise RunError(
+            f"the list would hold more than {state.limits.max_collection_length:,} items; the limit is {state.limits.max_collection_length:,}"
+        )
     items.append(args[0])
 
 
@@ -578,7 +624,9 @@ def _list_extend(state, items, args, kwargs):
     _arity("extend", args, kwargs, 1, 1)
     more = collect(state, args[0], "extend()")
     if len(items) + len(more) > state.limits.max_collection_length:
-        raise RunError(f"the list would hold more than {state.limits.max_collection_length:,} items; the limit is {state.limits.max_collection_length:,}")
+        raise RunError(
+            f"the list would hold more than {state.limits.max_collection_length:,} items; the limit is {state.limits.max_collection_length:,}"
+        )
     items.extend(more)
 
 
@@ -625,5 +673,17 @@ def _dict_get(state, items, args, kwargs):
     return items.get(args[0], args[1] if len(args) == 2 else None)
 
 
-LIST_METHODS = {"append": _list_append, "extend": _list_extend, "pop": _list_pop, "insert": _list_insert, "index": _list_index, "reverse": _list_reverse}
-DICT_METHODS = {"keys": _dict_view("keys"), "values": _dict_view("values"), "items": _dict_view("items"), "get": _dict_get}
+LIST_METHODS = {
+    "append": _list_append,
+    "extend": _list_extend,
+    "pop": _list_pop,
+    "insert": _list_insert,
+    "index": _list_index,
+    "reverse": _list_reverse,
+}
+DICT_METHODS = {
+    "keys": _dict_view("keys"),
+    "values": _dict_view("values"),
+    "items": _dict_view("items"),
+    "get": _dict_get,
+}

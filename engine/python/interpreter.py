@@ -95,7 +95,9 @@ class State:
         self.steps += items
         if self.steps > self.limits.max_statements:
             limit = self.limits.max_statements
-            raise B.RunError(f"the program ran more than {limit:,} statements; the limit is {limit:,} (each item a statement builds at once counts as one)")
+            raise B.RunError(
+                f"the program ran more than {limit:,} statements; the limit is {limit:,} (each item a statement builds at once counts as one)"
+            )
 
     def mark(self, value, site):
         if type(value) is Value and value._serial > self.last_serial:
@@ -107,7 +109,10 @@ class State:
         if room <= 0:
             return
         if len(text) > room:
-            text = text[:room] + f"\n… (print output stops here: the limit is {self.limits.max_printed_characters:,} characters)\n"
+            text = (
+                text[:room]
+                + f"\n… (print output stops here: the limit is {self.limits.max_printed_characters:,} characters)\n"
+            )
         self.printed_characters += len(text)
         self.chunks.append(text)
 
@@ -120,7 +125,9 @@ class State:
 
     def backward(self, value, line):
         if len(self.runs) >= self.limits.max_backward_calls:
-            raise B.RunError(f"the program calls backward() more than {self.limits.max_backward_calls:,} times; the limit is {self.limits.max_backward_calls:,}")
+            raise B.RunError(
+                f"the program calls backward() more than {self.limits.max_backward_calls:,} times; the limit is {self.limits.max_backward_calls:,}"
+            )
         order = topological_order(value)
         index = len(self.runs)
         self.runs.append((line, value.data))
@@ -153,14 +160,18 @@ class State:
             except KeyError:
                 raise B.RunError(f"a {callee.cls.name} cannot be called: its class has no __call__") from None
             return self.call_function(method, (callee, *args), kwargs, scope_name)
-        raise B.RunError(f"{type_name(callee)} cannot be called" + ("; strings are only used as labels" if kind is str else ""))
+        raise B.RunError(
+            f"{type_name(callee)} cannot be called" + ("; strings are only used as labels" if kind is str else "")
+        )
 
     def call_function(self, function, args, kwargs, scope_name=None):
         params = function.params
         extra = ()
         if len(args) > len(params):
             if function.star is None:
-                raise B.RunError(f"{function.name}() takes {len(params)} argument{'s' if len(params) != 1 else ''}, got {len(args)}")
+                raise B.RunError(
+                    f"{function.name}() takes {len(params)} argument{'s' if len(params) != 1 else ''}, got {len(args)}"
+                )
             extra, args = tuple(args[len(params) :]), args[: len(params)]
         variables = dict(zip(params, args))
         named = {}
@@ -190,7 +201,9 @@ class State:
         if function.double_star is not None:
             variables[function.double_star] = named
         if self.depth >= self.limits.max_call_depth:
-            raise B.RunError(f"calls nest deeper than {self.limits.max_call_depth} (a function that calls itself without end?); the limit is {self.limits.max_call_depth}")
+            raise B.RunError(
+                f"calls nest deeper than {self.limits.max_call_depth} (a function that calls itself without end?); the limit is {self.limits.max_call_depth}"
+            )
         frame = Frame(variables, function.closure)
         outer = self.scope
         self.depth += 1
@@ -219,7 +232,9 @@ def _error(error: Exception, span: Span) -> ProgramError:
         return ProgramError("a number is too large for this operation", span)
     if isinstance(error, TypeError) and "unhashable" in str(error):
         return ProgramError("a dict key must be a number, string, tuple or Value, not a list or dict", span)
-    return ProgramError(f"this operation is not possible here ({type(error).__name__.replace('Error', '').lower() or 'error'})", span)
+    return ProgramError(
+        f"this operation is not possible here ({type(error).__name__.replace('Error', '').lower() or 'error'})", span
+    )
 
 
 class Compiler:
@@ -301,7 +316,10 @@ class Compiler:
         def run_block(frame):
             state.steps += count
             if state.steps > limit:
-                raise ProgramError(f"the program ran more than {limit:,} statements; the limit is {limit:,} (an endless loop?)", place(first))
+                raise ProgramError(
+                    f"the program ran more than {limit:,} statements; the limit is {limit:,} (an endless loop?)",
+                    place(first),
+                )
             for statement in compiled:
                 signal = statement(frame)
                 if signal is not None:
@@ -314,7 +332,10 @@ class Compiler:
             def run_one(frame):
                 state.steps += 1
                 if state.steps > limit:
-                    raise ProgramError(f"the program ran more than {limit:,} statements; the limit is {limit:,} (an endless loop?)", place(first))
+                    raise ProgramError(
+                        f"the program ran more than {limit:,} statements; the limit is {limit:,} (an endless loop?)",
+                        place(first),
+                    )
                 return only(frame)
 
             return run_one
@@ -510,7 +531,10 @@ class Compiler:
             for index in itertools.count():
                 state.steps += 1  # the test counts, so `while True: pass`-like loops end too
                 if state.steps > limit:
-                    raise ProgramError(f"the program ran more than {limit:,} statements; the limit is {limit:,} (an endless loop?)", span)
+                    raise ProgramError(
+                        f"the program ran more than {limit:,} statements; the limit is {limit:,} (an endless loop?)",
+                        span,
+                    )
                 if not test(frame):
                     break
                 if scoped:
@@ -549,8 +573,16 @@ class Compiler:
         params = tuple(arg.arg for arg in arguments.args)
         defaults = dict(zip(params[len(params) - len(arguments.defaults) :], map(self.expr, arguments.defaults)))
         keyword_only = tuple(arg.arg for arg in arguments.kwonlyargs)
-        defaults.update((name, self.expr(default)) for name, default in zip(keyword_only, arguments.kw_defaults) if default is not None)
-        stars = (arguments.vararg.arg if arguments.vararg else None, arguments.kwarg.arg if arguments.kwarg else None, keyword_only)
+        defaults.update(
+            (name, self.expr(default))
+            for name, default in zip(keyword_only, arguments.kw_defaults)
+            if default is not None
+        )
+        stars = (
+            arguments.vararg.arg if arguments.vararg else None,
+            arguments.kwarg.arg if arguments.kwarg else None,
+            keyword_only,
+        )
         return params, defaults, stars
 
     def stmt_ClassDef(self, node):
@@ -631,7 +663,9 @@ class Compiler:
                     return
                 items = list(itertools.islice(B.iterate(value), count + 1))
                 if len(items) != count:
-                    raise B.RunError(f"cannot unpack {'more' if len(items) > count else len(items)} values into {count} names")
+                    raise B.RunError(
+                        f"cannot unpack {'more' if len(items) > count else len(items)} values into {count} names"
+                    )
                 for store, item in zip(stores, items):
                     store(frame, item)
 
@@ -644,7 +678,9 @@ class Compiler:
             container = self.expr(target.value)
             key = self.expr(target.slice)
             return lambda frame, value: self.set_item(container(frame), key(frame), value)
-        raise ProgramError("this cannot be assigned to: assign to a name, a list item or an attribute", self.span(target))
+        raise ProgramError(
+            "this cannot be assigned to: assign to a name, a list item or an attribute", self.span(target)
+        )
 
     # ---- attributes and items ----
 
@@ -706,7 +742,9 @@ class Compiler:
                 return obj[key]
             except KeyError:
                 raise B.RunError(f"the dict has no key {show(key, 40, True)}") from None
-        raise B.RunError(f"{type_name(obj)} cannot be indexed" + ("; strings are only used as labels" if kind is str else ""))
+        raise B.RunError(
+            f"{type_name(obj)} cannot be indexed" + ("; strings are only used as labels" if kind is str else "")
+        )
 
     def set_item(self, obj, key, value):
         kind = type(obj)
@@ -722,7 +760,9 @@ class Compiler:
                 self.check_length(len(obj) + 1)
             obj[key] = value
         else:
-            raise B.RunError(f"cannot assign into a {type_name(obj)}" + (": tuples cannot change" if kind is tuple else ""))
+            raise B.RunError(
+                f"cannot assign into a {type_name(obj)}" + (": tuples cannot change" if kind is tuple else "")
+            )
 
     # ---- expressions ----
 
@@ -780,7 +820,10 @@ class Compiler:
             node = node.left
         chain.reverse()
         first = self.expr(node)
-        steps = [(self.binary_function(n.op), self.expr(n.right), self.recorder(n), n, type(n.op) in (ast.Add, ast.Mult)) for n in chain]
+        steps = [
+            (self.binary_function(n.op), self.expr(n.right), self.recorder(n), n, type(n.op) in (ast.Add, ast.Mult))
+            for n in chain
+        ]
         place = self.span
         state = self.state
         limit = state.limits.max_collection_length
@@ -944,7 +987,9 @@ class Compiler:
         if not spread:
             if not keywords:
                 return (lambda frame: [arg(frame) for arg in plain_args]), (lambda frame: {})
-            return (lambda frame: [arg(frame) for arg in plain_args]), (lambda frame: {key: value(frame) for key, value in keywords})
+            return (lambda frame: [arg(frame) for arg in plain_args]), (
+                lambda frame: {key: value(frame) for key, value in keywords}
+            )
         state = self.state
 
         def positional(frame):
@@ -1070,8 +1115,6 @@ class Compiler:
         state = self.state
         limit = state.limits.max_statements
         length = state.limits.max_collection_length
-        span_of = self.span
-
         last = len(loops) - 1
 
         def run(frame):
@@ -1089,7 +1132,9 @@ class Compiler:
                         if level == last:
                             out.append(element(inner))
                             if len(out) > length:
-                                raise B.RunError(f"a list would hold more than {length:,} items; the limit is {length:,}")
+                                raise B.RunError(
+                                    f"a list would hold more than {length:,} items; the limit is {length:,}"
+                                )
                         else:
                             walk(level + 1)
 
@@ -1116,7 +1161,9 @@ class Compiler:
                 for item in items:
                     state.steps += 1
                     if state.steps > limit:
-                        raise ProgramError(f"the program ran more than {limit:,} statements; the limit is {limit:,}", span)
+                        raise ProgramError(
+                            f"the program ran more than {limit:,} statements; the limit is {limit:,}", span
+                        )
                     store(inner, item)
                     if not conditions or all(condition(inner) for condition in conditions):
                         if level == last:
@@ -1147,5 +1194,9 @@ def _unknown_name(name):
     shown = name if len(name) <= 40 else name[:39] + "…"
     known = {"tanh", "exp", "log", "relu"}
     if name in known:
-        return f"unknown name '{shown}': for a Value write x.{name}(); for a plain number write math.{name}(x)" if name != "relu" else f"unknown name 'relu': write x.relu()"
+        return (
+            f"unknown name '{shown}': for a Value write x.{name}(); for a plain number write math.{name}(x)"
+            if name != "relu"
+            else "unknown name 'relu': write x.relu()"
+        )
     return f"unknown name '{shown}': assign it first, or import it (valuegraph offers Value, Neuron, Layer, MLP, math and random)"

@@ -8,9 +8,34 @@ from ..value import Value
 class Function:
     """A `def` or `lambda` of the program (or of the micrograd prelude)."""
 
-    __slots__ = ("name", "scope_name", "params", "defaults", "body", "closure", "is_expression", "in_prelude", "star", "double_star", "keyword_only")
+    __slots__ = (
+        "name",
+        "scope_name",
+        "params",
+        "defaults",
+        "body",
+        "closure",
+        "is_expression",
+        "in_prelude",
+        "star",
+        "double_star",
+        "keyword_only",
+    )
 
-    def __init__(self, name, scope_name, params, defaults, body, closure, is_expression, in_prelude, star=None, double_star=None, keyword_only=()):
+    def __init__(
+        self,
+        name,
+        scope_name,
+        params,
+        defaults,
+        body,
+        closure,
+        is_expression,
+        in_prelude,
+        star=None,
+        double_star=None,
+        keyword_only=(),
+    ):
         self.name = name
         self.scope_name = scope_name  # as it shows in a node's scope: "f", "MLP.__call__"
         self.params = params  # parameter names, in order (keyword-only ones in keyword_only)
@@ -119,9 +144,22 @@ class BuiltinType:
 
 
 TYPE_NAMES = {
-    bool: "bool", int: "int", float: "float", str: "string", list: "list", tuple: "tuple", dict: "dict",
-    type(None): "None", Value: "Value", range: "range", Function: "function", Class: "class",
-    BoundMethod: "method", Builtin: "function", Module: "module", BuiltinType: "class",
+    bool: "bool",
+    int: "int",
+    float: "float",
+    str: "string",
+    list: "list",
+    tuple: "tuple",
+    dict: "dict",
+    type(None): "None",
+    Value: "Value",
+    range: "range",
+    Function: "function",
+    Class: "class",
+    BoundMethod: "method",
+    Builtin: "function",
+    Module: "module",
+    BuiltinType: "class",
 }
 
 

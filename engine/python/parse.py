@@ -47,13 +47,22 @@ class Source:
         """(line, column, end_line, end_column) of a node, 1-based character columns, the end
         just past the last character, as the wire format carries it."""
         line, end_line = node.lineno, node.end_lineno or node.lineno
-        return (line, self.column(line, node.col_offset) + 1, end_line, self.column(end_line, node.end_col_offset or 0) + 1)
+        return (
+            line,
+            self.column(line, node.col_offset) + 1,
+            end_line,
+            self.column(end_line, node.end_col_offset or 0) + 1,
+        )
 
     def text_of(self, node, extent=None) -> str:
         line, column, end_line, end_column = extent or self.extent(node)
         if line == end_line:
             return self.lines[line - 1][column - 1 : end_column - 1]
-        parts = [self.lines[line - 1][column - 1 :], *self.lines[line : end_line - 1], self.lines[end_line - 1][: end_column - 1]]
+        parts = [
+            self.lines[line - 1][column - 1 :],
+            *self.lines[line : end_line - 1],
+            self.lines[end_line - 1][: end_column - 1],
+        ]
         return "\n".join(parts)
 
 
@@ -73,14 +82,71 @@ FROM_IMPORTABLE = {
 
 # Node types the interpreter runs; everything else is refused by name.
 ALLOWED = {
-    ast.Module, ast.Expr, ast.Assign, ast.AugAssign, ast.For, ast.While, ast.If, ast.Break, ast.Continue,
-    ast.Pass, ast.FunctionDef, ast.Return, ast.ClassDef, ast.Import, ast.ImportFrom, ast.alias,
-    ast.BoolOp, ast.BinOp, ast.UnaryOp, ast.Lambda, ast.IfExp, ast.Dict, ast.ListComp, ast.GeneratorExp,
-    ast.DictComp, ast.comprehension, ast.Compare, ast.Call, ast.keyword, ast.FormattedValue, ast.JoinedStr,
-    ast.Constant, ast.Attribute, ast.Subscript, ast.Name, ast.List, ast.Tuple, ast.Slice, ast.arguments, ast.arg,
-    ast.Load, ast.Store, ast.And, ast.Or, ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.FloorDiv, ast.Mod,
-    ast.USub, ast.UAdd, ast.Not, ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.In, ast.NotIn,
-    ast.Is, ast.IsNot, ast.Assert,
+    ast.Module,
+    ast.Expr,
+    ast.Assign,
+    ast.AugAssign,
+    ast.For,
+    ast.While,
+    ast.If,
+    ast.Break,
+    ast.Continue,
+    ast.Pass,
+    ast.FunctionDef,
+    ast.Return,
+    ast.ClassDef,
+    ast.Import,
+    ast.ImportFrom,
+    ast.alias,
+    ast.BoolOp,
+    ast.BinOp,
+    ast.UnaryOp,
+    ast.Lambda,
+    ast.IfExp,
+    ast.Dict,
+    ast.ListComp,
+    ast.GeneratorExp,
+    ast.DictComp,
+    ast.comprehension,
+    ast.Compare,
+    ast.Call,
+    ast.keyword,
+    ast.FormattedValue,
+    ast.JoinedStr,
+    ast.Constant,
+    ast.Attribute,
+    ast.Subscript,
+    ast.Name,
+    ast.List,
+    ast.Tuple,
+    ast.Slice,
+    ast.arguments,
+    ast.arg,
+    ast.Load,
+    ast.Store,
+    ast.And,
+    ast.Or,
+    ast.Add,
+    ast.Sub,
+    ast.Mult,
+    ast.Div,
+    ast.Pow,
+    ast.FloorDiv,
+    ast.Mod,
+    ast.USub,
+    ast.UAdd,
+    ast.Not,
+    ast.Eq,
+    ast.NotEq,
+    ast.Lt,
+    ast.LtE,
+    ast.Gt,
+    ast.GtE,
+    ast.In,
+    ast.NotIn,
+    ast.Is,
+    ast.IsNot,
+    ast.Assert,
 }
 REFUSED = {
     ast.BitXor: "`^` is bitwise xor in Python; for powers write `**`",
@@ -119,7 +185,10 @@ def parse_python(text: str, limits: Limits = Limits()) -> tuple[ast.Module, Sour
     if unreadable is not None:
         place = Source(text[:unreadable] + " ")
         line = text.count("\n", 0, unreadable) + 1
-        raise ProgramError("the program contains a character Python cannot read (a NUL or an unpaired surrogate)", place.span(line, len(place.lines[line - 1].encode("utf-8")) - 1))
+        raise ProgramError(
+            "the program contains a character Python cannot read (a NUL or an unpaired surrogate)",
+            place.span(line, len(place.lines[line - 1].encode("utf-8")) - 1),
+        )
     # A lone carriage return ends a line for Python but not for the editor (or for spans): a blank.
     text = text.replace("\r\n", "\n\0").replace("\r", " ").replace("\n\0", "\r\n")
     source = Source(text)
@@ -131,7 +200,9 @@ def parse_python(text: str, limits: Limits = Limits()) -> tuple[ast.Module, Sour
         message = (error.msg or "invalid syntax").replace("(<program>, line", "(line")
         if message.startswith("expected ':'"):
             message = "expected ':' at the end of the line (as in `for i in range(3):`)"
-        span = source.span(line, len(source.lines[line - 1][:column].encode("utf-8")) if line <= len(source.lines) else 0)
+        span = source.span(
+            line, len(source.lines[line - 1][:column].encode("utf-8")) if line <= len(source.lines) else 0
+        )
         raise ProgramError(f"Python syntax error: {message}", span) from None
     except (MemoryError, RecursionError, ValueError):
         longest = max(range(len(source.lines)), key=lambda i: len(source.lines[i]))  # most likely the culprit
@@ -202,7 +273,19 @@ def _refusal(node) -> str:
 
 
 _LEAVES = (ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryop)  # checked with their parent
-_CHECKED = {ast.Name, ast.Attribute, ast.Constant, ast.Import, ast.ImportFrom, ast.FunctionDef, ast.Lambda, ast.ClassDef, ast.Call, ast.comprehension, ast.FormattedValue}
+_CHECKED = {
+    ast.Name,
+    ast.Attribute,
+    ast.Constant,
+    ast.Import,
+    ast.ImportFrom,
+    ast.FunctionDef,
+    ast.Lambda,
+    ast.ClassDef,
+    ast.Call,
+    ast.comprehension,
+    ast.FormattedValue,
+}
 
 
 def _is_dunder(name: str) -> bool:
@@ -216,29 +299,45 @@ def _check_node(node, source: Source) -> None:
     if kind is ast.Name and _is_dunder(node.id):
         raise ProgramError(f"names like `{node.id[:40]}` are not available: {NOT_AVAILABLE}", source.node_span(node))
     if kind is ast.Attribute and node.attr.startswith("__"):
-        raise ProgramError(f"attributes like `.{node.attr[:40]}` are not available: {NOT_AVAILABLE}", source.node_span(node))
+        raise ProgramError(
+            f"attributes like `.{node.attr[:40]}` are not available: {NOT_AVAILABLE}", source.node_span(node)
+        )
     if kind is ast.Constant and not isinstance(node.value, (int, float, str, bool)) and node.value is not None:
         what = {complex: "complex numbers", bytes: "bytes"}.get(type(node.value), "`...`")
         raise ProgramError(f"{what} are not available: valuegraph works on real numbers", source.node_span(node))
     if kind is ast.Import:
         for alias in node.names:
             if alias.name not in IMPORTABLE:
-                raise ProgramError(f"`import {alias.name[:40]}` is not available: {NOT_AVAILABLE}", source.node_span(node))
+                raise ProgramError(
+                    f"`import {alias.name[:40]}` is not available: {NOT_AVAILABLE}", source.node_span(node)
+                )
     if kind is ast.ImportFrom:
         module = "." * node.level + (node.module or "")
         if module not in FROM_IMPORTABLE:
-            raise ProgramError(f"`from {module[:40]} import ...` is not available: {NOT_AVAILABLE}", source.node_span(node))
+            raise ProgramError(
+                f"`from {module[:40]} import ...` is not available: {NOT_AVAILABLE}", source.node_span(node)
+            )
         for alias in node.names:
             if alias.name not in FROM_IMPORTABLE[module]:
                 shown = ", ".join(sorted(FROM_IMPORTABLE[module]))
-                raise ProgramError(f"`from {module} import {alias.name[:40]}` is not available; {module} offers {shown}", source.node_span(node))
+                raise ProgramError(
+                    f"`from {module} import {alias.name[:40]}` is not available; {module} offers {shown}",
+                    source.node_span(node),
+                )
     if kind is ast.FunctionDef or kind is ast.Lambda:
         args = node.args
         if args.posonlyargs:
-            raise ProgramError("positional-only parameters (`/`) are not available; list the parameters by name", source.node_span(node))
+            raise ProgramError(
+                "positional-only parameters (`/`) are not available; list the parameters by name",
+                source.node_span(node),
+            )
         if kind is ast.FunctionDef and node.decorator_list:
             raise ProgramError("decorators are not available; call the function yourself", source.node_span(node))
-        if kind is ast.FunctionDef and node.name.startswith("__") and node.name not in ("__init__", "__call__", "__repr__"):
+        if (
+            kind is ast.FunctionDef
+            and node.name.startswith("__")
+            and node.name not in ("__init__", "__call__", "__repr__")
+        ):
             raise ProgramError(
                 f"`{node.name[:40]}` is not available: of the special methods a class may define `__init__` and `__call__` "
                 "(operators work on Value, which valuegraph provides)",

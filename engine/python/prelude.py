@@ -4,7 +4,7 @@ nn.py builds, draws the same random numbers in the same order, and its nodes car
 as MLP.__call__ › Layer[1] › Neuron[3]. `_call_in_scope(kind, i, f, x)` is f(x) shown in
 scope `kind[i]`; it exists only here, not for programs."""
 
-NN_SOURCE = '''
+NN_SOURCE = """
 class Module:
     def zero_grad(self):
         for p in self.parameters():
@@ -52,6 +52,6 @@ class MLP(Module):
 
     def parameters(self):
         return [p for layer in self.layers for p in layer.parameters()]
-'''
+"""
 
 NAMES = ("Module", "Neuron", "Layer", "MLP")

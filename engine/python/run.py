@@ -14,7 +14,8 @@ from . import builtins as B
 from .interpreter import Compiler, Frame, State
 from .objects import Builtin
 from .parse import parse_python
-from .prelude import NAMES as NN_NAMES, NN_SOURCE
+from .prelude import NAMES as NN_NAMES
+from .prelude import NN_SOURCE
 
 WHOLE_PROGRAM = Span(0, 1, 1, 0)
 
@@ -25,7 +26,9 @@ class PythonRun:
         self.runs = state.runs  # [(line, data)] per backward() call
         self.run = state.snapshot[2] if state.snapshot else None
         self.printed = state.printed()
-        self.serials = [mark[0] for mark in state.marks] + [math.inf]  # the last Value each mark made, as ProgramRun.origin_parts reads them
+        self.serials = [mark[0] for mark in state.marks] + [
+            math.inf
+        ]  # the last Value each mark made, as ProgramRun.origin_parts reads them
         self.made = MadeByMarks(state.marks)
         self._names = state.name_labels
 
@@ -59,7 +62,9 @@ def _prelude():
 def run_python(text: str, limits: Limits = Limits(), seed: int = 0, run: int | None = None) -> PythonRun:
     tree, source = parse_python(text, limits)
     if not tree.body:
-        raise ProgramError("the program is empty: write some micrograd code, such as x = Value(2.0); y = x * x", WHOLE_PROGRAM)
+        raise ProgramError(
+            "the program is empty: write some micrograd code, such as x = Value(2.0); y = x * x", WHOLE_PROGRAM
+        )
     if run is not None and run < 0:
         raise ProgramError(f"run must be 0 or more, not {run}", WHOLE_PROGRAM)
     state = State(limits, seed, run)
@@ -97,7 +102,9 @@ def _output(state: State, run):
     without a backward() call, the last Value a statement of the program computed."""
     if run is not None and run >= len(state.runs):
         calls = f"{len(state.runs)} time{'s' if len(state.runs) != 1 else ''}" if state.runs else "never"
-        raise ProgramError(f"run {run} does not exist: the program calls backward() {calls} (runs are numbered from 0)", WHOLE_PROGRAM)
+        raise ProgramError(
+            f"run {run} does not exist: the program calls backward() {calls} (runs are numbered from 0)", WHOLE_PROGRAM
+        )
     if state.snapshot is not None:
         order, data, _ = state.snapshot
         for node, value in zip(order, data):  # undo later updates such as p.data += -0.1 * p.grad

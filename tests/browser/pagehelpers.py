@@ -39,7 +39,9 @@ def last_step(page):
 
 def node(page, label):
     """The drawn node whose label cell reads `label`."""
-    return page.locator("[data-node-id]").filter(has=page.locator(".vg-label", has_text=re.compile(f"^{re.escape(label)}$")))
+    return page.locator("[data-node-id]").filter(
+        has=page.locator(".vg-label", has_text=re.compile(f"^{re.escape(label)}$"))
+    )
 
 
 def grad_text(page, label):

@@ -7,9 +7,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import expect
-
 from pagehelpers import open_program, step_of, wait_for_graph
+from playwright.sync_api import expect
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the real servers' helpers
 from realservers import app_server, redis_server  # noqa: E402
@@ -38,7 +37,7 @@ def test_a_student_follows_the_teacher_explores_and_rejoins(page, browser, live_
     student.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
     student.goto(link)
     wait_for_graph(student, 4)
-    expect(student.locator('[data-vg-classroom]')).to_have_attribute("data-following", "true")
+    expect(student.locator("[data-vg-classroom]")).to_have_attribute("data-following", "true")
     expect(student.locator('[data-vg="room-status"]')).to_have_text("Following the teacher.")
     expect(page.locator('[data-vg="room-followers"]')).to_have_text("1 student follows.")
 
@@ -46,7 +45,9 @@ def test_a_student_follows_the_teacher_explores_and_rejoins(page, browser, live_
     for expected in (1, 2, 3):
         forward.click()
         expect(student.locator('[data-vg="scrubber"]')).to_have_value(str(expected))
-    expect(student.locator('[data-vg="caption"]')).to_have_text(page.locator('[data-vg="caption"]').text_content())  # set just after the step
+    expect(student.locator('[data-vg="caption"]')).to_have_text(
+        page.locator('[data-vg="caption"]').text_content()
+    )  # set just after the step
 
     # Explore on my own: the student's own moves, and the teacher's are no longer shown.
     student.get_by_role("button", name="Explore on my own").click()
@@ -114,7 +115,9 @@ def test_both_reconnect_after_the_server_dies_and_nothing_the_teacher_did_is_los
     the same port: both pages reconnect by themselves; the steps the teacher took meanwhile reach
     the student."""
     with redis_server() as redis_url, app_server(redis_url=redis_url) as first:
-        page.goto(f"{first.url}/?expression=a%20%3D%202%3B%20b%20%3D%203%3B%20c%20%3D%20a%20*%20b%3B%20L%20%3D%20c%20%2B%20a")
+        page.goto(
+            f"{first.url}/?expression=a%20%3D%202%3B%20b%20%3D%203%3B%20c%20%3D%20a%20*%20b%3B%20L%20%3D%20c%20%2B%20a"
+        )
         wait_for_graph(page, 4)
         page.get_by_role("button", name="Teach live").click()
         expect(page.locator('[data-vg="room-code-shown"]')).to_have_text(re.compile(r"^Room "))
@@ -132,7 +135,9 @@ def test_both_reconnect_after_the_server_dies_and_nothing_the_teacher_did_is_los
         forward.click()
         forward.click()  # the teacher moves on while the server is down
         with app_server(port=first.port, redis_url=redis_url):
-            expect(page.locator('[data-vg="room-status"]')).to_have_text("Teaching live: every student's copy follows yours.", timeout=15_000)
+            expect(page.locator('[data-vg="room-status"]')).to_have_text(
+                "Teaching live: every student's copy follows yours.", timeout=15_000
+            )
             expect(student.locator('[data-vg="scrubber"]')).to_have_value("4", timeout=15_000)
             expect(student.locator('[data-vg="room-status"]')).to_have_text("Following the teacher.")
             forward.click()

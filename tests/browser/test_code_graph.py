@@ -5,9 +5,8 @@ import re
 from urllib.parse import quote
 
 import pytest
-from playwright.sync_api import expect
-
 from pagehelpers import last_step, node, url_for, wait_for_graph
+from playwright.sync_api import expect
 
 ANSWERED_400 = r"status of 400"
 MLP_FORWARD = "from micrograd.nn import MLP\n\nn = MLP(3, [4, 4, 1])\nx = [2.0, 3.0, -1.0]\ny = n(x)\ny.backward()\n"
@@ -16,7 +15,9 @@ PYTHON_EXAMPLES = ["py-neuron", "py-mlp-training", "py-test-more-ops", "py-softm
 
 def examples(page):
     """{id: program} of the page's Examples menu, read from its module."""
-    return dict(page.evaluate("async () => (await import('/static/js/examples.js')).EXAMPLES.map((e) => [e.id, e.program])"))
+    return dict(
+        page.evaluate("async () => (await import('/static/js/examples.js')).EXAMPLES.map((e) => [e.id, e.program])")
+    )
 
 
 def open_example(page, example_id, viewport=None):
@@ -31,7 +32,9 @@ def open_example(page, example_id, viewport=None):
 
 
 def model(page, expression):
-    return page.evaluate(f"() => {{ const m = document.querySelector('[data-valuegraph]').valuegraph.model; return {expression}; }}")
+    return page.evaluate(
+        f"() => {{ const m = document.querySelector('[data-valuegraph]').valuegraph.model; return {expression}; }}"
+    )
 
 
 def editor(page):

@@ -7,9 +7,8 @@ from urllib.parse import quote
 
 import httpx
 import pytest
-from playwright.sync_api import expect
-
 from pagehelpers import wait_for_graph
+from playwright.sync_api import expect
 
 PROGRAM = "a = 2; b = 3; L = a * b + a"
 
@@ -20,7 +19,11 @@ def walk(live_server):
     body = httpx.post(f"{live_server}/backward", json={"expression": PROGRAM}).json()
     sort_end = len(body["trace"]["sort"])
     propagate_start = sort_end + 1
-    return {"sort_end": sort_end, "propagate_start": propagate_start, "last": propagate_start + len(body["trace"]["propagate"])}
+    return {
+        "sort_end": sort_end,
+        "propagate_start": propagate_start,
+        "last": propagate_start + len(body["trace"]["propagate"]),
+    }
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +58,9 @@ def lesson_site(live_server):
 
 
 def embed_url(**options):
-    return f"/embed?expression={quote(PROGRAM)}" + "".join(f"&{key}={quote(str(value))}" for key, value in options.items())
+    return f"/embed?expression={quote(PROGRAM)}" + "".join(
+        f"&{key}={quote(str(value))}" for key, value in options.items()
+    )
 
 
 def latest(page, kind):
@@ -75,14 +80,18 @@ def test_a_lesson_on_another_origin_frames_the_embed_hears_it_and_drives_it(page
     page.evaluate("tell({type: 'valuegraph:goto', step: 5})")
     page.wait_for_function("window.received.at(-1)?.type === 'valuegraph:step' && window.received.at(-1).step === 5")
     assert frame.locator('[data-vg="step-label"]').text_content() == f"5 / {walk['last']}"
-    assert latest(page, "step")["caption"].startswith("Stage 1 · Pop (b, 0).")  # the step number is the player's one counter
+    assert latest(page, "step")["caption"].startswith(
+        "Stage 1 · Pop (b, 0)."
+    )  # the step number is the player's one counter
 
     # A new program from the lesson page: a + a has 2 nodes.
     page.evaluate("tell({type: 'valuegraph:program', expression: 'x = 5; y = x + x'})")
     frame.locator('[data-vg="graph"] svg[data-node-count="2"]').wait_for()
     assert frame.locator('[data-vg="program"]').input_value() == "x = 5; y = x + x"
     page.evaluate("tell({type: 'valuegraph:goto', step: 999})")
-    page.wait_for_function("window.received.at(-1)?.type === 'valuegraph:step' && window.received.at(-1).step === window.received.at(-1).last")
+    page.wait_for_function(
+        "window.received.at(-1)?.type === 'valuegraph:step' && window.received.at(-1).step === window.received.at(-1).last"
+    )
 
 
 def test_defaults_and_step(page, walk):

@@ -5,14 +5,17 @@ controls themselves, and then only once the graph has shrunk to nothing."""
 from urllib.parse import quote
 
 import pytest
-
 from pagehelpers import wait_for_graph
 
 CHAPTER_2 = "a = 2\nb = 3\nc = a * b\nL = c + a"
 WIDTHS = (320, 640, 1280)
 HEIGHTS = range(240, 901, 30)
 # The frame's height from which nothing scrolls (the controls' own height, rounded up), by width.
-FITS_FROM = {"full": {320: 380, 640: 260, 1280: 240}, "minimal": {320: 320, 640: 240, 1280: 240}, "none": {320: 280, 640: 240, 1280: 240}}
+FITS_FROM = {
+    "full": {320: 380, 640: 260, 1280: 240},
+    "minimal": {320: 320, 640: 240, 1280: 240},
+    "none": {320: 280, 640: 240, 1280: 240},
+}
 
 MEASURE = """async () => {
   await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
@@ -40,7 +43,9 @@ def test_no_frame_size_scrolls_the_embed(page, controls):
     assert scrolled == [], "(width, height, px scrolled down, across, graph height) where the frame scrolls"
 
 
-@pytest.mark.parametrize(("size", "controls"), [((320, 600), "full"), ((900, 600), "full"), ((480, 300), "minimal"), ((1280, 620), "none")])
+@pytest.mark.parametrize(
+    ("size", "controls"), [((320, 600), "full"), ((900, 600), "full"), ((480, 300), "minimal"), ((1280, 620), "none")]
+)
 def test_the_first_layout_fits_too(page, size, controls):
     page.set_viewport_size({"width": size[0], "height": size[1]})
     page.goto(f"/embed?expression={quote(CHAPTER_2)}&controls={controls}")

@@ -8,9 +8,8 @@ import re
 import xml.etree.ElementTree as ET
 
 import httpx
-from playwright.sync_api import expect
-
 from pagehelpers import open_program, wait_for_graph
+from playwright.sync_api import expect
 
 PROGRAM = "a = 2; b = 3; L = a * b + a"
 SVG = "{http://www.w3.org/2000/svg}"
@@ -39,7 +38,10 @@ def test_the_standalone_file_plays_to_the_end_from_file_with_no_network(page, li
     assert grads.all_text_contents() == ["", "", "", ""]
     page.get_by_role("button", name="Play").click()
     expect(page.locator('[data-vg="step-label"]')).to_have_text("13 / 13", timeout=5000)
-    by_id = {int(n.get_attribute("data-node-id")): n.locator(".vg-grad").text_content() for n in page.locator("[data-node-id]").all()}
+    by_id = {
+        int(n.get_attribute("data-node-id")): n.locator(".vg-grad").text_content()
+        for n in page.locator("[data-node-id]").all()
+    }
     assert by_id == {0: "4", 1: "2", 2: "1", 3: "1"}  # a, b, a*b, L
     assert blocked == []
     page.context.unroute("**/*")
@@ -74,8 +76,14 @@ def test_the_page_exports_svg_png_json_csv_and_html(page, tmp_path):
     assert lines[0] == "Step 13 / 13"
     assert " ".join(lines).startswith("Step 13 / 13 Stage 2 · ") and "Done: a.grad = 4, b.grad = 2." in " ".join(lines)
     legend = {t.get("data-legend"): t.text for t in notes.iter(f"{SVG}text") if t.get("data-legend")}
-    assert legend["vg-data"].startswith("data") and legend["vg-grad"].startswith("grad") and "local gradient" in legend["vg-edge-text"]
-    assert float(root.get("height")) > max(float(t.get("y")) for t in notes.iter(f"{SVG}text")), "the notes are inside the picture"
+    assert (
+        legend["vg-data"].startswith("data")
+        and legend["vg-grad"].startswith("grad")
+        and "local gradient" in legend["vg-edge-text"]
+    )
+    assert float(root.get("height")) > max(float(t.get("y")) for t in notes.iter(f"{SVG}text")), (
+        "the notes are inside the picture"
+    )
 
     png = download(page, "export-png")
     png_path = tmp_path / "graph.png"

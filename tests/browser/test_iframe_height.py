@@ -56,6 +56,10 @@ def check_height(page):
     frame = page.frame(url=re.compile(r".*/embed\?.*"))
     frame.wait_for_selector("[data-node-id]")
     page.wait_for_function("parseFloat(document.getElementById('vg').style.height) > 400")
-    content_height = frame.evaluate("Math.ceil(document.querySelector('[data-valuegraph-embed]').getBoundingClientRect().height)")
+    content_height = frame.evaluate(
+        "Math.ceil(document.querySelector('[data-valuegraph-embed]').getBoundingClientRect().height)"
+    )
     page.wait_for_function(f"parseFloat(document.getElementById('vg').style.height) === {content_height}")
-    assert page.evaluate("document.getElementById('vg').clientHeight") == content_height  # inside its border: no scrollbar
+    assert (
+        page.evaluate("document.getElementById('vg').clientHeight") == content_height
+    )  # inside its border: no scrollbar

@@ -25,7 +25,19 @@ def test_every_lesson_opens_its_program_at_its_stage_and_step(page, playwright, 
     open_program(page, "a = 1\nb = a * 5", nodes=3)
     all_lessons = lessons(page)
     ids = [lesson["id"] for lesson in all_lessons]
-    for wanted in ["value", "local-add-mul", "local-curved", "nudge", "chapter1", "sort", "propagate", "reuse", "nan-log-zero", "nan-log-negative", "nan-power"]:
+    for wanted in [
+        "value",
+        "local-add-mul",
+        "local-curved",
+        "nudge",
+        "chapter1",
+        "sort",
+        "propagate",
+        "reuse",
+        "nan-log-zero",
+        "nan-log-negative",
+        "nan-power",
+    ]:
         assert wanted in ids, f"the course walk lacks {wanted}"
     menu = page.get_by_label("Lesson", exact=True)
     caption = page.locator('[data-lesson="caption"]')

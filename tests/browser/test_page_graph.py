@@ -3,7 +3,6 @@
 import re
 
 import pytest
-
 from pagehelpers import grad_text, node, open_program, wait_for_graph
 
 CHAPTER_2 = "a = 2\nb = 3\nc = a * b\nL = c + a"
@@ -119,9 +118,9 @@ def test_a_nodes_story_sums_what_each_parent_passed_back(page):
 
 @pytest.mark.allow_console(r"status of 400")
 def test_markup_in_a_program_is_shown_as_text_and_runs_nothing(page):
-    program = "# <img src=x onerror=\"window.pwned=1\">\nx = 2\nL = x * x"
+    program = '# <img src=x onerror="window.pwned=1">\nx = 2\nL = x * x'
     open_program(page, program, nodes=2)
-    page.get_by_role("textbox", name="Program", exact=True).fill("<img src=x onerror=\"window.pwned=1\">")
+    page.get_by_role("textbox", name="Program", exact=True).fill('<img src=x onerror="window.pwned=1">')
     page.get_by_role("textbox", name="Program", exact=True).press("Control+Enter")
     message = page.locator('[data-vg="error-message"]')
     message.wait_for()

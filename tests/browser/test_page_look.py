@@ -4,7 +4,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from pagehelpers import grad_text, node, open_program
 
 AXE = Path(__file__).parent / "vendor" / "axe-core.v4.14.1.min.js"
@@ -38,7 +37,11 @@ def test_everything_can_be_reached_with_the_keyboard(page):
     reached = set()
     for _ in range(60):
         page.keyboard.press("Tab")
-        reached.add(page.evaluate("document.activeElement.getAttribute('aria-label') || document.activeElement.id || document.activeElement.textContent.trim()"))
+        reached.add(
+            page.evaluate(
+                "document.activeElement.getAttribute('aria-label') || document.activeElement.id || document.activeElement.textContent.trim()"
+            )
+        )
     for name in ["Program", "vg-examples", "Play", "Step forward", "End", "vg-speed", "vg-scrubber", "Fit to screen"]:
         assert name in reached, f"{name} is not reachable with Tab"
     assert any(label and label.startswith("a: data 2") for label in reached), "graph nodes are focusable"

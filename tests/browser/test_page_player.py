@@ -176,7 +176,7 @@ def test_a_url_reopens_the_same_step_and_back_forward_work(page, base_url):
 
     # Back: to the jump before the steps; again: the start. Forward: where we were.
     page.go_back()
-    page.wait_for_function(f"() => Number(document.querySelector('[data-vg=scrubber]').value) === 0")
+    page.wait_for_function("() => Number(document.querySelector('[data-vg=scrubber]').value) === 0")
     page.go_forward()
     page.wait_for_function(f"() => Number(document.querySelector('[data-vg=scrubber]').value) >= {PROPAGATE_START}")
 
@@ -199,7 +199,8 @@ def test_examples_menu_loads_each_course_example(page):
     for example, output in expected_outputs.items():
         menu.select_option(example)
         page.wait_for_function(
-            "(text) => document.querySelector('[data-vg=graph-summary]').textContent.endsWith(text)", arg=f"output {output}"
+            "(text) => document.querySelector('[data-vg=graph-summary]').textContent.endsWith(text)",
+            arg=f"output {output}",
         )
 
 

@@ -1,7 +1,6 @@
 """What goes wrong, shown: program errors in the editor, NaN and infinities in the graph."""
 
 import pytest
-
 from pagehelpers import grad_text, node, open_program, url_for, wait_for_graph
 
 # A program error is answered with HTTP 400, which Chromium logs as a failed resource load.

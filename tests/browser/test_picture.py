@@ -3,9 +3,8 @@ softmax example and the tanh neuron, at every step the current node's numbers ar
 and inside the graph panel, no two labels or records overlap, and Play and the scrubber are in view."""
 
 import pytest
-from playwright.sync_api import expect
-
 from pagehelpers import open_program
+from playwright.sync_api import expect
 
 CHAPTER_2 = "a = 2\nb = 3\nc = a * b\nL = c + a"
 NEURON = "x1 = 2; x2 = 0\nw1 = -3; w2 = 1\nb = 6.8813735870195432\nn = x1*w1 + x2*w2 + b\no = tanh(n)"
@@ -46,7 +45,13 @@ def overlap(a, b, slack=0.5):
 def in_viewport(page, name):
     box = page.locator(f'[data-vg="{name}"]').bounding_box()
     view = page.viewport_size
-    return box and box["y"] >= 0 and box["y"] + box["height"] <= view["height"] and box["x"] >= 0 and box["x"] + box["width"] <= view["width"]
+    return (
+        box
+        and box["y"] >= 0
+        and box["y"] + box["height"] <= view["height"]
+        and box["x"] >= 0
+        and box["x"] + box["width"] <= view["width"]
+    )
 
 
 @pytest.mark.parametrize("size", [(1280, 720), (1440, 900)], ids=["1280x720", "1440x900"])
@@ -55,26 +60,34 @@ def test_every_step_is_readable_and_nothing_overlaps(page, size, example):
     page.set_viewport_size({"width": size[0], "height": size[1]})
     program, nodes = PROGRAMS[example]
     open_program(page, program, nodes=nodes, step=0)
-    assert in_viewport(page, "play") and in_viewport(page, "scrubber"), "Play and the scrubber are in view without scrolling"
+    assert in_viewport(page, "play") and in_viewport(page, "scrubber"), (
+        "Play and the scrubber are in view without scrolling"
+    )
     last = page.evaluate("document.querySelector('[data-valuegraph]').valuegraph.timeline.last")
     for k in range(last + 1):
         go(page, k)
         m = page.evaluate(MEASURE)
         assert m["dataPx"] >= 12 and m["gradPx"] >= 12, f"step {k}: the current node's numbers are {m['dataPx']:.1f} px"
         cell, panel = m["cell"], m["panel"]
-        assert cell[0] >= panel[0] and cell[1] >= panel[1] and cell[2] <= panel[2] and cell[3] <= panel[3], f"step {k}: the current node is outside the panel"
+        assert cell[0] >= panel[0] and cell[1] >= panel[1] and cell[2] <= panel[2] and cell[3] <= panel[3], (
+            f"step {k}: the current node is outside the panel"
+        )
         labels = m["labels"]
         for i, a in enumerate(labels):
-            for b in labels[i + 1:]:
+            for b in labels[i + 1 :]:
                 if a["kind"] == "record" and b["kind"] == "record":
                     continue  # the layout keeps records apart; tested in test_layout
-                assert not overlap(a["box"], b["box"]), f"step {k}: {a['kind']} {a['key']} overlaps {b['kind']} {b['key']}"
+                assert not overlap(a["box"], b["box"]), (
+                    f"step {k}: {a['kind']} {a['key']} overlaps {b['kind']} {b['key']}"
+                )
     assert in_viewport(page, "play") and in_viewport(page, "scrubber")
 
 
 def test_two_updates_to_the_same_child_are_both_readable(page):
     open_program(page, REUSE, nodes=3)
-    steps = page.evaluate("document.querySelector('[data-valuegraph]').valuegraph.timeline.steps.map((s) => (s.updates ?? []).length)")
+    steps = page.evaluate(
+        "document.querySelector('[data-valuegraph]').valuegraph.timeline.steps.map((s) => (s.updates ?? []).length)"
+    )
     k = max(i for i, n in enumerate(steps) if n == 2)  # b passes 1 × 2 to a along both edges of a + a
     go(page, k)
     callouts = page.locator("g.vg-update-label")
@@ -90,11 +103,17 @@ def test_a_training_run_keeps_the_player_in_view_at_1280x720(page):
     """Its loss curve sits under the program, not between the graph and the player."""
     page.set_viewport_size({"width": 1280, "height": 720})
     open_program(page, "a = 1")
-    program = page.evaluate("async () => (await import('/static/js/examples.js')).EXAMPLES.find((e) => e.id === 'py-mlp-training').program")
+    program = page.evaluate(
+        "async () => (await import('/static/js/examples.js')).EXAMPLES.find((e) => e.id === 'py-mlp-training').program"
+    )
     open_program(page, program)
     expect(page.locator(".vg-loss-point")).to_have_count(20)
-    assert in_viewport(page, "play") and in_viewport(page, "scrubber"), "Play and the scrubber are in view without scrolling"
-    axis_px = page.locator(".vg-loss-axes text").first.evaluate("(t) => parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a")
+    assert in_viewport(page, "play") and in_viewport(page, "scrubber"), (
+        "Play and the scrubber are in view without scrolling"
+    )
+    axis_px = page.locator(".vg-loss-axes text").first.evaluate(
+        "(t) => parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a"
+    )
     assert axis_px >= 9, f"the loss curve's axis labels are {axis_px:.1f} px"
 
 
@@ -117,7 +136,10 @@ CUT_OPTIONS = """() => {
 def test_the_examples_and_lessons_menus_show_whole_titles(page, size):
     page.set_viewport_size({"width": size[0], "height": size[1]})
     open_program(page, CHAPTER_2, nodes=4)
-    assert page.locator('[data-vg="examples"] option').count() > 10 and page.locator('[data-vg="lessons"] select option').count() > 10
+    assert (
+        page.locator('[data-vg="examples"] option').count() > 10
+        and page.locator('[data-vg="lessons"] select option').count() > 10
+    )
     assert page.evaluate(CUT_OPTIONS) == []
 
 
@@ -133,7 +155,9 @@ def test_a_one_line_program_wraps_whole_in_the_narrow_editor_at_1280x720(page):
     gutter = page.locator('[data-vg="gutter"] div').first.text_content()
     assert gutter == "1" + "\n" * rows + "2\n", "line 2's number sits beside line 2's first row"
     # Pointing at the second line's row marks its nodes and bands that line only.
-    metrics = editor.evaluate("(t) => [t.getBoundingClientRect().x, t.getBoundingClientRect().y, parseFloat(getComputedStyle(t).lineHeight), parseFloat(getComputedStyle(t).paddingTop)]")
+    metrics = editor.evaluate(
+        "(t) => [t.getBoundingClientRect().x, t.getBoundingClientRect().y, parseFloat(getComputedStyle(t).lineHeight), parseFloat(getComputedStyle(t).paddingTop)]"
+    )
     x, y, height, padding = metrics
     page.mouse.move(x + 40, y + padding + (rows + 0.5) * height)
     band = page.locator(".vg-link-hover")

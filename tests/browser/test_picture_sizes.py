@@ -5,7 +5,6 @@ swipe over the graph scrolls the page (Move graph makes it pan the graph); the e
 from pathlib import Path
 
 import pytest
-
 from pagehelpers import open_program, wait_for_graph
 
 CHAPTER_2 = "a = 2\nb = 3\nc = a * b\nL = c + a"
@@ -15,7 +14,9 @@ EMBED_SCREENSHOT = Path(__file__).resolve().parents[2] / "static" / "img" / "scr
 
 @pytest.fixture()
 def phone(browser, base_url):
-    context = browser.new_context(base_url=base_url, viewport=PHONE, has_touch=True, is_mobile=True, reduced_motion="reduce")
+    context = browser.new_context(
+        base_url=base_url, viewport=PHONE, has_touch=True, is_mobile=True, reduced_motion="reduce"
+    )
     page = context.new_page()
     errors = []
     page.on("pageerror", lambda error: errors.append(str(error)))
@@ -28,7 +29,9 @@ def swipe_up(page, x, y, distance=300):
     cdp = page.context.new_cdp_session(page)
     cdp.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [{"x": x, "y": y}]})
     for i in range(1, 11):
-        cdp.send("Input.dispatchTouchEvent", {"type": "touchMove", "touchPoints": [{"x": x, "y": y - distance * i / 10}]})
+        cdp.send(
+            "Input.dispatchTouchEvent", {"type": "touchMove", "touchPoints": [{"x": x, "y": y - distance * i / 10}]}
+        )
         page.wait_for_timeout(30)
     cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
     page.wait_for_timeout(600)  # the scroll's fling settles
@@ -42,7 +45,9 @@ def test_phone_graph_first_readable_at_fit_and_nothing_overflows(phone):
     open_program(phone, CHAPTER_2, nodes=4)
     graph_top = phone.locator('[data-vg="graph"]').bounding_box()["y"]
     assert graph_top < phone.locator('[data-vg="program"]').bounding_box()["y"], "the graph comes before the editor"
-    assert graph_top < PHONE["height"] / 2, "the graph starts in the first half of the first screen (under the title and the Teach live bar)"
+    assert graph_top < PHONE["height"] / 2, (
+        "the graph starts in the first half of the first screen (under the title and the Teach live bar)"
+    )
     phone.get_by_role("button", name="Fit to screen").click()
     smallest = phone.evaluate(
         "Math.min(...[...document.querySelectorAll('.vg-data')].map((t) => parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a))"
@@ -53,7 +58,9 @@ def test_phone_graph_first_readable_at_fit_and_nothing_overflows(phone):
         phone.evaluate("(k) => document.querySelector('[data-valuegraph]').valuegraph.controls.go(k, 'step')", k)
         width = phone.evaluate("document.documentElement.scrollWidth")
         assert width <= PHONE["width"], f"step {k}: the page is {width} px wide"
-        clipped = phone.evaluate("(() => { const c = document.querySelector('[data-vg=caption]'); return c.scrollHeight - c.clientHeight; })()")
+        clipped = phone.evaluate(
+            "(() => { const c = document.querySelector('[data-vg=caption]'); return c.scrollHeight - c.clientHeight; })()"
+        )
         assert clipped <= 1, f"step {k}: the caption is cut by {clipped} px"
 
 
@@ -112,9 +119,18 @@ def test_two_fingers_zoom_the_graph_without_move_graph(phone):
     x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
     scroll, before = view_of(phone)
     cdp = phone.context.new_cdp_session(phone)
-    cdp.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [{"x": x - 20, "y": y, "id": 0}, {"x": x + 20, "y": y, "id": 1}]})
+    cdp.send(
+        "Input.dispatchTouchEvent",
+        {"type": "touchStart", "touchPoints": [{"x": x - 20, "y": y, "id": 0}, {"x": x + 20, "y": y, "id": 1}]},
+    )
     for i in range(1, 11):
-        cdp.send("Input.dispatchTouchEvent", {"type": "touchMove", "touchPoints": [{"x": x - 20 - 8 * i, "y": y, "id": 0}, {"x": x + 20 + 8 * i, "y": y, "id": 1}]})
+        cdp.send(
+            "Input.dispatchTouchEvent",
+            {
+                "type": "touchMove",
+                "touchPoints": [{"x": x - 20 - 8 * i, "y": y, "id": 0}, {"x": x + 20 + 8 * i, "y": y, "id": 1}],
+            },
+        )
         phone.wait_for_timeout(30)
     cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
     phone.wait_for_timeout(300)

@@ -4,7 +4,6 @@ learner's own pan and zoom), the broken walks' records agree with the graph, cap
 a click or Enter and can give the program back (item 11), gradient flow and presenter mode."""
 
 import pytest
-
 from pagehelpers import open_program, url_for, wait_for_graph
 
 SOFTMAX = (
@@ -16,7 +15,9 @@ VARIANTS = ["correct", "no-visited-check", "assign", "no-topological-order"]
 
 
 def app_eval(page, body, arg=None):
-    return page.evaluate(f"(arg) => {{ const app = document.querySelector('[data-valuegraph]').valuegraph; {body} }}", arg)
+    return page.evaluate(
+        f"(arg) => {{ const app = document.querySelector('[data-valuegraph]').valuegraph; {body} }}", arg
+    )
 
 
 def transform(page):
@@ -177,7 +178,9 @@ def test_gradient_flow_widths_and_colours_and_its_legend(page):
     )
     by_key = {e["key"]: e for e in edges}
     assert len(by_key) == 4  # every edge has passed its gradient by the end
-    times = page.evaluate("() => { const n = document.querySelector('[data-valuegraph]').valuegraph.model.nodes; return n.find((d) => d.op === '*').id; }")
+    times = page.evaluate(
+        "() => { const n = document.querySelector('[data-valuegraph]').valuegraph.model.nodes; return n.find((d) => d.op === '*').id; }"
+    )
     # x*w passes w's data (-3) × 1 to x: negative and the widest; and x's data (2) to w: positive.
     assert by_key[f"{times}:0"]["sign"] == "negative" and by_key[f"{times}:1"]["sign"] == "positive"
     assert by_key[f"{times}:0"]["width"] > by_key[f"{times}:1"]["width"]

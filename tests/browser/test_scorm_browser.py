@@ -6,23 +6,22 @@ import io
 import zipfile
 
 import httpx
-
 from pagehelpers import wait_for_graph
 
 PROGRAM = "a = 2; b = 3; L = a * b + a"
 PLATFORM = "http://lms.test"
-COURSE = f"""<!doctype html><html><head><title>Course</title></head><body>
+COURSE = """<!doctype html><html><head><title>Course</title></head><body>
 <script>
   window.calls = [];
-  const values = {{"cmi.core.lesson_status": "not attempted"}};
-  window.API = {{
-    LMSInitialize: (a) => {{ calls.push(["LMSInitialize", a]); return "true"; }},
-    LMSGetValue: (k) => {{ calls.push(["LMSGetValue", k]); return values[k] ?? ""; }},
-    LMSSetValue: (k, v) => {{ calls.push(["LMSSetValue", k, v]); values[k] = v; return "true"; }},
-    LMSCommit: (a) => {{ calls.push(["LMSCommit", a]); return "true"; }},
-    LMSFinish: (a) => {{ calls.push(["LMSFinish", a]); return "true"; }},
+  const values = {"cmi.core.lesson_status": "not attempted"};
+  window.API = {
+    LMSInitialize: (a) => { calls.push(["LMSInitialize", a]); return "true"; },
+    LMSGetValue: (k) => { calls.push(["LMSGetValue", k]); return values[k] ?? ""; },
+    LMSSetValue: (k, v) => { calls.push(["LMSSetValue", k, v]); values[k] = v; return "true"; },
+    LMSCommit: (a) => { calls.push(["LMSCommit", a]); return "true"; },
+    LMSFinish: (a) => { calls.push(["LMSFinish", a]); return "true"; },
     LMSGetLastError: () => "0", LMSGetErrorString: () => "", LMSGetDiagnostic: () => "",
-  }};
+  };
 </script>
 <iframe id="sco" src="/package/index.html" width="1200" height="900"></iframe>
 </body></html>"""
@@ -30,7 +29,13 @@ COURSE = f"""<!doctype html><html><head><title>Course</title></head><body>
 
 def test_the_package_reports_completion_at_the_end_of_the_walk(page, live_server):
     answer = httpx.get(f"{live_server}/export/scorm", params={"expression": PROGRAM})
-    files = {name: data for name, data in ((n, zipfile.ZipFile(io.BytesIO(answer.content)).read(n)) for n in zipfile.ZipFile(io.BytesIO(answer.content)).namelist())}
+    files = {
+        name: data
+        for name, data in (
+            (n, zipfile.ZipFile(io.BytesIO(answer.content)).read(n))
+            for n in zipfile.ZipFile(io.BytesIO(answer.content)).namelist()
+        )
+    }
 
     def platform(route):
         path = route.request.url[len(PLATFORM) :]
@@ -38,7 +43,9 @@ def test_the_package_reports_completion_at_the_end_of_the_walk(page, live_server
             return route.fulfill(body=COURSE, content_type="text/html")
         name = path.removeprefix("/package/")
         if name in files:
-            return route.fulfill(body=files[name], content_type="text/html" if name.endswith(".html") else "application/xml")
+            return route.fulfill(
+                body=files[name], content_type="text/html" if name.endswith(".html") else "application/xml"
+            )
         return route.fulfill(status=404, body="")
 
     page.route(f"{PLATFORM}/**", platform)

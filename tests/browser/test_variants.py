@@ -2,7 +2,6 @@
 one, marked as wrong, with the broken walk's own steps."""
 
 import pytest
-
 from pagehelpers import open_program
 
 REUSE = "a = 1\nb = a + a\nc = b + b"

@@ -11,7 +11,6 @@ as text; the policy is the second line of defence.
 from urllib.parse import quote
 
 import pytest
-
 from pagehelpers import open_program, url_for
 
 ANSWERED_400 = r"status of 400"
@@ -73,5 +72,7 @@ def test_an_error_echoing_the_input_is_text(watched):
 @pytest.mark.parametrize("parameter", ["variant", "step", "speed", "dir", "nonsense"])
 def test_markup_in_other_url_parameters_is_ignored(watched, parameter):
     watched.goto(url_for("a = 2\nb = a * 3") + f"&{parameter}={quote(PAYLOAD)}#{quote(PAYLOAD)}")
-    watched.wait_for_function("() => document.querySelector('[data-vg=\"graph-summary\"]').textContent !== 'Computing…'")
+    watched.wait_for_function(
+        "() => document.querySelector('[data-vg=\"graph-summary\"]').textContent !== 'Computing…'"
+    )
     assert PAYLOAD not in watched.locator("body").inner_html()

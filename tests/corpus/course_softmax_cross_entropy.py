@@ -1,7 +1,7 @@
 # Written in the style of the course's softmax and cross-entropy chapter (the course's text and
 # code are not copied): logits from a linear layer, softmax with the max subtracted, and the
 # negative log-likelihood of the target averaged over two examples.
-import math
+
 
 def softmax(logits):
     biggest = max(l.data for l in logits)
@@ -9,8 +9,10 @@ def softmax(logits):
     total = sum(exps)
     return [e / total for e in exps]
 
+
 def cross_entropy(logits, target):
     return -softmax(logits)[target].log()
+
 
 W = [[Value(0.1), Value(-0.2)], [Value(0.4), Value(0.3)], [Value(-0.5), Value(0.2)]]
 b = [Value(0.0), Value(0.1), Value(-0.1)]

@@ -3,14 +3,14 @@
 from micrograd.nn import MLP
 
 xs = [
-  [2.0, 3.0, -1.0],
-  [3.0, -1.0, 0.5],
-  [0.5, 1.0, 1.0],
-  [1.0, 1.0, -1.0],
+    [2.0, 3.0, -1.0],
+    [3.0, -1.0, 0.5],
+    [0.5, 1.0, 1.0],
+    [1.0, 1.0, -1.0],
 ]
-ys = [1.0, -1.0, -1.0, 1.0] # desired targets
+ys = [1.0, -1.0, -1.0, 1.0]  # desired targets
 n = MLP(3, [4, 4, 1])
 ypred = [n(x) for x in xs]
-loss = sum((yout - ygt)**2 for ygt, yout in zip(ys, ypred))
+loss = sum((yout - ygt) ** 2 for ygt, yout in zip(ys, ypred))
 loss.backward()
 print(n.layers[0].neurons[0].w[0].grad)

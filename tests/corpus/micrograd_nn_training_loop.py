@@ -13,7 +13,7 @@ ys = [1.0, -1.0, -1.0, 1.0]  # desired targets
 for k in range(20):
     # forward pass
     ypred = [n(x) for x in xs]
-    loss = sum((yout - ygt)**2 for ygt, yout in zip(ys, ypred))
+    loss = sum((yout - ygt) ** 2 for ygt, yout in zip(ys, ypred))
     # backward pass
     n.zero_grad()
     loss.backward()

@@ -29,8 +29,16 @@ with atheris.instrument_imports(include=["engine"]):
     from engine.python import run_python
 
 LIMITS = Limits(
-    max_source_length=4096, max_depth=64, max_nodes=2000, max_check_evaluations=20_000, max_variant_steps=20_000,
-    max_statements=20_000, max_call_depth=30, max_collection_length=2000, max_backward_calls=50, max_printed_characters=2000,
+    max_source_length=4096,
+    max_depth=64,
+    max_nodes=2000,
+    max_check_evaluations=20_000,
+    max_variant_steps=20_000,
+    max_statements=20_000,
+    max_call_depth=30,
+    max_collection_length=2000,
+    max_backward_calls=50,
+    max_printed_characters=2000,
 )
 VARIABLES = {"x": 0.5, "y": -2.0, "w": 3.0}
 
@@ -62,7 +70,9 @@ def check_python(source: str) -> None:
             if origin.span is not None:
                 line, column, end_line, end_column = origin.span
                 assert 1 <= line <= end_line <= len(lines), f"span {origin.span} outside {len(lines)} lines"
-                assert 1 <= column <= len(lines[line - 1]) + 1 and 1 <= end_column <= len(lines[end_line - 1]) + 1, f"span {origin.span}"
+                assert 1 <= column <= len(lines[line - 1]) + 1 and 1 <= end_column <= len(lines[end_line - 1]) + 1, (
+                    f"span {origin.span}"
+                )
         assert all(isinstance(text, str) for text in result.printed)
     except ProgramError as error:
         check_place(error, source)
@@ -74,7 +84,9 @@ def check_place(error: ProgramError, source: str) -> None:
     assert 0 <= offset <= len(source), f"offset {offset} outside a {len(source)}-character program"
     line = source.count("\n", 0, offset) + 1
     column = offset - (source.rfind("\n", 0, offset) + 1) + 1
-    assert (error.line, error.column) == (line, column), f"{error.message!r} at {error.line}:{error.column}, offset {offset} is {line}:{column}"
+    assert (error.line, error.column) == (line, column), (
+        f"{error.message!r} at {error.line}:{error.column}, offset {offset} is {line}:{column}"
+    )
 
 
 def check_trace(steps, variant: str) -> None:

@@ -6,9 +6,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import fuzz_parser
 import pytest
 
-import fuzz_parser
 from engine import ProgramError
 from engine.syntax import Span
 
@@ -61,8 +61,16 @@ def test_coverage_guided_run_finds_no_crash(tmp_path):
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     command = [
-        sys.executable, str(FUZZER), f"-max_total_time={SECONDS}", "-timeout=10", "-rss_limit_mb=2048",
-        f"-dict={DICTIONARY}", f"-artifact_prefix={tmp_path}/", str(corpus), str(SEEDS), str(REGRESSIONS),
+        sys.executable,
+        str(FUZZER),
+        f"-max_total_time={SECONDS}",
+        "-timeout=10",
+        "-rss_limit_mb=2048",
+        f"-dict={DICTIONARY}",
+        f"-artifact_prefix={tmp_path}/",
+        str(corpus),
+        str(SEEDS),
+        str(REGRESSIONS),
     ]
     run = subprocess.run(command, capture_output=True, text=True, timeout=SECONDS + 120)
     crashes = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(("crash-", "timeout-", "oom-")))
