@@ -67,7 +67,8 @@ def resolved(requirements: list[Requirement]) -> dict[str, str]:
             version = metadata.version(requirement.name)
         except metadata.PackageNotFoundError:
             raise LockError(
-                f"{requirement.name} is required ({requirement}) but not installed: install it, run the suite, then lock"
+                f"{requirement.name} is required ({requirement}) but not installed: install it, run the suite, then "
+                "lock"
             ) from None
         if not requirement.specifier.contains(version, prereleases=True):
             raise LockError(f"{requirement.name} {version} is installed, but {requirement} is required")

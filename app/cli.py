@@ -39,7 +39,8 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=defaults.timeout_headers,
         metavar="S",
-        help="close a connection whose request headers take longer, counted from connecting or the last answer (default: %(default)s)",
+        help="close a connection whose request headers take longer, counted from connecting or the last answer "
+        "(default: %(default)s)",
     )
     limits.add_argument(
         "--timeout-body",

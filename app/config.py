@@ -1,39 +1,39 @@
 """Settings: every bound the server enforces, in one object read once from the environment.
 
-| variable                           | default   | what it bounds                                             |
-|------------------------------------|-----------|------------------------------------------------------------|
-| VALUEGRAPH_MAX_BODY_BYTES          | 1000000   | bytes of one request body (larger: 413)                    |
-| VALUEGRAPH_MAX_SOURCE_LENGTH       | 100000    | characters of program text                                 |
-| VALUEGRAPH_MAX_DEPTH               | 200       | parentheses, calls and unary signs open at once (Python: syntax tree levels) |
-| VALUEGRAPH_MAX_NODES               | 50000     | nodes in the graph the output reaches                      |
-| VALUEGRAPH_MAX_CHECK_EVALUATIONS   | 1000000   | node re-evaluations the nudge test (check=true) may do     |
-| VALUEGRAPH_MAX_VARIANT_STEPS       | 200000    | steps a deliberately broken walk (variant) may take        |
-| VALUEGRAPH_MAX_STATEMENTS          | 1000000   | statements a Python program may execute                    |
-| VALUEGRAPH_MAX_CALL_DEPTH          | 100       | calls of a Python program's own functions open at once     |
-| VALUEGRAPH_MAX_COLLECTION_LENGTH   | 100000    | items in one list, tuple or dict of a Python program       |
-| VALUEGRAPH_MAX_BACKWARD_CALLS      | 10000     | backward() calls of a Python program                       |
-| VALUEGRAPH_MAX_PRINTED_CHARACTERS  | 100000    | characters a Python program may print                      |
-| VALUEGRAPH_TIME_BUDGET             | 2.0       | seconds of wall-clock time per request (longer: 503)       |
-| VALUEGRAPH_WORKER_THREADS          | 4         | requests computed at once per process; the rest queue      |
-| VALUEGRAPH_RESPONSE_CACHE_BYTES    | 16000000  | bytes of answers kept in the in-process LRU response cache (0: no cache) |
-| VALUEGRAPH_RETRY_AFTER             | 2         | seconds a 503 asks the client to wait (Retry-After)        |
-| VALUEGRAPH_MAX_REPORTED_ERRORS     | 20        | problems listed in one 422 (the rest are counted)          |
-| VALUEGRAPH_MAX_ECHO_LENGTH         | 100       | characters of a rejected input echoed back in a 422        |
-| VALUEGRAPH_MAX_DISCARD_BYTES       | 10000000  | bytes of an oversized body read and dropped so the 413 arrives whole |
-| VALUEGRAPH_TIMEOUT_KEEP_ALIVE      | 5.0       | seconds an idle keep-alive connection stays open           |
-| VALUEGRAPH_TIMEOUT_HEADERS         | 10.0      | seconds from connecting (or the last answer) to a request's complete headers |
-| VALUEGRAPH_TIMEOUT_BODY            | 30.0      | seconds from the headers to the end of the request's body  |
-| VALUEGRAPH_MAX_CONNECTIONS         | 1000      | open connections per process; more are closed at once      |
-| VALUEGRAPH_REDIS_URL               | (unset)   | Teach live rooms in Redis (shared by every worker/instance) |
-| VALUEGRAPH_ROOM_IDLE_SECONDS       | 3600      | seconds a room lives without a move by its teacher         |
-| VALUEGRAPH_ROOM_MAX_ROOMS          | 1000      | rooms open at once (more: 503)                             |
-| VALUEGRAPH_ROOM_CREATIONS_PER_HOUR | 30        | rooms one client address may make in an hour (more: 429)   |
-| VALUEGRAPH_ROOM_MAX_MEMBERS        | 500       | connections to one room, teacher included (more: closed)   |
-| VALUEGRAPH_ROOM_MAX_MESSAGE_BYTES  | 200000    | bytes of one WebSocket message (larger: closed, 1009)      |
-| VALUEGRAPH_ROOM_MESSAGES_PER_SECOND| 30        | messages a connection may send per second, on average      |
-| VALUEGRAPH_ROOM_MESSAGE_BURST      | 60        | messages it may send at once before the rate applies       |
-| VALUEGRAPH_ROOM_JOIN_SECONDS       | 10        | seconds a new connection has to send its join message      |
-| VALUEGRAPH_ROOM_SEND_QUEUE         | 256       | messages waiting for a slow member (more: it is dropped and reconnects) |
+| variable                           | default   | what it bounds                                                      |
+|------------------------------------|-----------|---------------------------------------------------------------------|
+| VALUEGRAPH_MAX_BODY_BYTES          | 1000000   | bytes of one request body (larger: 413)                             |
+| VALUEGRAPH_MAX_SOURCE_LENGTH       | 100000    | characters of program text                                          |
+| VALUEGRAPH_MAX_DEPTH               | 200       | parentheses, calls and unary signs open at once (Python: nesting)   |
+| VALUEGRAPH_MAX_NODES               | 50000     | nodes in the graph the output reaches                               |
+| VALUEGRAPH_MAX_CHECK_EVALUATIONS   | 1000000   | node re-evaluations the nudge test (check=true) may do              |
+| VALUEGRAPH_MAX_VARIANT_STEPS       | 200000    | steps a deliberately broken walk (variant) may take                 |
+| VALUEGRAPH_MAX_STATEMENTS          | 1000000   | statements a Python program may execute                             |
+| VALUEGRAPH_MAX_CALL_DEPTH          | 100       | calls of a Python program's own functions open at once              |
+| VALUEGRAPH_MAX_COLLECTION_LENGTH   | 100000    | items in one list, tuple or dict of a Python program                |
+| VALUEGRAPH_MAX_BACKWARD_CALLS      | 10000     | backward() calls of a Python program                                |
+| VALUEGRAPH_MAX_PRINTED_CHARACTERS  | 100000    | characters a Python program may print                               |
+| VALUEGRAPH_TIME_BUDGET             | 2.0       | seconds of wall-clock time per request (longer: 503)                |
+| VALUEGRAPH_WORKER_THREADS          | 4         | requests computed at once per process; the rest queue               |
+| VALUEGRAPH_RESPONSE_CACHE_BYTES    | 16000000  | bytes of answers kept in the in-process LRU cache (0: no cache)     |
+| VALUEGRAPH_RETRY_AFTER             | 2         | seconds a 503 asks the client to wait (Retry-After)                 |
+| VALUEGRAPH_MAX_REPORTED_ERRORS     | 20        | problems listed in one 422 (the rest are counted)                   |
+| VALUEGRAPH_MAX_ECHO_LENGTH         | 100       | characters of a rejected input echoed back in a 422                 |
+| VALUEGRAPH_MAX_DISCARD_BYTES       | 10000000  | bytes of a too-large body read and dropped so the 413 arrives whole |
+| VALUEGRAPH_TIMEOUT_KEEP_ALIVE      | 5.0       | seconds an idle keep-alive connection stays open                    |
+| VALUEGRAPH_TIMEOUT_HEADERS         | 10.0      | seconds from connecting (or the last answer) to complete headers    |
+| VALUEGRAPH_TIMEOUT_BODY            | 30.0      | seconds from the headers to the end of the request's body           |
+| VALUEGRAPH_MAX_CONNECTIONS         | 1000      | open connections per process; more are closed at once               |
+| VALUEGRAPH_REDIS_URL               | (unset)   | Teach live rooms in Redis (shared by every worker/instance)         |
+| VALUEGRAPH_ROOM_IDLE_SECONDS       | 3600      | seconds a room lives without a move by its teacher                  |
+| VALUEGRAPH_ROOM_MAX_ROOMS          | 1000      | rooms open at once (more: 503)                                      |
+| VALUEGRAPH_ROOM_CREATIONS_PER_HOUR | 30        | rooms one client address may make in an hour (more: 429)            |
+| VALUEGRAPH_ROOM_MAX_MEMBERS        | 500       | connections to one room, teacher included (more: closed)            |
+| VALUEGRAPH_ROOM_MAX_MESSAGE_BYTES  | 200000    | bytes of one WebSocket message (larger: closed, 1009)               |
+| VALUEGRAPH_ROOM_MESSAGES_PER_SECOND| 30        | messages a connection may send per second, on average               |
+| VALUEGRAPH_ROOM_MESSAGE_BURST      | 60        | messages it may send at once before the rate applies                |
+| VALUEGRAPH_ROOM_JOIN_SECONDS       | 10        | seconds a new connection has to send its join message               |
+| VALUEGRAPH_ROOM_SEND_QUEUE         | 256       | messages queued for a slow member (more: dropped, it reconnects)    |
 
 Program-level limits (source length to printed characters) answer 400 with the place in the program.
 The time budget covers the whole request: reading the body, validation, the work and the answer.

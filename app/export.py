@@ -273,7 +273,8 @@ def render_image(html: str, kind: str, step: int | None = None) -> bytes:
                 )
                 target = "document.querySelector('[data-vg=\"scrubber\"]').max" if step is None else str(int(step))
                 page.evaluate(
-                    f"() => {{ const s = document.querySelector('[data-vg=\"scrubber\"]'); s.value = {target}; s.dispatchEvent(new Event('input')); }}"
+                    f"() => {{ const s = document.querySelector('[data-vg=\"scrubber\"]'); s.value = {target}; "
+                    "s.dispatchEvent(new Event('input')); }"
                 )
                 page.wait_for_timeout(50)
                 if kind == "svg":
@@ -306,7 +307,8 @@ def add_export_arguments(parser) -> None:
         "--graph",
         metavar="MODULE:NAME",
         help="instead of a program, a Value built in Python: NAME in the module MODULE, imported from the current "
-        "directory (it runs, as `python -c 'import MODULE'` would); valuegraph's, PyPI micrograd's or the course's Value",
+        "directory (it runs, as `python -c 'import MODULE'` would); valuegraph's, PyPI micrograd's or the course's "
+        "Value",
     )
     parser.add_argument(
         "-o",

@@ -38,7 +38,8 @@ def kind_of(output) -> str:
     if hasattr(output, "_children") and hasattr(output, "_local_grads") and hasattr(output, "data"):
         return "course"
     raise TypeError(
-        f"show() and export() take an engine.Value, PyPI micrograd's Value or the course's Value, not {type(output).__name__}"
+        "show() and export() take an engine.Value, PyPI micrograd's Value or the course's Value, not "
+        f"{type(output).__name__}"
     )
 
 
@@ -157,8 +158,8 @@ def _course_node(node, children: list[Value]) -> Value:
     op, exponent = _recognise(data, [child.data for child in children], local)
     if op is None:
         raise GraphMismatch(
-            f"{_name(node, data)}: its data and local gradients {list(local)} match none of +, *, **, log, exp, relu, tanh "
-            f"applied to its children's data {[child.data for child in children]}"
+            f"{_name(node, data)}: its data and local gradients {list(local)} match none of +, *, **, log, exp, relu, "
+            f"tanh applied to its children's data {[child.data for child in children]}"
         )
     return Value(data, tuple(children), local, op, _label(node), exponent)
 

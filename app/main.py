@@ -35,7 +35,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app = FastAPI(
         title="valuegraph",
         summary="See reverse-mode autodiff work one scalar at a time.",
-        description="Run a small program of scalar operations and get its graph, its gradients and every step of the backward pass.",
+        description=(
+            "Run a small program of scalar operations and get its graph, its gradients and every step of the "
+            "backward pass."
+        ),
         version=__version__,
         lifespan=lifespan,
         # /docs is served from static/vendor/ by app.routes.pages (FastAPI's own loads a CDN);

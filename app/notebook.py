@@ -41,8 +41,8 @@ class Visualiser:
     def _repr_html_(self) -> str:
         note = f"<p>{html.escape(self.note)}</p>" if self.note else ""
         return note + (
-            f'<iframe srcdoc="{html.escape(self.document, quote=True)}" title="valuegraph" '
-            f'style="width: 100%; height: {int(self.height)}px; border: 0" sandbox="allow-scripts allow-downloads"></iframe>'
+            f'<iframe srcdoc="{html.escape(self.document, quote=True)}" title="valuegraph" style="width: 100%; height: '
+            f'{int(self.height)}px; border: 0" sandbox="allow-scripts allow-downloads"></iframe>'
         )
 
     def save(self, path) -> Path:

@@ -273,6 +273,7 @@ def qr_svg(text: str) -> str:
         if dark
     )
     return (
-        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {extent} {extent}" role="img" aria-label="QR code of the join link" shape-rendering="crispEdges">'
-        f'<rect width="{extent}" height="{extent}" fill="#fff"/><path d="{path}" fill="#000"/></svg>'
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {extent} {extent}" role="img" aria-label="QR code of '
+        f'the join link" shape-rendering="crispEdges"><rect width="{extent}" height="{extent}" fill="#fff"/><path '
+        f'd="{path}" fill="#000"/></svg>'
     )

@@ -178,7 +178,8 @@ async def checked_state(
     else:
         if len(state.expression) > settings.max_source_length:
             raise RoomProblem(
-                f"state.expression is {len(state.expression):,} characters, over the limit of {settings.max_source_length:,}"
+                f"state.expression is {len(state.expression):,} characters, over the limit of "
+                f"{settings.max_source_length:,}"
             )
         try:
             walk = await run_within_budget(

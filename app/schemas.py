@@ -2,8 +2,8 @@
 pydantic TypedDicts. The OpenAPI schema comes from these types.
 
 Responses are TypedDicts because a large graph has tens of thousands of records: plain
-dicts built in one pass and written by pydantic-core, a chunk of records at a time (serialize.py), cost a few µs per node,
-where constructing a model per record costs ten times more. Optional keys (`exponent`,
+dicts built in one pass and written by pydantic-core, a chunk of records at a time (serialize.py),
+cost a few µs per node, where constructing a model per record costs ten times more. Optional keys (`exponent`,
 `numeric_grad`, `trace`, `layout`) are NotRequired: absent, never null. Non-finite numbers
 are written as the strings "NaN", "Infinity" and "-Infinity".
 """
@@ -53,7 +53,8 @@ def _screen_variables(variables):
         if len(bad) > MAX_LISTED_PROBLEMS:
             raise PydanticCustomError(
                 "too_many_bad_variables",
-                "{count} of the {size} variables are invalid (a name is ASCII letters, digits and _, not starting with a digit; a value is a finite number); the first is {first}",
+                "{count} of the {size} variables are invalid (a name is ASCII letters, digits and _, not starting "
+                "with a digit; a value is a finite number); the first is {first}",
                 {"count": f"{len(bad):,}", "size": f"{len(variables):,}", "first": repr(bad[0])[:100]},
             )
     return variables
@@ -94,7 +95,10 @@ class BackwardQuery(BaseModel):
     run: int | None = Field(
         None,
         ge=0,
-        description="Python programs: which backward() call's graph and trace come back (0-based index into `runs`); null for the last.",
+        description=(
+            "Python programs: which backward() call's graph and trace come back (0-based index into `runs`); "
+            "null for the last."
+        ),
     )
 
 
@@ -138,7 +142,10 @@ class LayoutRequest(BaseModel):
 
     children: list[list[Annotated[int, Field(ge=0)]]] = Field(
         min_length=1,
-        description="Per node, its inputs (duplicates kept). Every child's id is below its parent's, and every node reaches the last node, the output.",
+        description=(
+            "Per node, its inputs (duplicates kept). Every child's id is below its parent's, and every node "
+            "reaches the last node, the output."
+        ),
     )
 
     @model_validator(mode="after")
@@ -159,7 +166,7 @@ class LayoutRequest(BaseModel):
 
 
 class SourceSpan(TypedDict):
-    """Where in the program text: lines 1-based, columns 1-based in characters, end_column just past the last character."""
+    """Where in the program text: lines, columns 1-based in characters; end_column just past the last character."""
 
     line: int
     column: int

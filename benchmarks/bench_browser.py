@@ -67,8 +67,8 @@ def measure(page, url, nodes, play_ms):
     page.wait_for_function(DRAWN, arg=nodes, polling="raf", timeout=60_000)
     timings = page.evaluate("""() => {
         const api = performance.getEntriesByType('resource').find((r) => r.name.includes('/backward'));
-        return {asked: api.startTime, answered: api.responseEnd, drawn: window.__drawnAt, painted: window.__paintFrameAt,
-                tasks: window.__longTasks};
+        return {asked: api.startTime, answered: api.responseEnd, drawn: window.__drawnAt,
+                painted: window.__paintFrameAt, tasks: window.__longTasks};
     }""")
     longest = max(
         (duration for start, duration in timings["tasks"] if start + duration >= timings["asked"]), default=0.0
@@ -115,7 +115,9 @@ ZOOM_PAN_FRAMES = """async (frames) => {
   const result = { zoom: [], pan: [] };
   let last = await frame();
   for (let i = 0; i < frames; i++) {
-    svg.dispatchEvent(new WheelEvent('wheel', { deltaY: i < frames / 2 ? -40 : 40, clientX: x, clientY: y, bubbles: true, cancelable: true, view: window }));
+    svg.dispatchEvent(new WheelEvent('wheel', {
+      deltaY: i < frames / 2 ? -40 : 40, clientX: x, clientY: y, bubbles: true, cancelable: true, view: window,
+    }));
     const now = await frame();
     result.zoom.push(now - last);
     last = now;
@@ -124,7 +126,8 @@ ZOOM_PAN_FRAMES = """async (frames) => {
   last = await frame();
   for (let i = 0; i < frames; i++) {
     const dx = 6 * Math.sin(i / 10) * 10, dy = 4 * Math.cos(i / 10) * 10;
-    window.dispatchEvent(new MouseEvent('mousemove', { clientX: x + dx, clientY: y + dy, bubbles: true, view: window }));
+    window.dispatchEvent(
+      new MouseEvent('mousemove', { clientX: x + dx, clientY: y + dy, bubbles: true, view: window }));
     const now = await frame();
     result.pan.push(now - last);
     last = now;
@@ -168,7 +171,8 @@ def picture_rows(browser, server, quick):
                 verdict(percentile(steps, 0.95) <= step_target) if step_target else "",
                 f"{zoom95:.1f}",
                 f"{pan95:.1f}",
-                f"{sum(1 for f in frames['zoom'] + frames['pan'] if f > 50)} of {len(frames['zoom']) + len(frames['pan'])}",
+                f"{sum(1 for f in frames['zoom'] + frames['pan'] if f > 50)} of "
+                f"{len(frames['zoom']) + len(frames['pan'])}",
                 f"{verdict(max(zoom95, pan95) <= frame_target)} (<= {frame_target} ms)",
             ]
         )
@@ -235,10 +239,10 @@ def main(quick=False):
         ],
         rows,
         [
-            f"Frames: requestAnimationFrame intervals over {play_ms / 1000:g} s of playing; an interval over 34 ms (two "
-            "60 Hz vsyncs and jitter) means a frame whose work took over 33 ms. Longest task: the longest main-thread "
-            "task (PerformanceObserver longtask, over 50 ms) after the request started, drawing included. Headless Chromium with "
-            "--disable-gpu draws in software on the same cores as the server."
+            f"Frames: requestAnimationFrame intervals over {play_ms / 1000:g} s of playing; an interval over 34 ms "
+            "(two 60 Hz vsyncs and jitter) means a frame whose work took over 33 ms. Longest task: the longest "
+            "main-thread task (PerformanceObserver longtask, over 50 ms) after the request started, drawing included. "
+            "Headless Chromium with --disable-gpu draws in software on the same cores as the server."
         ],
     )
 
@@ -261,8 +265,9 @@ def main(quick=False):
         [
             "First paint: from navigation start to the frame after the last node is in the SVG. Followed step: "
             "controls.go() called at the start of an animation frame, until the next frame starts (the frame that "
-            "draws the step, camera move included, has then been drawn; 16.7 ms at the soonest). Zoom and pan: one synthetic wheel or drag event per "
-            "animation frame on the graph (handled by d3-zoom as a learner's), p95 of the frame intervals."
+            "draws the step, camera move included, has then been drawn; 16.7 ms at the soonest). Zoom and pan: one "
+            "synthetic wheel or drag event per animation frame on the graph (handled by d3-zoom as a learner's), p95 "
+            "of the frame intervals."
         ],
     )
 

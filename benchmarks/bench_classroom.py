@@ -97,12 +97,15 @@ def main(quick=False, students=None, steps=None, rounds=None):
             ]
         )
     print_table(
-        f"A step from the teacher to {students} students, one step every {pace * 1e3:.0f} ms, {rounds} rounds taking turns",
+        f"A step from the teacher to {students} students, one step every {pace * 1e3:.0f} ms, {rounds} rounds taking "
+        "turns",
         ["set-up", "students", "steps", "deliveries", "p50 ms", "p95 ms", "max ms", "every step, in order"],
         rows,
         [
-            f"Target: p95 under {TARGET_P95 * 1e3:.0f} ms on loopback, as `valuegraph` serves: {', '.join(f'{p * 1e3:.1f} ms' for p in p95s)}, {verdict(all(p < TARGET_P95 for p in p95s))}.",
-            f"The servers, redis-server and the {students} clients (one asyncio loop) share the machine's cores. {load()} after the runs.",
+            f"Target: p95 under {TARGET_P95 * 1e3:.0f} ms on loopback, as `valuegraph` serves: "
+            f"{', '.join(f'{p * 1e3:.1f} ms' for p in p95s)}, {verdict(all(p < TARGET_P95 for p in p95s))}.",
+            f"The servers, redis-server and the {students} clients (one asyncio loop) share the machine's cores. "
+            f"{load()} after the runs.",
         ],
     )
 

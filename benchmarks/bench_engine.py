@@ -189,9 +189,10 @@ def engine_tables(quick=False, gc_off=False, sizes=SIZES):
         else "gc enabled (Python's default, as in a notebook; the server pauses it while a request builds its graph)"
     )
     notes = [
-        f"Median of {repeats_for(sizes[-1], quick)}-{repeats_for(sizes[0], quick)} runs, a fresh graph each run, CPU time of the thread; {condition}. "
-        f"micrograd's backward runs with the recursion limit raised to {MICROGRAD_RECURSION_LIMIT:,} (its sort is recursive); "
-        "valuegraph's and the peers' are iterative, at the default limit.",
+        f"Median of {repeats_for(sizes[-1], quick)}-{repeats_for(sizes[0], quick)} runs, a fresh graph each run, CPU "
+        f"time of the thread; {condition}. micrograd's backward runs with the recursion limit raised to "
+        f"{MICROGRAD_RECURSION_LIMIT:,} (its sort is recursive); valuegraph's and the peers' are iterative, at the "
+        "default limit.",
     ]
     print_table(f"Engine vs the course's Value, micrograd 0.1.0 and a minimal tape: {condition}", headers, rows, notes)
     return targets
@@ -231,7 +232,8 @@ def target_table(targets, title):
 def main(quick=False):
     print(f"\n## Engine\n\n{machine()}; {load()}")
     print(
-        f"\nGradients agree with the course's Value, micrograd's and the tape's (chain of 500): largest relative difference {check_gradients_agree():.1e}."
+        "\nGradients agree with the course's Value, micrograd's and the tape's (chain of 500): largest relative "
+        f"difference {check_gradients_agree():.1e}."
     )
     gc.freeze()  # as the server does after start-up; the same for both engines
     targets = engine_tables(quick)

@@ -38,7 +38,10 @@ COURSE_EXAMPLES = {
     "chapter 2": CHAPTER_2,
     "chapter 1 exercise": "a = 2\nb = 3\nc = a * b\nd = c + a\ne = d ** 2",
     "tanh neuron": "x1 = 2; x2 = 0\nw1 = -3; w2 = 1\nb = 6.8813735870195432\nn = x1*w1 + x2*w2 + b\no = tanh(n)",
-    "softmax + log loss": "z1 = 2; z2 = 1; z3 = 0.1\ne1 = exp(z1); e2 = exp(z2); e3 = exp(z3)\ns = e1 + e2 + e3\np1 = e1 / s\nL = -log(p1)",
+    "softmax + log loss": (
+        "z1 = 2; z2 = 1; z3 = 0.1\ne1 = exp(z1); e2 = exp(z2); e3 = exp(z3)\n"
+        "s = e1 + e2 + e3\np1 = e1 / s\nL = -log(p1)"
+    ),
 }
 SIZES = (100, 1_000, 10_000, 50_000)
 # The generated programs take ~6.7 characters a node, so 50,000 nodes need more than the default
@@ -227,8 +230,8 @@ def pipeline_tables(quick):
             '"API default" is POST /backward with trace=true; "as the page asks" adds layout=true. Requests send '
             "Accept-Encoding: gzip, as browsers do.",
             f"The 50,000-node generated program is over the default {Limits().max_source_length:,}-character source "
-            "limit, so every request here runs with max_source_length=1,000,000 and a 120 s time budget; "
-            f'"over the 2 s budget" marks requests the default server ({DEFAULT_TIME_BUDGET:g} s) would answer with 503.',
+            'limit, so every request here runs with max_source_length=1,000,000 and a 120 s time budget; "over the 2 '
+            f's budget" marks requests the default server ({DEFAULT_TIME_BUDGET:g} s) would answer with 503.',
         ],
     )
     print_table(
@@ -312,10 +315,11 @@ def chapter_2_table(quick):
         ],
         rows,
         [
-            f'{len(api[0]):,} sequential requests each, default settings with the response cache off. "the rest" is everything but our computation: '
-            "routing, request validation, dependencies, middleware, worker-thread hops, gzip. The trivial endpoint takes the "
-            "same request model and does no work; a thread hop is one anyio.to_thread.run_sync of a no-op. A response "
-            "cache could save at most our computed stages; a hit still pays the rest.",
+            f'{len(api[0]):,} sequential requests each, default settings with the response cache off. "the rest" is '
+            "everything but our computation: routing, request validation, dependencies, middleware, worker-thread "
+            "hops, gzip. The trivial endpoint takes the same request model and does no work; a thread hop is one "
+            "anyio.to_thread.run_sync of a no-op. A response cache could save at most our computed stages; a hit "
+            "still pays the rest.",
             "what-if (benchmark only, through app.dependency_overrides in benchmarks/apps.py): get_settings and "
             "get_work_limiter as async def. FastAPI runs a plain-def dependency in the thread pool, a thread hop each.",
         ],
@@ -345,13 +349,14 @@ def big_request_table(quick):
             ]
         )
     print_table(
-        f"A {nodes:,}-node program ({len(source):,} characters) with its full trace, default settings (response cache off) "
-        "(targets: <= 150 ms in the server, gzip <= 1 MB)",
+        f"A {nodes:,}-node program ({len(source):,} characters) with its full trace, default settings (response cache "
+        "off) (targets: <= 150 ms in the server, gzip <= 1 MB)",
         ["request", "status", "in-server ms (median)", "fastest", "target", "JSON MB", "gzip MB", "target"],
         rows,
         [
-            f"Median of up to {runs_and_time[0] - 1} requests after one that warms the app up. Status 503 means the default "
-            "2 s time budget ran out. The clock stops at the answer's last byte; the graph and records are freed after it."
+            f"Median of up to {runs_and_time[0] - 1} requests after one that warms the app up. Status 503 means the "
+            "default 2 s time budget ran out. The clock stops at the answer's last byte; the graph and records are "
+            "freed after it."
         ],
     )
 
@@ -396,8 +401,8 @@ def cpu_table(quick):
         ],
         [[ms(t) for t in stages[:-1]] + [ms(answer), verdict(answer <= 0.150), ms(stages[-1])]],
         [
-            f"Median of {len(samples)} runs, the collector paused as the API pauses it. Not counted here: the framework "
-            "(validation, the worker thread, middleware) and gzip (about 25 ms for the 6.5 MB answer)."
+            f"Median of {len(samples)} runs, the collector paused as the API pauses it. Not counted here: the "
+            "framework (validation, the worker thread, middleware) and gzip (about 25 ms for the 6.5 MB answer)."
         ],
     )
 
@@ -441,9 +446,9 @@ def memory_table():
         ["request", "server RSS before, MB", "server peak RSS, MB", "target", "RSS after, MB", "gzip response MB"],
         rows,
         [
-            "The server process's own figures from /proc (VmRSS, and VmHWM for the peak since it started), after start-up "
-            "and one warm-up request; the client is a separate process. Source limit raised to 1,000,000 characters and "
-            "the time budget to 120 s for this program."
+            "The server process's own figures from /proc (VmRSS, and VmHWM for the peak since it started), after "
+            "start-up and one warm-up request; the client is a separate process. Source limit raised to 1,000,000 "
+            "characters and the time budget to 120 s for this program."
         ],
     )
 

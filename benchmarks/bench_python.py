@@ -135,9 +135,10 @@ def interpreter_table(quick):
         ],
         rows,
         [
-            "Both include reading the text (CPython compiles it; valuegraph parses, checks and compiles it to closures). "
-            "micrograd's _backward closures make reference cycles, so the cyclic collector costs it more on large graphs; "
-            "the gc-off columns compare the two without it (the API pauses the collector while it builds a graph)."
+            "Both include reading the text (CPython compiles it; valuegraph parses, checks and compiles it to "
+            "closures). micrograd's _backward closures make reference cycles, so the cyclic collector costs it more "
+            "on large graphs; the gc-off columns compare the two without it (the API pauses the collector while it "
+            "builds a graph)."
         ],
     )
 
@@ -190,8 +191,8 @@ def api_table(quick):
             ]
         ],
         [
-            "Timed inside the server (middleware, validation, worker thread and gzip included); the stage columns are the "
-            "engine and app steps alone, run in-process with the collector paused as the API does."
+            "Timed inside the server (middleware, validation, worker thread and gzip included); the stage columns are "
+            "the engine and app steps alone, run in-process with the collector paused as the API does."
         ],
     )
 

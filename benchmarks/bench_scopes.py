@@ -45,7 +45,8 @@ EXPANDED = """(key) => {
 def _wait_drawn(page):
     page.wait_for_function(
         "() => { const svg = document.querySelector('[data-vg=\"graph\"] svg');"
-        " return svg && document.querySelectorAll('[data-node-id]').length === Number(svg.dataset.nodeCount) && document.querySelector('.vg-scope-box'); }"
+        " return svg && document.querySelectorAll('[data-node-id]').length === Number(svg.dataset.nodeCount) && "
+        "document.querySelector('.vg-scope-box'); }"
     )
 
 
@@ -64,7 +65,8 @@ def _browser(server_url, program, loads):
                 _wait_drawn(page)
                 key = page.locator(".vg-scope-box").nth(1).get_attribute("data-scope")
                 started = page.evaluate(
-                    "() => { const t = performance.now(); document.querySelectorAll('.vg-scope-box')[1].dispatchEvent(new MouseEvent('click', {bubbles: true})); return t; }"
+                    "() => { const t = performance.now(); const box = document.querySelectorAll('.vg-scope-box')[1]; "
+                    "box.dispatchEvent(new MouseEvent('click', {bubbles: true})); return t; }"
                 )
                 page.wait_for_function(EXPANDED, arg=key, polling="raf")
                 times.append((page.evaluate("performance.now()") - started) / 1e3)
@@ -111,7 +113,8 @@ def main(quick=False):
                 )
             )
     print_table(
-        "Collapsed scopes: POST /layout for the folded view beside POST /backward for the program (in-process, median ms), and a click that expands a layer in Chromium",
+        "Collapsed scopes: POST /layout for the folded view beside POST /backward for the program (in-process, median "
+        "ms), and a click that expands a layer in Chromium",
         (
             "program",
             "items folded view",
@@ -122,7 +125,8 @@ def main(quick=False):
         ),
         rows,
         [
-            "Click: from the click on a layer box to the frame where the expanded graph is complete (a new /layout request through uvicorn and the redraw), median over fresh page loads at 1280x720."
+            "Click: from the click on a layer box to the frame where the expanded graph is complete (a new /layout "
+            "request through uvicorn and the redraw), median over fresh page loads at 1280x720."
         ],
     )
 

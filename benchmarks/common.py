@@ -61,4 +61,7 @@ def load():
 
 def machine():
     cores = len(os.sched_getaffinity(0))
-    return f"Python {platform.python_version()} ({platform.python_implementation()}), {platform.machine()}, {cores} cores, {platform.platform(terse=True)}"
+    return (
+        f"Python {platform.python_version()} ({platform.python_implementation()}), {platform.machine()}, "
+        f"{cores} cores, {platform.platform(terse=True)}"
+    )

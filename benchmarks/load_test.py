@@ -376,7 +376,8 @@ def measure_one(server, body):
 def run_worst_case():
     print(f"## What one request can cost at most; {machine()}\n")
     print(
-        "One worker process, one request at a time. Memory: the worker's RSS before, its peak while the request runs (above before), and 0.3 s after.\n"
+        "One worker process, one request at a time. Memory: the worker's RSS before, its peak while the request runs "
+        "(above before), and 0.3 s after.\n"
     )
     ok = True
     for title, environment in [

@@ -96,7 +96,8 @@ def run_program(
     if is_python(text):
         if variables:
             raise ProgramError(
-                "variables are for the course shorthand; in Python write the leaves in the program, as in a = Value(2.0)",
+                "variables are for the course shorthand; in Python write the leaves in the program, as in a = "
+                "Value(2.0)",
                 WHOLE_PROGRAM,
             )
         result = run_python(text, limits, seed, run)

@@ -131,7 +131,8 @@ def _warnings(nodes, ids, propagate_steps):
                 warnings.append(
                     Warning(
                         ids[child],
-                        f"the gradient overflows: {format_number(local_grad)} × {format_number(grad)} is {format_number(delta)}",
+                        f"the gradient overflows: {format_number(local_grad)} × {format_number(grad)} is "
+                        f"{format_number(delta)}",
                     )
                 )
     return warnings

@@ -127,7 +127,8 @@ def recorded_backward(self):
 Value.backward = recorded_backward
 
 random.seed(int(sys.argv[2]))
-runpy.run_path(sys.argv[1], init_globals={"Value": Value}, run_name="__main__")  # notebook cells use the Value defined above them
+# notebook cells use the Value defined above them
+runpy.run_path(sys.argv[1], init_globals={"Value": Value}, run_name="__main__")
 print("\n@@ORACLE@@" + json.dumps(calls))
 '''
 

@@ -775,7 +775,8 @@ WRITTEN_IN_CHUNKS = {
     "non-finite values": ("a = 0; b = log(a); c = b * a; d = c ** 0.5", {}),
     "no trace, with layout": ("x = 2; y = x * x + x; z = y ** 2; L = z.tanh()", dict(trace=False, layout=True)),
     "Python with runs and printed lines": (
-        "a = Value(2.0)\nfor k in range(3):\n    L = a * a + k\n    L.backward()\n    print(k, L.data)\n    a.data -= 0.1 * a.grad",
+        "a = Value(2.0)\nfor k in range(3):\n    L = a * a + k\n    L.backward()\n    print(k, L.data)\n    a.data -= "
+        "0.1 * a.grad",
         {},
     ),
 }

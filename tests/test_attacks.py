@@ -168,7 +168,8 @@ def read_response(sock: socket.socket) -> tuple[int, dict[str, str], bytes]:
 
 def post(path: str, body: bytes) -> bytes:
     return (
-        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n".encode()
         + body
     )
 
@@ -433,7 +434,8 @@ def test_a_body_declared_past_max_discard_bytes_is_refused_at_once():
     with valuegraph_serve() as port:
         with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
             sock.sendall(
-                b"POST /backward HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 50000000000\r\n\r\n{"
+                b"POST /backward HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: "
+                b"50000000000\r\n\r\n{"
             )
             status, headers, body = read_response(sock)  # without the 50 GB being sent
             assert status == 413 and headers["connection"] == "close"

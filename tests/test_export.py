@@ -127,7 +127,8 @@ def test_cli_html_and_json_from_text_file_and_stdin(tmp_path, monkeypatch):
 def test_cli_exports_python_programs_with_seed_and_run(tmp_path):
     program_file = tmp_path / "training.py"
     program_file.write_text(
-        "import random\nw = Value(random.uniform(-1, 1))\nfor k in range(3):\n    loss = (w - 2) ** 2\n    w.grad = 0\n    loss.backward()\n    w.data -= 0.1 * w.grad\n",
+        "import random\nw = Value(random.uniform(-1, 1))\nfor k in range(3):\n    loss = (w - 2) ** 2\n    w.grad = "
+        "0\n    loss.backward()\n    w.data -= 0.1 * w.grad\n",
         encoding="utf-8",
     )
     json_path = tmp_path / "training.json"

@@ -103,7 +103,8 @@ def test_no_tests_inside_the_packages():
 def test_forbidden_call_finder_finds_them(tmp_path):
     sample = tmp_path / "sample.py"
     sample.write_text(
-        "import ast\nx = eval('1')\nexec('y = 2')\nast.parse('z')\nbuiltins.compile('1', 'f', 'eval')\nre.compile('a')\n"
+        "import ast\nx = eval('1')\nexec('y = 2')\nast.parse('z')\nbuiltins.compile('1', 'f', "
+        "'eval')\nre.compile('a')\n"
     )
     assert [name for name, _ in forbidden_calls(sample)] == ["eval", "exec", "ast.parse", "builtins.compile"]
 

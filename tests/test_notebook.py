@@ -63,7 +63,10 @@ def test_only_values_and_programs_are_shown():
         show(3.0)
 
 
-TRAINING = "w = Value(0.8)\nfor k in range(3):\n    loss = (w * 2 - 1) ** 2\n    w.grad = 0\n    loss.backward()\n    w.data -= 0.1 * w.grad\n    print(k, loss.data)"
+TRAINING = (
+    "w = Value(0.8)\nfor k in range(3):\n    loss = (w * 2 - 1) ** 2\n    w.grad = 0\n    loss.backward()\n"
+    "    w.data -= 0.1 * w.grad\n    print(k, loss.data)"
+)
 
 
 def test_a_python_program_is_shown_with_its_runs_spans_and_printed_lines():

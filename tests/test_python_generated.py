@@ -92,7 +92,8 @@ def programs(draw):
             lines.append(f"def f{i}(a, b=2.0):")
             lines.append("    return a * b + a")
             lines.append(
-                f"{target} = f{i}({draw(st.sampled_from(names))}) + f{i}({draw(st.sampled_from(names))}, b={draw(st.sampled_from(names))})"
+                f"{target} = f{i}({draw(st.sampled_from(names))}) + f{i}({draw(st.sampled_from(names))}, "
+                f"b={draw(st.sampled_from(names))})"
             )
         names.append(target)
     lines.append(f"out = {' + '.join(draw(st.lists(st.sampled_from(names), min_size=1, max_size=3)))}")

@@ -123,7 +123,10 @@ def test_without_zero_grad_gradients_accumulate_but_the_walk_starts_from_zero():
 
 
 def test_random_draws_are_cpythons_for_the_seed():
-    program = "import random\nxs = [random.uniform(-1, 1), random.random(), random.gauss(0, 1), random.choice([1, 2, 3])]\nprint(xs)\nv = Value(xs[0])"
+    program = (
+        "import random\nxs = [random.uniform(-1, 1), random.random(), random.gauss(0, 1), random.choice([1, 2, 3])]\n"
+        "print(xs)\nv = Value(xs[0])"
+    )
     for seed in (0, 1, 12345):
         rng = random.Random(seed)
         expected = [rng.uniform(-1, 1), rng.random(), rng.gauss(0, 1), rng.choice([1, 2, 3])]
@@ -427,7 +430,10 @@ def test_shorthand_nodes_know_their_code_too():
 
 
 def test_names_label_outside_functions_only():
-    program = "def neuron(x, w):\n    act = x * w\n    return act.tanh()\nx = Value(0.5)\nout = neuron(x, 2.0)\nout.backward()"
+    program = (
+        "def neuron(x, w):\n    act = x * w\n    return act.tanh()\n"
+        "x = Value(0.5)\nout = neuron(x, 2.0)\nout.backward()"
+    )
     nodes, found = origins(program)
     assert [o.label for o in found] == ["x", None, None, "out"]
     assert found[2].expr == "x * w" and found[2].scope == ["neuron"]

@@ -19,12 +19,15 @@ def readme_commands():
     return blocks[0].strip(), blocks[1].strip()
 
 
-def test_ci_runs_the_readme_test_command():
+def test_ci_runs_the_readme_test_command_in_the_base_interpreter_and_in_a_venv():
     _, test_command = readme_commands()
     ci = (REPO / ".ci" / "run").read_text()
     (assigned,) = re.findall(r"^TEST_COMMAND=(.*)$", ci, re.M)
     assert shlex.split(assigned) == [test_command]
     assert 'bash -c "$TEST_COMMAND"' in ci
+    # ... and again in a fresh virtual environment, where pip and python3 are the environment's.
+    assert re.search(r'^python3 -m venv "\$VENV"$', ci, re.M)
+    assert ci.rstrip().endswith("""bash -c "source '$VENV/bin/activate' && $TEST_COMMAND\"""")
     assert "apt-get update && apt-get install -y chromium redis-server" in test_command and "pytest" in test_command
     assert "pip install -c constraints.txt -e '.[test]'" in test_command
 

@@ -1,10 +1,13 @@
 """The distribution works without the checkout: build the sdist, build the wheel from it, install
 the wheel (not editable) into a new virtual environment outside the repository, and use it as a
-user would. The environment borrows the already installed dependencies (--system-site-packages)
-so the test needs no network; it checks that valuegraph itself is imported from the environment."""
+user would. The environment borrows the dependencies installed where the suite runs, so the test
+needs no network: a .pth file lists the running interpreter's site-packages, whether that is a
+virtual environment or the base interpreter (--system-site-packages would see the base
+interpreter's only). It checks that valuegraph itself is imported from the new environment."""
 
 import os
 import re
+import site
 import subprocess
 import sys
 import tarfile
@@ -17,6 +20,14 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 PROGRAM = "a = 2; b = 3; c = a * b; L = c + a"
+
+
+def borrowed_site_packages() -> list[str]:
+    """Where the running interpreter's dependencies are installed: its site-packages (a virtual
+    environment's, or the base interpreter's) and the user's, if it reads that. Listed in a .pth
+    file, their own .pth files are not run, so an editable valuegraph there stays out of sight."""
+    places = site.getsitepackages() + ([site.getusersitepackages()] if site.ENABLE_USER_SITE else [])
+    return [place for place in places if Path(place).is_dir()]
 
 
 def run(command, **kwargs):
@@ -40,7 +51,9 @@ def installed(tmp_path_factory):
     run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-cache-dir", "-w", str(dist), str(sdist)], cwd=root)
     (wheel,) = dist.glob("valuegraph-*.whl")
     venv = root / "venv"
-    run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)])
+    run([sys.executable, "-m", "venv", "--without-pip", str(venv)])
+    purelib = run([str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"])
+    (Path(purelib.strip()) / "borrowed-dependencies.pth").write_text("\n".join(borrowed_site_packages()) + "\n")
     run(
         [
             sys.executable,

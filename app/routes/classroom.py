@@ -58,7 +58,8 @@ async def create_room(body: NewRoom, request: Request, classroom: ClassroomDep):
         return json_error(
             429,
             {
-                "message": f"this address has made {allowed:,} rooms in the last hour, the limit; it may make another in {minutes} minute{'s' * (minutes != 1)}"
+                "message": f"this address has made {allowed:,} rooms in the last hour, the limit; it may make "
+                f"another in {minutes} minute{'s' * (minutes != 1)}"
             },
             {"retry-after": str(math.ceil(seconds_left))},
         )
@@ -66,7 +67,8 @@ async def create_room(body: NewRoom, request: Request, classroom: ClassroomDep):
         return json_error(
             503,
             {
-                "message": f"too many rooms are open (the limit is {classroom.settings.room_max_rooms:,}); try again later"
+                "message": f"too many rooms are open (the limit is {classroom.settings.room_max_rooms:,}); "
+                "try again later"
             },
         )
     return RoomCreated(

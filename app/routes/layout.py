@@ -35,7 +35,8 @@ async def post_layout(
         return json_error(
             400,
             {
-                "message": f"the graph has {nodes:,} nodes, more than the limit of {settings.limits.max_nodes:,} (VALUEGRAPH_MAX_NODES)"
+                "message": f"the graph has {nodes:,} nodes, more than the limit of {settings.limits.max_nodes:,} "
+                "(VALUEGRAPH_MAX_NODES)"
             },
         )
     return await run_within_budget(

@@ -52,7 +52,10 @@ async def oembed(
     width = min(DEFAULT_WIDTH, maxwidth or DEFAULT_WIDTH)
     height = min(DEFAULT_HEIGHT, maxheight or DEFAULT_HEIGHT)
     title = "valuegraph: reverse-mode autodiff, step by step"
-    html = f'<iframe src="{escape(embed)}" title="{title}" width="{width}" height="{height}" style="border: 0" loading="lazy" allow="clipboard-write"></iframe>'
+    html = (
+        f'<iframe src="{escape(embed)}" title="{title}" width="{width}" height="{height}" style="border: 0" '
+        'loading="lazy" allow="clipboard-write"></iframe>'
+    )
     return OEmbed(provider_url=f"{site.scheme}://{site.netloc}/", title=title, html=html, width=width, height=height)
 
 

@@ -475,7 +475,8 @@ def value_attribute(value, name):
     if name == "label":
         return value.label or ""
     raise RunError(
-        f"a Value has no attribute {name[:40]!r}; it has .data, .grad, .label and the methods {', '.join(VALUE_METHODS)}()"
+        f"a Value has no attribute {name[:40]!r}; it has .data, .grad, .label and the methods "
+        f"{', '.join(VALUE_METHODS)}()"
     )
 
 
@@ -615,7 +616,8 @@ def _list_append(state, items, args, kwargs):
     _arity("append", args, kwargs, 1, 1)
     if len(items) >= state.limits.max_collection_length:
         raise RunError(
-            f"the list would hold more than {state.limits.max_collection_length:,} items; the limit is {state.limits.max_collection_length:,}"
+            f"the list would hold more than {state.limits.max_collection_length:,} items; the limit is "
+            f"{state.limits.max_collection_length:,}"
         )
     items.append(args[0])
 
@@ -625,7 +627,8 @@ def _list_extend(state, items, args, kwargs):
     more = collect(state, args[0], "extend()")
     if len(items) + len(more) > state.limits.max_collection_length:
         raise RunError(
-            f"the list would hold more than {state.limits.max_collection_length:,} items; the limit is {state.limits.max_collection_length:,}"
+            f"the list would hold more than {state.limits.max_collection_length:,} items; the limit is "
+            f"{state.limits.max_collection_length:,}"
         )
     items.extend(more)
 

@@ -339,8 +339,8 @@ def _check_node(node, source: Source) -> None:
             and node.name not in ("__init__", "__call__", "__repr__")
         ):
             raise ProgramError(
-                f"`{node.name[:40]}` is not available: of the special methods a class may define `__init__` and `__call__` "
-                "(operators work on Value, which valuegraph provides)",
+                f"`{node.name[:40]}` is not available: of the special methods a class may define `__init__` and "
+                "`__call__` (operators work on Value, which valuegraph provides)",
                 source.node_span(node),
             )
     if kind is ast.ClassDef:

@@ -300,7 +300,8 @@ def test_every_example_on_the_page_runs(page):
             const { EXAMPLES } = await import('/static/js/examples.js');
             const answers = [];
             for (const e of EXAMPLES) {
-                const response = await fetch('/backward', { method: 'POST', headers: { 'Content-Type': 'application/json' },
+                const response = await fetch('/backward', {
+                    method: 'POST', headers: { 'Content-Type': 'application/json' },
                     body: JSON.stringify({ expression: e.program, trace: true, layout: true }) });
                 answers.push([e.id, response.status]);
             }
@@ -375,7 +376,8 @@ def test_every_collapsed_view_is_a_graph_the_layout_takes(page):
             const { scopeInstances, collapsedGraph, layerScopes } = await import('/static/js/scopes.js');
             const problems = [];
             for (const program of [...EXAMPLES.map((e) => e.program), ...extra]) {
-                const model = await (await fetch('/backward', { method: 'POST', headers: { 'Content-Type': 'application/json' },
+                const model = await (await fetch('/backward', {
+                    method: 'POST', headers: { 'Content-Type': 'application/json' },
                     body: JSON.stringify({ expression: program, trace: false }) })).json();
                 const instances = scopeInstances(model);
                 const sets = [layerScopes(instances), ...instances.map((s) => new Set([s.key]))];
@@ -383,11 +385,16 @@ def test_every_collapsed_view_is_a_graph_the_layout_takes(page):
                     const { items, itemOf } = collapsedGraph(model, instances, collapsed);
                     const counted = new Array(model.nodes.length).fill(0);
                     for (const item of items) {
-                        for (const c of item.children) if (c >= item.index) problems.push(`${program.slice(0, 20)}: item ${item.index} has input ${c}`);
+                        for (const c of item.children) {
+                            const where = `${program.slice(0, 20)}: item ${item.index}`;
+                            if (c >= item.index) problems.push(`${where} has input ${c}`);
+                        }
                         for (const m of item.box ? item.members : [item.node]) counted[m] += 1;
                         if (item.box && item.members.includes(model.output)) problems.push('the output is in a box');
                     }
-                    if (counted.some((n) => n !== 1)) problems.push(`${program.slice(0, 20)}: a node in ${counted.find((n) => n !== 1)} items`);
+                    if (counted.some((n) => n !== 1)) {
+                        problems.push(`${program.slice(0, 20)}: a node in ${counted.find((n) => n !== 1)} items`);
+                    }
                     if (items[itemOf[model.output]].box) problems.push('the output is hidden');
                 }
             }

@@ -90,7 +90,8 @@ def test_a_lesson_on_another_origin_frames_the_embed_hears_it_and_drives_it(page
     assert frame.locator('[data-vg="program"]').input_value() == "x = 5; y = x + x"
     page.evaluate("tell({type: 'valuegraph:goto', step: 999})")
     page.wait_for_function(
-        "window.received.at(-1)?.type === 'valuegraph:step' && window.received.at(-1).step === window.received.at(-1).last"
+        "window.received.at(-1)?.type === 'valuegraph:step' && window.received.at(-1).step === "
+        "window.received.at(-1).last"
     )
 
 

@@ -45,7 +45,10 @@ def test_the_readme_snippet_resizes_the_frame_to_its_content(page, live_server):
     snippet = readme_snippet()
     assert snippet.count("\n") == 0 and len(snippet) < 250
     embed = f"{live_server}/embed?expression={quote('a = 2; b = 3; L = a * b + a')}&table=shown"
-    course = f'<!doctype html><html><head><title>Course</title></head><body><iframe id="vg" src="{embed}" width="900" height="150" title="valuegraph"></iframe>{snippet}</body></html>'
+    course = (
+        "<!doctype html><html><head><title>Course</title></head><body>"
+        f'<iframe id="vg" src="{embed}" width="900" height="150" title="valuegraph"></iframe>{snippet}</body></html>'
+    )
     with course_site(course) as site:
         page.goto(f"{site}/lesson.html")
         check_height(page)

@@ -8,7 +8,9 @@ from pagehelpers import url_for
 LONG_TASKS = """
 window.__longTasks = [];
 new PerformanceObserver((list) => {
-  for (const entry of list.getEntries()) window.__longTasks.push([Math.round(entry.startTime), Math.round(entry.duration)]);
+  for (const entry of list.getEntries()) {
+    window.__longTasks.push([Math.round(entry.startTime), Math.round(entry.duration)]);
+  }
 }).observe({ type: "longtask", buffered: true });
 """
 BUDGET_MS = 200
@@ -51,7 +53,8 @@ def test_a_2000_node_graph_draws_without_a_long_task(page, artifacts):
 # Every subpath of the compact edge bundles, and the view in graph coordinates.
 EDGES_AND_VIEW = """() => {
   const svg = document.querySelector('[data-vg=graph] svg');
-  const subpaths = [...svg.querySelectorAll('.vg-edge-bundle')].flatMap((p) => p.getAttribute('d').split('M').filter(Boolean));
+  const subpaths = [...svg.querySelectorAll('.vg-edge-bundle')]
+    .flatMap((p) => p.getAttribute('d').split('M').filter(Boolean));
   const t = svg.querySelector('.vg-viewport').transform.baseVal.consolidate().matrix;
   const box = svg.getBoundingClientRect();
   return { subpaths, edges: Number(svg.dataset.edgeCount),

@@ -39,7 +39,8 @@ def test_everything_can_be_reached_with_the_keyboard(page):
         page.keyboard.press("Tab")
         reached.add(
             page.evaluate(
-                "document.activeElement.getAttribute('aria-label') || document.activeElement.id || document.activeElement.textContent.trim()"
+                "document.activeElement.getAttribute('aria-label') || document.activeElement.id || "
+                "document.activeElement.textContent.trim()"
             )
         )
     for name in ["Program", "vg-examples", "Play", "Step forward", "End", "vg-speed", "vg-scrubber", "Fit to screen"]:

@@ -24,9 +24,11 @@ MEASURE = """() => {
     const px = (el) => parseFloat(getComputedStyle(el).fontSize) * el.getScreenCTM().a;
     const rect = (el) => { const r = el.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
     const labels = [...document.querySelectorAll('.vg-edge-label rect, .vg-update-label rect, .vg-box')]
-        .map((el) => ({ kind: el.closest('.vg-update-label') ? 'update' : el.closest('.vg-edge-label') ? 'local' : 'record',
-                        key: el.closest('[data-edge], [data-node-id]').getAttribute('data-edge') ?? el.closest('[data-node-id]').dataset.nodeId,
-                        box: rect(el) }));
+        .map((el) => ({
+            kind: el.closest('.vg-update-label') ? 'update' : el.closest('.vg-edge-label') ? 'local' : 'record',
+            key: el.closest('[data-edge], [data-node-id]').getAttribute('data-edge')
+                ?? el.closest('[data-node-id]').dataset.nodeId,
+            box: rect(el) }));
     return {
         dataPx: px(node.querySelector('.vg-data')), gradPx: px(node.querySelector('.vg-grad')),
         cell: rect(node.querySelector('.vg-box')), panel: [panel.left, panel.top, panel.right, panel.bottom], labels,
@@ -156,7 +158,8 @@ def test_a_one_line_program_wraps_whole_in_the_narrow_editor_at_1280x720(page):
     assert gutter == "1" + "\n" * rows + "2\n", "line 2's number sits beside line 2's first row"
     # Pointing at the second line's row marks its nodes and bands that line only.
     metrics = editor.evaluate(
-        "(t) => [t.getBoundingClientRect().x, t.getBoundingClientRect().y, parseFloat(getComputedStyle(t).lineHeight), parseFloat(getComputedStyle(t).paddingTop)]"
+        "(t) => [t.getBoundingClientRect().x, t.getBoundingClientRect().y, "
+        "parseFloat(getComputedStyle(t).lineHeight), parseFloat(getComputedStyle(t).paddingTop)]"
     )
     x, y, height, padding = metrics
     page.mouse.move(x + 40, y + padding + (rows + 0.5) * height)

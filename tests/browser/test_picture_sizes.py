@@ -50,7 +50,8 @@ def test_phone_graph_first_readable_at_fit_and_nothing_overflows(phone):
     )
     phone.get_by_role("button", name="Fit to screen").click()
     smallest = phone.evaluate(
-        "Math.min(...[...document.querySelectorAll('.vg-data')].map((t) => parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a))"
+        "Math.min(...[...document.querySelectorAll('.vg-data')].map((t) => parseFloat(getComputedStyle(t).fontSize) * "
+        "t.getScreenCTM().a))"
     )
     assert smallest >= 12, f"at Fit the numbers are {smallest:.1f} px"
     last = phone.evaluate("document.querySelector('[data-valuegraph]').valuegraph.timeline.last")
@@ -59,7 +60,8 @@ def test_phone_graph_first_readable_at_fit_and_nothing_overflows(phone):
         width = phone.evaluate("document.documentElement.scrollWidth")
         assert width <= PHONE["width"], f"step {k}: the page is {width} px wide"
         clipped = phone.evaluate(
-            "(() => { const c = document.querySelector('[data-vg=caption]'); return c.scrollHeight - c.clientHeight; })()"
+            "(() => { const c = document.querySelector('[data-vg=caption]'); return c.scrollHeight - c.clientHeight; "
+            "})()"
         )
         assert clipped <= 1, f"step {k}: the caption is cut by {clipped} px"
 

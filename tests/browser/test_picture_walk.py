@@ -81,7 +81,8 @@ def test_every_update_starts_from_the_childs_previous_grad_and_the_views_agree(p
     open_program(page, CHAPTER_2, nodes=4)
     problems = page.evaluate(
         """async (variant) => {
-            const base = new URL(document.querySelector('script[type=module]').src).pathname.replace(/main\\.js.*$/, '');
+            const base = new URL(document.querySelector('script[type=module]').src).pathname
+                .replace(/main\\.js.*$/, '');
             const [{ EXAMPLES }, { fetchBackward }, timeline, { formatNumber, nodeName }] = await Promise.all(
                 ['examples.js', 'api.js', 'timeline.js', 'format.js'].map((m) => import(base + m)));
             const problems = [];
@@ -92,15 +93,23 @@ def test_every_update_starts_from_the_childs_previous_grad_and_the_views_agree(p
                 for (const step of tl.steps) {
                     for (const u of step.updates ?? []) {
                         const before = previous.get(u.child) ?? 0;
-                        if (!Object.is(u.before, before)) problems.push(`${example.id}: ${nodeName(tl.nodes[u.child])} before ${u.before}, previous after ${before}`);
+                        if (!Object.is(u.before, before)) {
+                            const child = nodeName(tl.nodes[u.child]);
+                            problems.push(`${example.id}: ${child} before ${u.before}, previous after ${before}`);
+                        }
                         previous.set(u.child, u.after);
                     }
                 }
                 const end = timeline.caption(tl, tl.last);
                 for (const node of tl.nodes) {
                     const shown = timeline.gradAt(tl, node.id, tl.last);
-                    if (!Object.is(shown, node.grad)) problems.push(`${example.id}: the graph ends at ${nodeName(node)}.grad ${shown}, the table says ${node.grad}`);
-                    if (node.op === null && node.label !== null && end.includes(`${nodeName(node)}.grad = `) && !end.includes(`${nodeName(node)}.grad = ${formatNumber(node.grad)}`))
+                    if (!Object.is(shown, node.grad)) {
+                        const ends = `the graph ends at ${nodeName(node)}.grad ${shown}`;
+                        problems.push(`${example.id}: ${ends}, the table says ${node.grad}`);
+                    }
+                    const named = `${nodeName(node)}.grad = `;
+                    if (node.op === null && node.label !== null && end.includes(named)
+                        && !end.includes(named + formatNumber(node.grad)))
                         problems.push(`${example.id}: the caption disagrees on ${nodeName(node)}: ${end}`);
                 }
             }
@@ -179,7 +188,8 @@ def test_gradient_flow_widths_and_colours_and_its_legend(page):
     by_key = {e["key"]: e for e in edges}
     assert len(by_key) == 4  # every edge has passed its gradient by the end
     times = page.evaluate(
-        "() => { const n = document.querySelector('[data-valuegraph]').valuegraph.model.nodes; return n.find((d) => d.op === '*').id; }"
+        "() => { const n = document.querySelector('[data-valuegraph]').valuegraph.model.nodes; return n.find((d) => "
+        "d.op === '*').id; }"
     )
     # x*w passes w's data (-3) × 1 to x: negative and the widest; and x's data (2) to w: positive.
     assert by_key[f"{times}:0"]["sign"] == "negative" and by_key[f"{times}:1"]["sign"] == "positive"
@@ -220,7 +230,8 @@ def test_the_walk_panel_shows_the_walk_order_and_the_current_node_in_stage_2(pag
     assert current.count() == 1
     inside = page.evaluate(
         """() => { const list = document.querySelector('[data-vg="sorted"]'), row = list.querySelector('.is-current');
-            const a = list.getBoundingClientRect(), b = row.getBoundingClientRect(); return b.top >= a.top && b.bottom <= a.bottom; }"""
+            const a = list.getBoundingClientRect(), b = row.getBoundingClientRect();
+            return b.top >= a.top && b.bottom <= a.bottom; }"""
     )
     assert inside, "the list scrolls with the current row"
     now = panel.locator('[data-vg="stack"] li').all_text_contents()
@@ -235,13 +246,14 @@ def test_a_long_thin_big_graph_is_folded_to_use_the_panel(page):
     shape = page.evaluate(
         """async () => {
             const app = document.querySelector('[data-valuegraph]').valuegraph;
-            const base = new URL(document.querySelector('script[type=module]').src).pathname.replace(/main\\.js.*$/, '');
+            const base = new URL(document.querySelector('script[type=module]').src).pathname
+                .replace(/main\\.js.*$/, '');
             const { placeGraph } = await import(base + 'layout.js');
             const svg = document.querySelector('[data-vg=graph] svg');
             const unfolded = placeGraph(app.model, { direction: 'LR', compact: true });
             const box = svg.getBoundingClientRect();
-            return { folded: app.graph.fitScale(), unfolded: Math.min(box.width / unfolded.width, box.height / unfolded.height),
-                     height: box.height };
+            return { folded: app.graph.fitScale(),
+                     unfolded: Math.min(box.width / unfolded.width, box.height / unfolded.height), height: box.height };
         }"""
     )
     # One row of 3,001 records was a hairline at Fit; in bands it takes the panel's shape.

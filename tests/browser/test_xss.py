@@ -22,7 +22,8 @@ PAYLOAD = (
 )
 WATCH = """
 window.__xss = [];
-document.addEventListener("securitypolicyviolation", (e) => window.__xss.push("csp " + e.effectiveDirective + " " + e.blockedURI));
+document.addEventListener(
+  "securitypolicyviolation", (e) => window.__xss.push("csp " + e.effectiveDirective + " " + e.blockedURI));
 """
 INJECTED = "img[src='x'], svg[onload], iframe[src^='javascript'], script:not([src])"
 

@@ -75,6 +75,7 @@ def test_coverage_guided_run_finds_no_crash(tmp_path):
     run = subprocess.run(command, capture_output=True, text=True, timeout=SECONDS + 120)
     crashes = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(("crash-", "timeout-", "oom-")))
     assert run.returncode == 0 and not crashes, (
-        f"the fuzzer found {crashes}: fix the bug, then copy the file into tests/fuzz/regressions/\n{run.stderr[-3000:]}"
+        f"the fuzzer found {crashes}: fix the bug, then copy the file into "
+        f"tests/fuzz/regressions/\n{run.stderr[-3000:]}"
     )
     assert "Done" in run.stderr and "runs in" in run.stderr  # it really fuzzed, for the whole time
