@@ -56,7 +56,11 @@ NOT_RUN = {
     "python3 tests/fuzz/fuzz_parser.py -max_total_time=600 -dict=tests/fuzz/program.dict /tmp/vg-corpus "
     "tests/fuzz/seeds tests/fuzz/regressions": "fuzzes for ten minutes; tests/fuzz/test_fuzz_parser.py runs "
     "the same target for VALUEGRAPH_FUZZ_SECONDS",
-    "python3 -m benchmarks.run": "measures for about five minutes; a benchmark, not a test",
+    "pip wheel .": "tests/test_wheel.py builds the sdist, the wheel from it, and installs that in a new "
+    "virtual environment",
+    "pip install 'valuegraph-*.whl'": "as above",
+    "uvicorn app.main:app": "tests/realservers.py starts the app this way (app_server) for the Teach live tests "
+    "and for this file's server example",
 }
 
 # VALUEGRAPH_* names that are not settings of the app: variables only the tests read.
@@ -65,6 +69,7 @@ TEST_VARIABLES = {"VALUEGRAPH_FUZZ_SECONDS": ROOT / "tests" / "fuzz" / "test_fuz
 # Files the documented commands read, as a reader would have them (docs/teaching.md, "Export").
 EXAMPLE_FILES = {
     "program.txt": "a = 2; b = 3; c = a * b; L = c + a\n",
+    "mymodel.py": "from engine import Value\n\na = Value(2.0, label='a')\nloss = a * a + a\n",
     "training.py": (
         "import random\n"
         "w = Value(random.uniform(-1, 1), label='w')\n"
@@ -125,8 +130,19 @@ def commands(block: Block) -> list[list[str]]:
     return parts
 
 
-def shell_commands() -> list[tuple[Block, list[str]]]:
-    return [(block, words) for block in all_blocks("sh") for words in commands(block)]
+COMMAND_SPAN = re.compile(r"`((?:valuegraph|python3|pip|uvicorn|curl|apt-get) [^`\n]+)`")
+
+
+def shell_commands() -> list[tuple[str, list[str]]]:
+    """Every command the docs show, as (where, words): those in sh blocks, and those in the prose's
+    code spans (`valuegraph --version`)."""
+    found = [(str(block), words) for block in all_blocks("sh") for words in commands(block)]
+    for page in PAGES:
+        for number, line in enumerate(prose(page).splitlines(), 1):
+            for span in COMMAND_SPAN.findall(line):
+                where = f"{page.relative_to(ROOT)}:{number}"
+                found += [(where, words) for words in commands(Block(page, "sh", span, number, 0, 0))]
+    return found
 
 
 def slug(heading: str) -> str:
@@ -261,38 +277,69 @@ def valuegraph_arguments(words) -> tuple[dict[str, str], list[str]] | None:
 
 def is_export(words):
     found = valuegraph_arguments(words)
-    return found is not None and found[1][:1] == ["export"]
+    return found is not None and found[1][:1] == ["export"] and not is_help(words)
 
 
 def is_serve(words):
     found = valuegraph_arguments(words)
-    return found is not None and (not found[1] or found[1][0] in ("serve", "--workers", "--host", "--port"))
+    return (
+        found is not None
+        and (not found[1] or found[1][0] in ("serve", "--workers", "--host", "--port"))
+        and (not is_help(words))
+    )
 
 
-RUNNERS = (is_curl, is_export, is_serve)
+def is_help(words):
+    found = valuegraph_arguments(words)
+    return found is not None and bool({"--help", "-h", "--version"} & set(found[1]))
+
+
+def is_benchmark(words):
+    return words[:2] == ["python3", "-m"] and words[2].startswith("benchmarks.")
+
+
+# Commands of these kinds are run by the tests below; benchmarks are checked, not run (they measure
+# for minutes: test_benchmark_commands_name_real_modules_and_sections).
+RUNNERS = (is_curl, is_export, is_serve, is_help, is_benchmark)
 
 
 def test_every_shell_command_is_run_or_listed_with_a_reason():
     unaccounted = [
-        f"{block}: {shlex.join(words)}"
-        for block, words in shell_commands()
-        if not any(run(words) for run in RUNNERS)
-        and shlex.join(words) not in NOT_RUN
-        and " ".join(words) not in NOT_RUN
+        f"{where}: {shlex.join(words)}"
+        for where, words in shell_commands()
+        if not any(run(words) for run in RUNNERS) and shlex.join(words) not in NOT_RUN
     ]
     assert not unaccounted, f"run these in a test, or list them in NOT_RUN with the reason: {unaccounted}"
 
 
 def test_the_not_run_list_has_no_stale_entries():
-    shown = {" ".join(words) for _, words in shell_commands()} | {shlex.join(words) for _, words in shell_commands()}
+    shown = {shlex.join(words) for _, words in shell_commands()}
     assert not set(NOT_RUN) - shown, f"no longer in the docs: {sorted(set(NOT_RUN) - shown)}"
+
+
+def test_benchmark_commands_name_real_modules_and_sections():
+    runner = (ROOT / "benchmarks" / "run.py").read_text(encoding="utf-8")
+    sections = set(re.findall(r'^    "(\w+)": bench_\w+\.main,$', runner, re.M))
+    assert len(sections) >= 5
+    benchmarks = [(where, words) for where, words in shell_commands() if is_benchmark(words)]
+    assert len(benchmarks) >= 10
+    for where, words in benchmarks:
+        module = ROOT / (words[2].replace(".", "/") + ".py")
+        assert module.exists(), f"{where}: no module {words[2]}"
+        if "--only" in words:
+            named = set(words[words.index("--only") + 1].split(","))
+            assert named <= sections, f"{where}: benchmarks.run has no section {named - sections}"
 
 
 def test_pip_commands_name_real_extras_and_the_constraints():
     import tomllib
 
     extras = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"])
-    pips = [(block, words) for block, words in shell_commands() if words[:2] == ["pip", "install"]]
+    pips = [
+        (where, words)
+        for where, words in shell_commands()
+        if words[:2] == ["pip", "install"] and not words[-1].endswith(".whl")  # a wheel: tests/test_wheel.py
+    ]
     assert len(pips) >= 4
     for block, words in pips:
         target = words[-1]
@@ -395,7 +442,7 @@ def process_environment(extra: dict[str, str]) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]), **extra}
 
 
-EXPORTS = [(block, words) for block, words in shell_commands() if is_export(words)]
+EXPORTS = [(where, words) for where, words in shell_commands() if is_export(words)]
 
 
 def test_there_are_export_commands():
@@ -421,7 +468,20 @@ def test_export_command_writes_its_file(block, words, tmp_path):
     assert start.startswith({".html": b"<!doctype html", ".svg": b"<svg", ".json": b"{"}[output.suffix]), start
 
 
-SERVES = [(block, words) for block, words in shell_commands() if is_serve(words)]
+def serve_commands() -> list[tuple[str, list[str]]]:
+    """One start per set of options: where a command is shown both with settings in its environment
+    and without, the one with settings (it tests more)."""
+    chosen: dict[tuple[str, ...], tuple[str, list[str]]] = {}
+    for where, words in shell_commands():
+        if is_serve(words):
+            environment, arguments = valuegraph_arguments(words)
+            known = chosen.get(tuple(arguments))
+            if known is None or len(environment) > len(valuegraph_arguments(known[1])[0]):
+                chosen[tuple(arguments)] = (where, words)
+    return list(chosen.values())
+
+
+SERVES = serve_commands()
 
 
 def test_there_are_serve_commands():
@@ -477,6 +537,25 @@ def test_serve_command_serves(block, words, tmp_path):
             except subprocess.TimeoutExpired:
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait()
+
+
+HELPS = [(where, words) for where, words in shell_commands() if is_help(words)]
+
+
+@pytest.mark.parametrize(("where", "words"), HELPS, ids=[shlex.join(w) for _, w in HELPS])
+def test_help_and_version_commands_answer(where, words, tmp_path):
+    environment, arguments = valuegraph_arguments(words)
+    done = subprocess.run(
+        valuegraph_process(arguments),
+        cwd=tmp_path,
+        env=process_environment(environment),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0 and done.stdout.startswith(("usage: valuegraph", "valuegraph ")), (
+        f"{where}: {shlex.join(words)}\n{done.stdout}{done.stderr}"
+    )
 
 
 # ---- python examples ----
