@@ -63,7 +63,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # Outside the 413 and the 503, so those have the headers too.
     app.add_middleware(SecurityHeaders, static=static_versions)
     # Level 2, not Starlette's 9: a 12,000-node trace (6.5 MB) compresses to 0.88 MB in ~25 ms at 2;
-    # level 1 is no faster and 8 % bigger, 3 and up are slower (README "Speed"): the server's time is the scarcer.
+    # level 1 is no faster and 8 % bigger, 3 and up are slower (docs/performance.md): the server's time is the scarcer.
     app.add_middleware(GZipMiddleware, minimum_size=1000, compresslevel=2)
     app.add_middleware(CORSMiddleware, allow_origins=["*"], allow_methods=["GET", "POST"], allow_headers=["*"])
 

@@ -49,7 +49,7 @@ def backward_json(steps, measured=None, layout=None, include_trace=True, program
 
 def to_json(response: schemas.BackwardResponse) -> bytes:
     """The records are already shaped by the schema, so pydantic-core writes them as they are:
-    the same bytes as through the schema's serializer, in half its time (README "Speed" compares orjson)."""
+    the same bytes as through the schema's serializer, in half its time (docs/performance.md compares orjson)."""
     return pydantic_core.to_json(response, inf_nan_mode="strings")
 
 

@@ -1,6 +1,6 @@
 """What every benchmark shares: a monotonic clock, medians, and Markdown tables.
 
-Tables are Markdown so the figures can be pasted into the README as they are printed."""
+Tables are Markdown so the figures can be pasted into docs/performance.md as they are printed."""
 
 import os
 import platform

@@ -5,7 +5,7 @@
 
 Prints Markdown tables (engine vs micrograd, the request pipeline, Python programs, HTTP load, the
 browser, Teach live)
-with the machine, its load average and the date, so figures can go into the README as printed.
+with the machine, its load average and the date, so figures can go into docs/performance.md as printed.
 --quick is a smoke test of the scripts (a few runs each), not figures. A full run takes about
 five minutes on two cores.
 """

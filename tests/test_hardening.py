@@ -362,7 +362,7 @@ def max_response_bytes(settings: Settings, max_bends: int = 250_000) -> int:
 
 
 def test_response_bound_at_the_default_limits():
-    """The figure for the README: about 135 MB uncompressed at the defaults (gzip makes it 5-20 times smaller)."""
+    """The figure in docs/operating.md: about 135 MB uncompressed at the defaults (gzip makes it 5-20 times smaller)."""
     assert 50_000_000 < max_response_bytes(Settings()) < 150_000_000
 
 

@@ -1,4 +1,4 @@
-"""The README's one-line resize snippet, pasted into a course page on another origin, makes the
+"""The one-line resize snippet of docs/teaching.md, pasted into a course page on another origin, makes the
 embed's iframe as tall as its content."""
 
 import http.server
@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+TEACHING = Path(__file__).resolve().parents[2] / "docs" / "teaching.md"
 
 
 @contextmanager
@@ -37,7 +37,7 @@ def course_site(html: str):
 
 
 def readme_snippet() -> str:
-    (snippet,) = re.findall(r"```html\n(<script>[^\n]*valuegraph:height[^\n]*</script>)\n```", README.read_text())
+    (snippet,) = re.findall(r"```html\n(<script>[^\n]*valuegraph:height[^\n]*</script>)\n```", TEACHING.read_text())
     return snippet
 
 

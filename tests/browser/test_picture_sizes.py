@@ -110,7 +110,7 @@ def test_the_embed_fits_its_frame(page, size, query):
     shown = program.evaluate("(t) => t.scrollHeight <= t.clientHeight || getComputedStyle(t).overflowY === 'auto'")
     assert shown, "the editor shows the whole program or scrolls"
     assert program.evaluate("(t) => t.clientHeight") >= 4 * 20, "chapter 2's four lines fit"
-    if query == "controls=minimal":  # the README's embed section shows this frame
+    if query == "controls=minimal":  # docs/teaching.md shows this frame
         page.get_by_role("button", name="Step forward").click()
         page.screenshot(path=str(EMBED_SCREENSHOT))
 
