@@ -20,8 +20,9 @@ from markupsafe import Markup
 from engine import Limits, ProgramRun, Value, run_program, trace
 
 from . import serialize
-from .assets import STATIC_DIR, TEMPLATES_DIR
+from .assets import STATIC_DIR, TEMPLATES_DIR, add_template_globals
 from .layout import compute_layout
+from .schemas import DEFAULT_SPEED, PLAYER_SPEEDS
 
 ENTRY_MODULE = "embed.js"
 D3_SCRIPT = "vendor/d3.v7.9.2.min.js"
@@ -32,7 +33,6 @@ CONTROLS = ("full", "minimal", "none")
 EDITORS = ("shown", "read-only", "hidden")
 THEMES = ("auto", "light", "dark")
 TABLES = ("hidden", "shown")
-SPEEDS = (0.5, 1.0, 2.0, 4.0, 10.0, 50.0)  # the player's speed menu
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ class EmbedOptions:
     stage: str = "both"
     step: int | None = None
     autoplay: bool = False
-    speed: str = "1"
+    speed: str = f"{DEFAULT_SPEED:g}"
     controls: str = "full"
     editor: str = "shown"
     theme: str = "auto"
@@ -57,14 +57,14 @@ class EmbedOptions:
 
         step = query.get("step", "")
         try:
-            speed = float(query.get("speed", "1"))
+            speed = float(query.get("speed", DEFAULT_SPEED))
         except ValueError:
-            speed = 1.0
+            speed = DEFAULT_SPEED
         return cls(
             stage=choice("stage", STAGES),
             step=int(step) if step.isascii() and step.isdigit() and len(step) < 10 else None,
             autoplay=query.get("autoplay", "").lower() in ("1", "true", "yes", "on"),
-            speed=f"{speed:g}" if speed in SPEEDS else "1",
+            speed=f"{speed:g}" if speed in PLAYER_SPEEDS else f"{DEFAULT_SPEED:g}",
             controls=choice("controls", CONTROLS),
             editor=choice("editor", EDITORS),
             theme=choice("theme", THEMES),
@@ -75,7 +75,9 @@ class EmbedOptions:
 
 @cache
 def template_environment() -> Environment:
-    return Environment(loader=FileSystemLoader(TEMPLATES_DIR), autoescape=True)
+    environment = Environment(loader=FileSystemLoader(TEMPLATES_DIR), autoescape=True)
+    add_template_globals(environment)
+    return environment
 
 
 _IMPORT = re.compile(

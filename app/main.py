@@ -11,7 +11,7 @@ from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
 from . import __version__
-from .assets import STATIC_DIR, TEMPLATES_DIR
+from .assets import STATIC_DIR, TEMPLATES_DIR, add_template_globals
 from .cache import ResponseCache
 from .config import Settings
 from .errors import register_error_handlers
@@ -45,6 +45,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.settings = settings
     app.state.templates = Jinja2Templates(directory=TEMPLATES_DIR)
+    add_template_globals(app.state.templates.env)
     static_versions = StaticVersions(STATIC_DIR)
     app.state.templates.env.globals["static_url"] = static_versions.template_function()
     app.state.work_limiter = anyio.CapacityLimiter(settings.worker_threads)

@@ -40,32 +40,16 @@ from engine import ProgramError
 
 from . import schemas
 from .broker import HEARTBEAT, Broker, RoomGone, RoomRecord, TooManyRooms, make_broker
-from .budget import TimeBudgetExceeded, collector_paused, run_within_budget
+from .budget import TimeBudgetExceeded, run_within_budget
 from .config import Settings
-from .export import SPEEDS
-from .routes.api import compute_backward  # the /backward pipeline, limits and all
+from .schemas import PLAYER_SPEEDS, RoomState
+from .service import answer  # the /backward pipeline, limits and all
 
 CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
 CODE_LENGTH = 8
 
 
 # ---- the wire format ----
-
-
-class RoomState(BaseModel):
-    """What the teacher shows, and so what every follower shows."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    expression: str
-    variables: dict[schemas.VariableName, schemas.VariableValue] = Field(default_factory=dict)
-    variant: schemas.Variant = "correct"
-    step: int = Field(0, ge=0)
-    stage: Literal["sort", "propagate"] | None = Field(None, description="Set by the server from the step.")
-    playing: bool = False
-    speed: float = 1.0
-    pinned: int | None = Field(None, ge=0)
-    direction: Literal["LR", "BT"] = "LR"
 
 
 class JoinMessage(BaseModel):
@@ -155,10 +139,14 @@ def _walk_size(state: RoomState, limits) -> list[int]:
     # Built from a RoomState already checked, like GET /backward's: unvalidated, so an empty
     # program is the parser's ProgramError ("the program is empty"), not a schema error.
     request = schemas.BackwardRequest.model_construct(
-        expression=state.expression, variables=dict(state.variables), variant=state.variant, trace=True
+        expression=state.expression,
+        variables=dict(state.variables),
+        variant=state.variant,
+        seed=state.seed,
+        run=state.run,
+        trace=True,
     )
-    with collector_paused():
-        response = compute_backward(request, limits)
+    response = answer(request, limits)
     sort, propagate = response["trace"]["sort"], response["trace"]["propagate"]
     # Steps as the page numbers them (static/js/timeline.js): a start, each pop, a seed, each node.
     return [len(sort) + len(propagate) + 1, len(sort) + 1, len(response["nodes"])]
@@ -168,10 +156,12 @@ async def checked_state(
     state: RoomState, settings: Settings, limiter, known: RoomRecord | None
 ) -> tuple[dict, list[int]]:
     """The state as stored (stage filled in) and its walk; RoomProblem if refused."""
-    if state.speed not in SPEEDS:
-        raise RoomProblem(f"state.speed must be one of {', '.join(f'{s:g}' for s in SPEEDS)}, not {state.speed:g}")
+    if state.speed not in PLAYER_SPEEDS:
+        raise RoomProblem(
+            f"state.speed must be one of {', '.join(f'{s:g}' for s in PLAYER_SPEEDS)}, not {state.speed:g}"
+        )
     same_program = known is not None and all(
-        known.state.get(k) == getattr(state, k) for k in ("expression", "variables", "variant")
+        known.state.get(k) == getattr(state, k) for k in ("expression", "variables", "variant", "seed", "run")
     )
     if same_program:
         walk = known.walk

@@ -8,39 +8,23 @@ from fastapi import APIRouter, Body, Depends, Query
 from fastapi.responses import Response
 from starlette.background import BackgroundTask
 
-from engine import Limits, measure_leaf_gradients, run_program, trace
+from engine import Limits
 
 from .. import schemas
 from ..budget import Leftovers, collector_paused, run_within_budget
 from ..cache import ResponseCache
 from ..config import Settings
 from ..dependencies import get_response_cache, get_settings, get_work_limiter
-from ..layout import compute_layout
-from ..serialize import backward_json, backward_response
+from ..service import answer, compute
 
 router = APIRouter(tags=["api"])
-
-
-def compute_backward(request: schemas.BackwardRequest, limits: Limits) -> schemas.BackwardResponse:
-    return backward_response(*_run(request, limits))
-
-
-def _run(request: schemas.BackwardRequest, limits: Limits) -> tuple:
-    """parse -> run -> trace -> (nudge test) -> (layout): the arguments of backward_response and backward_json."""
-    program = run_program(
-        request.expression, request.variables, limits, request.seed, request.run
-    )  # the syntax tree is freed here
-    steps = trace(program.output, limits, request.variant)
-    measured = measure_leaf_gradients(program.output, request.nudge, limits) if request.check else None
-    layout = compute_layout(steps) if request.layout else None
-    return steps, measured, layout, request.trace, program
 
 
 def _backward_json(request: schemas.BackwardRequest, limits: Limits) -> tuple[bytes, Leftovers]:
     """The answer's bytes, and the graph and trace that made them, to free once it is sent."""
     with collector_paused():
-        made = _run(request, limits)
-        return backward_json(*made), Leftovers(made)
+        made = compute(request, limits)
+        return made.json(), Leftovers(made)
 
 
 async def _answer(
@@ -59,7 +43,7 @@ async def _answer(
     return Response(body, media_type="application/json", background=release)
 
 
-CHAPTER_2_EXAMPLE = compute_backward(schemas.BackwardRequest(expression=schemas.CHAPTER_2_PROGRAM), Limits())
+CHAPTER_2_EXAMPLE = answer(schemas.BackwardRequest(expression=schemas.CHAPTER_2_PROGRAM), Limits())
 BACKWARD_RESPONSES = {
     200: {"description": "The graph with its gradients (example: chapter 2's program)"},
     400: {"model": schemas.ProgramErrorResponse, "description": "The program has an error, or exceeds a limit"},

@@ -7,9 +7,10 @@ from fastapi import APIRouter, Body, Query, Request
 from fastapi.responses import HTMLResponse, Response
 
 from .. import schemas
-from ..budget import collector_paused, run_within_budget
+from ..budget import run_within_budget
 from ..export import EmbedOptions, standalone_html
-from .api import LimiterDep, SettingsDep, compute_backward
+from ..service import answer
+from .api import LimiterDep, SettingsDep
 
 router = APIRouter()
 
@@ -27,8 +28,7 @@ def embed(request: Request):
 
 def _standalone(request: schemas.BackwardRequest, limits, variables_text: str, options: EmbedOptions) -> bytes:
     full = request.model_copy(update={"trace": True, "layout": True, "check": False})
-    with collector_paused():
-        response = compute_backward(full, limits)
+    response = answer(full, limits)
     return standalone_html(response, expression=request.expression, variables=variables_text, options=options).encode(
         "utf-8"
     )

@@ -6,10 +6,11 @@ from fastapi import APIRouter, Body, Query, Request
 from fastapi.responses import Response
 
 from .. import schemas
-from ..budget import collector_paused, run_within_budget
+from ..budget import run_within_budget
 from ..export import EmbedOptions, standalone_html
 from ..scorm import MAX_TITLE, lesson_title, scorm_package
-from .api import LimiterDep, SettingsDep, compute_backward
+from ..service import answer
+from .api import LimiterDep, SettingsDep
 from .embed import _variables_text
 
 router = APIRouter(tags=["export"])
@@ -23,8 +24,7 @@ ZIP_RESPONSE = {
 
 def _package(request: schemas.BackwardRequest, limits, options: EmbedOptions, title: str) -> bytes:
     full = request.model_copy(update={"trace": True, "layout": True, "check": False})
-    with collector_paused():
-        response = compute_backward(full, limits)
+    response = answer(full, limits)
     html = standalone_html(
         response,
         expression=request.expression,
