@@ -17,12 +17,12 @@ from typing import Mapping
 from jinja2 import Environment, FileSystemLoader
 from markupsafe import Markup
 
-from engine import Limits, ProgramRun, Value, run_program, trace
+from engine import Limits
 
-from . import serialize
+from . import schemas, serialize
 from .assets import STATIC_DIR, TEMPLATES_DIR, add_template_globals
-from .layout import compute_layout
 from .schemas import DEFAULT_SPEED, PLAYER_SPEEDS
+from .service import exported, exported_graph
 
 ENTRY_MODULE = "embed.js"
 D3_SCRIPT = "vendor/d3.v7.9.2.min.js"
@@ -207,25 +207,25 @@ def standalone_html(
     return template.render(options=options, inline=inline, title=title, scorm=scorm, note=note)
 
 
-def response_for_value(
-    output: Value, limits: Limits = Limits(), variant: str = "correct", program: ProgramRun | None = None
-) -> dict:
-    """The POST /backward answer (trace and layout included) for a graph built in Python."""
-    steps = trace(output, limits, variant)
-    return serialize.backward_response(steps, layout=compute_layout(steps), program=program)
+def variables_text(variables: Mapping[str, float]) -> str:
+    """Variables as a person writes them, for the file's editor: 3, not 3.0 (repr keeps every digit of the rest)."""
+    return ", ".join(
+        f"{name} = {int(value) if float(value).is_integer() else value!r}" for name, value in variables.items()
+    )
 
 
-def response_for_program(
-    program: str,
-    variables: Mapping[str, float] | None = None,
-    variant: str = "correct",
-    limits: Limits = Limits(),
-    seed: int = 0,
-    run: int | None = None,
-) -> dict:
-    """The same for a program's text (the shorthand or Python); raises engine.ProgramError."""
-    result = run_program(program, dict(variables or {}), limits, seed, run)
-    return response_for_value(result.output, limits, variant, result)
+def request_html(
+    request: schemas.BackwardRequest, limits: Limits, options: EmbedOptions, title: str = "valuegraph", scorm=False
+) -> str:
+    """The self-contained file replaying a request's program (its seed, run and variables included)."""
+    return standalone_html(
+        exported(request, limits),
+        expression=request.expression,
+        variables=variables_text(request.variables),
+        options=options,
+        title=title,
+        scorm=scorm,
+    )
 
 
 def response_json(response: dict) -> str:
@@ -363,9 +363,10 @@ def export_command(args) -> int:
     else:
         program = read_program(args.program)
         try:
-            response = response_for_program(
-                program, variant=args.variant, seed=args.seed, run=args.backward_run
+            request = schemas.BackwardRequest.model_construct(
+                expression=program, variables={}, variant=args.variant, seed=args.seed, run=args.backward_run
             )  # args.run is the subcommand
+            response = exported(request, Limits())
         except ProgramError as error:
             raise SystemExit(f"valuegraph export: line {error.line}, column {error.column}: {error.message}")
     if kind == "json":
@@ -413,6 +414,6 @@ def _response_for_graph(reference: str, variant: str) -> tuple[dict, str | None]
         found = getattr(found, part)
     try:
         note = MICROGRAD_ORDER_NOTE if kind_of(found) == "micrograd" else None
-        return response_for_value(as_engine_value(found), Limits(), variant), note
+        return exported_graph(as_engine_value(found), Limits(), variant), note
     except (TypeError, GraphMismatch) as error:
         raise SystemExit(f"valuegraph export: {reference}: {error}") from None

@@ -19,6 +19,7 @@ from .middleware import BodySizeLimit, RequestBudget
 from .rooms import Classroom
 from .routes import api, classroom, embed, layout, oembed, pages, scorm
 from .security import SecurityHeaders, StaticVersions
+from .service import Service
 
 
 @asynccontextmanager
@@ -50,7 +51,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.templates.env.globals["static_url"] = static_versions.template_function()
     app.state.work_limiter = anyio.CapacityLimiter(settings.worker_threads)
     app.state.response_cache = ResponseCache(settings.response_cache_bytes)
-    app.state.classroom = Classroom(settings, app.state.work_limiter)
+    app.state.service = Service(settings, app.state.work_limiter, app.state.response_cache)
+    app.state.classroom = Classroom(app.state.service)
     app.state.templates.env.globals["oembed_href"] = oembed.discovery_href
     register_error_handlers(app)
 

@@ -40,10 +40,9 @@ from engine import ProgramError
 
 from . import schemas
 from .broker import HEARTBEAT, Broker, RoomGone, RoomRecord, TooManyRooms, make_broker
-from .budget import TimeBudgetExceeded, run_within_budget
-from .config import Settings
+from .budget import TimeBudgetExceeded
 from .schemas import PLAYER_SPEEDS, RoomState
-from .service import answer  # the /backward pipeline, limits and all
+from .service import Service, answer  # the /backward pipeline, limits and all
 
 CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
 CODE_LENGTH = 8
@@ -152,9 +151,7 @@ def _walk_size(state: RoomState, limits) -> list[int]:
     return [len(sort) + len(propagate) + 1, len(sort) + 1, len(response["nodes"])]
 
 
-async def checked_state(
-    state: RoomState, settings: Settings, limiter, known: RoomRecord | None
-) -> tuple[dict, list[int]]:
+async def checked_state(state: RoomState, service: Service, known: RoomRecord | None) -> tuple[dict, list[int]]:
     """The state as stored (stage filled in) and its walk; RoomProblem if refused."""
     if state.speed not in PLAYER_SPEEDS:
         raise RoomProblem(
@@ -166,14 +163,13 @@ async def checked_state(
     if same_program:
         walk = known.walk
     else:
+        settings = service.settings
         if len(state.expression) > settings.max_source_length:
             raise RoomProblem(
                 f"state.expression is {len(state.expression):,} characters, over the limit of {settings.max_source_length:,}"
             )
         try:
-            walk = await run_within_budget(
-                _walk_size, state, settings.limits, seconds=settings.time_budget, limiter=limiter
-            )
+            walk = await service.run(_walk_size, state, service.limits)
         except ProgramError as error:
             raise RoomProblem(
                 f"the program has an error at line {error.line}, column {error.column}: {error.message}"
@@ -316,9 +312,9 @@ class RoomHub:
 class Classroom:
     """The rooms this process serves; on app.state.classroom."""
 
-    def __init__(self, settings: Settings, limiter: anyio.CapacityLimiter, broker: Broker | None = None):
-        self.settings = settings
-        self.limiter = limiter
+    def __init__(self, service: Service, broker: Broker | None = None):
+        self.service = service  # checks each state through the /backward pipeline, within its budget
+        self.settings = settings = service.settings
         self.broker = broker or make_broker(settings.redis_url)
         self.hubs: dict[str, RoomHub] = {}
         self._hub_lock = asyncio.Lock()
@@ -331,7 +327,7 @@ class Classroom:
 
     async def create_room(self, state: RoomState, client: str) -> tuple[str, str]:
         """client: client_key() of who asks; a state refused does not count against it."""
-        stored, walk = await checked_state(state, self.settings, self.limiter, None)
+        stored, walk = await checked_state(state, self.service, None)
         counted, seconds_left = await self.broker.count_creation(client, window_seconds=CREATION_WINDOW)
         if counted > self.settings.room_creations_per_hour:
             raise TooManyCreations(self.settings.room_creations_per_hour, seconds_left)
@@ -459,7 +455,7 @@ class Classroom:
                 known = await self.broker.get(code)
                 if known is None:
                     raise RoomGone
-                stored, walk = await checked_state(parsed.state, settings, self.limiter, known)
+                stored, walk = await checked_state(parsed.state, self.service, known)
                 await self.broker.update(code, stored, walk, idle_seconds=settings.room_idle_seconds)
             except ValidationError as error:
                 member.send(_error(f"ignored: {_json_error(text) or errors_text(error)}"))

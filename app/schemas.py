@@ -108,6 +108,10 @@ class BackwardQuery(BaseModel):
     seed: Seed = 0
     run: RunIndex = None
 
+    def as_request(self) -> "BackwardRequest":
+        """The POST body this query stands for (a GET carries no variables: they are written in the program)."""
+        return BackwardRequest.model_construct(**dict(self), variables={})
+
 
 class BackwardRequest(BackwardQuery):
     """The body of POST /backward. Strict: JSON has real booleans and numbers, so `"layout": 0`
