@@ -9,6 +9,10 @@ checkout around.
 from importlib.resources import files
 from pathlib import Path
 
+from jinja2 import Environment
+
+from .schemas import DEFAULT_SPEED, PLAYER_SPEEDS
+
 
 def _folder(name: str) -> Path:
     package = files("app")
@@ -20,3 +24,9 @@ def _folder(name: str) -> Path:
 
 STATIC_DIR = _folder("static")
 TEMPLATES_DIR = _folder("templates")
+
+
+def add_template_globals(environment: Environment) -> None:
+    """What every template may read, in both of the app's environments (the server's pages, and
+    app.export's self-contained file): the player's speeds come from the wire format's module."""
+    environment.globals.update(player_speeds=PLAYER_SPEEDS, default_speed=DEFAULT_SPEED)

@@ -17,11 +17,12 @@ from typing import Mapping
 from jinja2 import Environment, FileSystemLoader
 from markupsafe import Markup
 
-from engine import Limits, ProgramRun, Value, run_program, trace
+from engine import Limits
 
-from . import serialize
-from .assets import STATIC_DIR, TEMPLATES_DIR
-from .layout import compute_layout
+from . import schemas, serialize
+from .assets import STATIC_DIR, TEMPLATES_DIR, add_template_globals
+from .schemas import DEFAULT_SPEED, PLAYER_SPEEDS
+from .service import exported, exported_graph
 
 ENTRY_MODULE = "embed.js"
 D3_SCRIPT = "vendor/d3.v7.9.2.min.js"
@@ -32,7 +33,6 @@ CONTROLS = ("full", "minimal", "none")
 EDITORS = ("shown", "read-only", "hidden")
 THEMES = ("auto", "light", "dark")
 TABLES = ("hidden", "shown")
-SPEEDS = (0.5, 1.0, 2.0, 4.0, 10.0, 50.0)  # the player's speed menu
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ class EmbedOptions:
     stage: str = "both"
     step: int | None = None
     autoplay: bool = False
-    speed: str = "1"
+    speed: str = f"{DEFAULT_SPEED:g}"
     controls: str = "full"
     editor: str = "shown"
     theme: str = "auto"
@@ -57,14 +57,14 @@ class EmbedOptions:
 
         step = query.get("step", "")
         try:
-            speed = float(query.get("speed", "1"))
+            speed = float(query.get("speed", DEFAULT_SPEED))
         except ValueError:
-            speed = 1.0
+            speed = DEFAULT_SPEED
         return cls(
             stage=choice("stage", STAGES),
             step=int(step) if step.isascii() and step.isdigit() and len(step) < 10 else None,
             autoplay=query.get("autoplay", "").lower() in ("1", "true", "yes", "on"),
-            speed=f"{speed:g}" if speed in SPEEDS else "1",
+            speed=f"{speed:g}" if speed in PLAYER_SPEEDS else f"{DEFAULT_SPEED:g}",
             controls=choice("controls", CONTROLS),
             editor=choice("editor", EDITORS),
             theme=choice("theme", THEMES),
@@ -75,7 +75,9 @@ class EmbedOptions:
 
 @cache
 def template_environment() -> Environment:
-    return Environment(loader=FileSystemLoader(TEMPLATES_DIR), autoescape=True)
+    environment = Environment(loader=FileSystemLoader(TEMPLATES_DIR), autoescape=True)
+    add_template_globals(environment)
+    return environment
 
 
 _IMPORT = re.compile(
@@ -205,25 +207,25 @@ def standalone_html(
     return template.render(options=options, inline=inline, title=title, scorm=scorm, note=note)
 
 
-def response_for_value(
-    output: Value, limits: Limits = Limits(), variant: str = "correct", program: ProgramRun | None = None
-) -> dict:
-    """The POST /backward answer (trace and layout included) for a graph built in Python."""
-    steps = trace(output, limits, variant)
-    return serialize.backward_response(steps, layout=compute_layout(steps), program=program)
+def variables_text(variables: Mapping[str, float]) -> str:
+    """Variables as a person writes them, for the file's editor: 3, not 3.0 (repr keeps every digit of the rest)."""
+    return ", ".join(
+        f"{name} = {int(value) if float(value).is_integer() else value!r}" for name, value in variables.items()
+    )
 
 
-def response_for_program(
-    program: str,
-    variables: Mapping[str, float] | None = None,
-    variant: str = "correct",
-    limits: Limits = Limits(),
-    seed: int = 0,
-    run: int | None = None,
-) -> dict:
-    """The same for a program's text (the shorthand or Python); raises engine.ProgramError."""
-    result = run_program(program, dict(variables or {}), limits, seed, run)
-    return response_for_value(result.output, limits, variant, result)
+def request_html(
+    request: schemas.BackwardRequest, limits: Limits, options: EmbedOptions, title: str = "valuegraph", scorm=False
+) -> str:
+    """The self-contained file replaying a request's program (its seed, run and variables included)."""
+    return standalone_html(
+        exported(request, limits),
+        expression=request.expression,
+        variables=variables_text(request.variables),
+        options=options,
+        title=title,
+        scorm=scorm,
+    )
 
 
 def response_json(response: dict) -> str:
@@ -363,9 +365,10 @@ def export_command(args) -> int:
     else:
         program = read_program(args.program)
         try:
-            response = response_for_program(
-                program, variant=args.variant, seed=args.seed, run=args.backward_run
+            request = schemas.BackwardRequest.model_construct(
+                expression=program, variables={}, variant=args.variant, seed=args.seed, run=args.backward_run
             )  # args.run is the subcommand
+            response = exported(request, Limits())
         except ProgramError as error:
             raise SystemExit(f"valuegraph export: line {error.line}, column {error.column}: {error.message}")
     if kind == "json":
@@ -413,6 +416,6 @@ def _response_for_graph(reference: str, variant: str) -> tuple[dict, str | None]
         found = getattr(found, part)
     try:
         note = MICROGRAD_ORDER_NOTE if kind_of(found) == "micrograd" else None
-        return response_for_value(as_engine_value(found), Limits(), variant), note
+        return exported_graph(as_engine_value(found), Limits(), variant), note
     except (TypeError, GraphMismatch) as error:
         raise SystemExit(f"valuegraph export: {reference}: {error}") from None

@@ -11,7 +11,7 @@ from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
 from . import __version__
-from .assets import STATIC_DIR, TEMPLATES_DIR
+from .assets import STATIC_DIR, TEMPLATES_DIR, add_template_globals
 from .cache import ResponseCache
 from .config import Settings
 from .errors import register_error_handlers
@@ -19,6 +19,7 @@ from .middleware import BodySizeLimit, RequestBudget
 from .rooms import Classroom
 from .routes import api, classroom, embed, layout, oembed, pages, scorm
 from .security import SecurityHeaders, StaticVersions
+from .service import Service
 
 
 @asynccontextmanager
@@ -48,11 +49,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.settings = settings
     app.state.templates = Jinja2Templates(directory=TEMPLATES_DIR)
+    add_template_globals(app.state.templates.env)
     static_versions = StaticVersions(STATIC_DIR)
     app.state.templates.env.globals["static_url"] = static_versions.template_function()
     app.state.work_limiter = anyio.CapacityLimiter(settings.worker_threads)
     app.state.response_cache = ResponseCache(settings.response_cache_bytes)
-    app.state.classroom = Classroom(settings, app.state.work_limiter)
+    app.state.service = Service(settings, app.state.work_limiter, app.state.response_cache)
+    app.state.classroom = Classroom(app.state.service)
     app.state.templates.env.globals["oembed_href"] = oembed.discovery_href
     register_error_handlers(app)
 

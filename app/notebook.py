@@ -24,8 +24,10 @@ from pathlib import Path
 
 from engine import Limits
 
-from .export import EmbedOptions, response_for_program, response_for_value, standalone_html
+from . import schemas
+from .export import EmbedOptions, request_html, standalone_html
 from .interop import MICROGRAD_ORDER_NOTE, as_engine_value, kind_of
+from .service import exported_graph
 
 DEFAULT_HEIGHT = 720
 
@@ -57,12 +59,10 @@ def _document(
     """The file for `output`'s graph (a program's text, or any Value app.interop reads), and the
     note it carries."""
     if isinstance(output, str):  # a program's text: raises engine.ProgramError as the API answers 400
-        response = response_for_program(output, variant=variant, seed=seed, run=run)
-        return standalone_html(
-            response, expression=output, options=EmbedOptions(editor="read-only", **options), title=title
-        ), None
+        request = schemas.BackwardRequest.model_construct(expression=output, variant=variant, seed=seed, run=run)
+        return request_html(request, Limits(), EmbedOptions(editor="read-only", **options), title), None
     note = MICROGRAD_ORDER_NOTE if kind_of(output) == "micrograd" else None
-    response = response_for_value(as_engine_value(output), Limits(), variant)
+    response = exported_graph(as_engine_value(output), Limits(), variant)
     return standalone_html(response, options=EmbedOptions(editor="hidden", **options), title=title, note=note), note
 
 

@@ -40,32 +40,15 @@ from engine import ProgramError
 
 from . import schemas
 from .broker import HEARTBEAT, Broker, RoomGone, RoomRecord, TooManyRooms, make_broker
-from .budget import TimeBudgetExceeded, collector_paused, run_within_budget
-from .config import Settings
-from .export import SPEEDS
-from .routes.api import compute_backward  # the /backward pipeline, limits and all
+from .budget import TimeBudgetExceeded
+from .schemas import PLAYER_SPEEDS, RoomState
+from .service import Service, answer  # the /backward pipeline, limits and all
 
 CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
 CODE_LENGTH = 8
 
 
 # ---- the wire format ----
-
-
-class RoomState(BaseModel):
-    """What the teacher shows, and so what every follower shows."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    expression: str
-    variables: dict[schemas.VariableName, schemas.VariableValue] = Field(default_factory=dict)
-    variant: schemas.Variant = "correct"
-    step: int = Field(0, ge=0)
-    stage: Literal["sort", "propagate"] | None = Field(None, description="Set by the server from the step.")
-    playing: bool = False
-    speed: float = 1.0
-    pinned: int | None = Field(None, ge=0)
-    direction: Literal["LR", "BT"] = "LR"
 
 
 class JoinMessage(BaseModel):
@@ -155,36 +138,39 @@ def _walk_size(state: RoomState, limits) -> list[int]:
     # Built from a RoomState already checked, like GET /backward's: unvalidated, so an empty
     # program is the parser's ProgramError ("the program is empty"), not a schema error.
     request = schemas.BackwardRequest.model_construct(
-        expression=state.expression, variables=dict(state.variables), variant=state.variant, trace=True
+        expression=state.expression,
+        variables=dict(state.variables),
+        variant=state.variant,
+        seed=state.seed,
+        run=state.run,
+        trace=True,
     )
-    with collector_paused():
-        response = compute_backward(request, limits)
+    response = answer(request, limits)
     sort, propagate = response["trace"]["sort"], response["trace"]["propagate"]
     # Steps as the page numbers them (static/js/timeline.js): a start, each pop, a seed, each node.
     return [len(sort) + len(propagate) + 1, len(sort) + 1, len(response["nodes"])]
 
 
-async def checked_state(
-    state: RoomState, settings: Settings, limiter, known: RoomRecord | None
-) -> tuple[dict, list[int]]:
+async def checked_state(state: RoomState, service: Service, known: RoomRecord | None) -> tuple[dict, list[int]]:
     """The state as stored (stage filled in) and its walk; RoomProblem if refused."""
-    if state.speed not in SPEEDS:
-        raise RoomProblem(f"state.speed must be one of {', '.join(f'{s:g}' for s in SPEEDS)}, not {state.speed:g}")
+    if state.speed not in PLAYER_SPEEDS:
+        raise RoomProblem(
+            f"state.speed must be one of {', '.join(f'{s:g}' for s in PLAYER_SPEEDS)}, not {state.speed:g}"
+        )
     same_program = known is not None and all(
-        known.state.get(k) == getattr(state, k) for k in ("expression", "variables", "variant")
+        known.state.get(k) == getattr(state, k) for k in ("expression", "variables", "variant", "seed", "run")
     )
     if same_program:
         walk = known.walk
     else:
+        settings = service.settings
         if len(state.expression) > settings.max_source_length:
             raise RoomProblem(
                 f"state.expression is {len(state.expression):,} characters, over the limit of "
                 f"{settings.max_source_length:,}"
             )
         try:
-            walk = await run_within_budget(
-                _walk_size, state, settings.limits, seconds=settings.time_budget, limiter=limiter
-            )
+            walk = await service.run(_walk_size, state, service.limits)
         except ProgramError as error:
             raise RoomProblem(
                 f"the program has an error at line {error.line}, column {error.column}: {error.message}"
@@ -327,9 +313,9 @@ class RoomHub:
 class Classroom:
     """The rooms this process serves; on app.state.classroom."""
 
-    def __init__(self, settings: Settings, limiter: anyio.CapacityLimiter, broker: Broker | None = None):
-        self.settings = settings
-        self.limiter = limiter
+    def __init__(self, service: Service, broker: Broker | None = None):
+        self.service = service  # checks each state through the /backward pipeline, within its budget
+        self.settings = settings = service.settings
         self.broker = broker or make_broker(settings.redis_url)
         self.hubs: dict[str, RoomHub] = {}
         self._hub_lock = asyncio.Lock()
@@ -342,7 +328,7 @@ class Classroom:
 
     async def create_room(self, state: RoomState, client: str) -> tuple[str, str]:
         """client: client_key() of who asks; a state refused does not count against it."""
-        stored, walk = await checked_state(state, self.settings, self.limiter, None)
+        stored, walk = await checked_state(state, self.service, None)
         counted, seconds_left = await self.broker.count_creation(client, window_seconds=CREATION_WINDOW)
         if counted > self.settings.room_creations_per_hour:
             raise TooManyCreations(self.settings.room_creations_per_hour, seconds_left)
@@ -470,7 +456,7 @@ class Classroom:
                 known = await self.broker.get(code)
                 if known is None:
                     raise RoomGone
-                stored, walk = await checked_state(parsed.state, settings, self.limiter, known)
+                stored, walk = await checked_state(parsed.state, self.service, known)
                 await self.broker.update(code, stored, walk, idle_seconds=settings.room_idle_seconds)
             except ValidationError as error:
                 member.send(_error(f"ignored: {_json_error(text) or errors_text(error)}"))

@@ -34,6 +34,10 @@ Variant = Literal["correct", "no-visited-check", "assign", "no-topological-order
 VARIABLE_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
 VariableName = Annotated[str, Field(pattern=VARIABLE_NAME)]
 VariableValue = Annotated[float, Field(strict=True, allow_inf_nan=False)]
+# The player's speed menu (multiples of its normal pace): the page, the embed, its `speed` option and a
+# room's state all offer these (templates/macros.html draws the menu from this tuple).
+PLAYER_SPEEDS = (0.5, 1.0, 2.0, 4.0, 10.0, 50.0)
+DEFAULT_SPEED = 1.0
 
 # A body can carry any number of bad members (92,000 bad variables fit in 1 MB). pydantic would
 # list every one, and building that list costs seconds of CPU on the event loop, before any error
@@ -62,6 +66,22 @@ def _screen_variables(variables):
 
 # Requests
 
+# seed and run mean the same in every request that names a program (BackwardQuery, RoomState).
+Seed = Annotated[
+    int,
+    Field(
+        ge=0,
+        le=2**32 - 1,
+        description="Seeds the program's `random` module: the same program and seed always draw the same numbers.",
+    ),
+]
+RunIndex = Annotated[
+    Annotated[int, Field(ge=0)] | None,
+    Field(
+        description="Python programs: which backward() call's graph and trace come back (0-based index into `runs`); null for the last.",
+    ),
+]
+
 
 def _not_empty(text: str) -> str:
     if not text:
@@ -86,20 +106,12 @@ class BackwardQuery(BaseModel):
     variant: Variant = Field(
         "correct", description="The backward walk to run: the correct one or a broken one to learn from."
     )
-    seed: int = Field(
-        0,
-        ge=0,
-        le=2**32 - 1,
-        description="Seeds the program's `random` module: the same program and seed always draw the same numbers.",
-    )
-    run: int | None = Field(
-        None,
-        ge=0,
-        description=(
-            "Python programs: which backward() call's graph and trace come back (0-based index into `runs`); "
-            "null for the last."
-        ),
-    )
+    seed: Seed = 0
+    run: RunIndex = None
+
+    def as_request(self) -> "BackwardRequest":
+        """The POST body this query stands for (a GET carries no variables: they are written in the program)."""
+        return BackwardRequest.model_construct(**dict(self), variables={})
 
 
 class BackwardRequest(BackwardQuery):
@@ -160,6 +172,25 @@ class LayoutRequest(BaseModel):
         if not all(reaches):
             raise ValueError(f"node {reaches.index(False)} does not reach the output (the last node)")
         return self
+
+
+class RoomState(BaseModel):
+    """Teach live: what the teacher shows, and so what every follower shows (app/rooms.py checks
+    `step` and `pinned` against the walk of this program, seed and run)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    expression: str
+    variables: dict[VariableName, VariableValue] = Field(default_factory=dict)
+    variant: Variant = "correct"
+    seed: Seed = 0
+    run: RunIndex = None
+    step: int = Field(0, ge=0)
+    stage: Literal["sort", "propagate"] | None = Field(None, description="Set by the server from the step.")
+    playing: bool = False
+    speed: float = DEFAULT_SPEED
+    pinned: int | None = Field(None, ge=0)
+    direction: Literal["LR", "BT"] = "LR"
 
 
 # Responses

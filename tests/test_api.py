@@ -787,7 +787,7 @@ def test_the_answer_written_a_chunk_at_a_time_is_the_built_answer_byte_for_byte(
     """/backward writes its long lists a chunk of records at a time; rooms, embed and exports keep
     the built answer. Both must be the same JSON, including where a chunk ends inside a list."""
     from app import serialize
-    from app.routes.api import _run
+    from app.service import compute as _run
 
     monkeypatch.setattr(serialize, "CHUNK", 2)
     made = _run(schemas.BackwardRequest(expression=source, **options), Limits())
@@ -802,7 +802,7 @@ def test_a_large_answer_never_holds_all_its_records_at_once():
     import tracemalloc
 
     from app import serialize
-    from app.routes.api import _run
+    from app.service import compute as _run
 
     made = _run(
         schemas.BackwardRequest(expression="x = 0.5\nL = " + " + ".join(f"x * {i % 9 + 1}" for i in range(4_000))),

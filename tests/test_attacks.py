@@ -19,7 +19,9 @@ import pytest
 from app import export
 from app.config import Settings
 from app.main import create_app
-from engine import ProgramError, ieee, parse
+from app.schemas import BackwardRequest
+from app.service import exported
+from engine import Limits, ProgramError, ieee, parse
 
 REPO = Path(__file__).resolve().parent.parent
 BUDGET = Settings().time_budget
@@ -297,7 +299,7 @@ def test_the_export_assets_are_built_once_per_process(monkeypatch):
     export.page_assets()  # built by the first export
     calls = []
     monkeypatch.setattr(export, "script_bundle", lambda *args: calls.append(args) or "")
-    response = export.response_for_program("a = 2; b = a * a")
+    response = exported(BackwardRequest(expression="a = 2; b = a * a"), Limits())
     for _ in range(3):
         assert "<script" in export.standalone_html(response)
     assert calls == []

@@ -13,8 +13,11 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.cli import main as cli
-from app.export import EmbedOptions, response_for_program, script_bundle, standalone_html
+from app.export import EmbedOptions, script_bundle, standalone_html
 from app.main import create_app
+from app.schemas import BackwardRequest
+from app.service import exported
+from engine import Limits
 
 PROGRAM = "a = 2; b = 3; L = a * b + a"
 REPO = Path(__file__).resolve().parents[1]
@@ -81,7 +84,7 @@ def test_the_bundle_holds_each_module_once_with_no_import_or_export_left():
 
 
 def test_the_standalone_file_inlines_everything():
-    document = standalone_html(response_for_program(PROGRAM), expression=PROGRAM)
+    document = standalone_html(exported(BackwardRequest(expression=PROGRAM), Limits()), expression=PROGRAM)
     assert not re.search(r"<(?:script|link|img|iframe)[^>]+(?:src|href)=", document)
     assert document.count("<script") == 3 and "<style>" in document
     data = stored_data(document)
@@ -99,6 +102,43 @@ def test_export_endpoint_post_and_get(client):
     assert 'data-controls="minimal"' in answer.text
     answer = client.get("/export/html", params={"expression": PROGRAM, "variant": "assign"})
     assert answer.status_code == 200 and stored_data(answer.text)["response"]["variant"] == "assign"
+
+
+SEEDED = """import random
+x = Value(random.uniform(-1, 1), label='x')
+for k in range(4):
+    y = x
+    for i in range(random.choice([1, 2, 3]) + k):
+        y = y * 1.5
+    y.backward()
+"""
+
+
+def test_every_export_of_a_python_program_keeps_its_seed_and_run(client):
+    """The file, SCORM (POST body or GET query) and the notebook replay the graph /backward answers
+    for the same seed and run, not seed 0 and the last run."""
+    import zipfile
+
+    from app.notebook import show
+
+    fields = {"expression": SEEDED, "seed": 5, "run": 2}
+    expected = client.post("/backward", json={**fields, "layout": True}).json()
+    default = client.post("/backward", json={"expression": SEEDED, "layout": True}).json()
+    assert expected["run"] == 2 and expected["nodes"] != default["nodes"]
+    query = {**fields, "run": "2", "seed": "5"}
+    documents = {
+        "POST /export/html": client.post("/export/html", json=fields).text,
+        "GET /export/html": client.get("/export/html", params=query).text,
+        "notebook": show(SEEDED, seed=5, run=2).document,
+    }
+    for name, answer in (
+        ("POST", client.post("/export/scorm", json=fields)),
+        ("GET", client.get("/export/scorm", params=query)),
+    ):
+        documents[f"{name} /export/scorm"] = zipfile.ZipFile(io.BytesIO(answer.content)).read("index.html").decode()
+    for name, document in documents.items():
+        stored = stored_data(document)["response"]
+        assert (stored["nodes"], stored["run"], stored["layout"]) == (expected["nodes"], 2, expected["layout"]), name
 
 
 def test_export_endpoint_reports_program_errors_like_the_api(client):

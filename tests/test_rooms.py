@@ -156,6 +156,8 @@ def test_the_teacher_drives_and_students_follow_in_order(client):
             "expression": PROGRAM,
             "variables": {},
             "variant": "correct",
+            "seed": 0,
+            "run": None,
             "step": 13,
             "stage": "propagate",
             "playing": True,
@@ -169,6 +171,60 @@ def test_the_teacher_drives_and_students_follow_in_order(client):
         assert student.receive_json()["state"]["variables"] == {"x": 3, "y": -1}
     with client.websocket_connect("/rooms/ws") as late:
         assert join(late, room["code"])["state"]["expression"] == "x * y"  # resumes from the current state
+
+
+# A Python program whose graph depends on the seed (the draws) and on the run (each backward() call
+# multiplies more often): the walk of seed 5, run 2 is longer than the default's (seed 0, the last run).
+SEEDED = """import random
+x = Value(1.0, label='x')
+for k in range(4):
+    y = x
+    for i in range(random.choice([1, 2, 3, 4, 5, 6]) + k):
+        y = y * 1.5
+    y.backward()
+"""
+
+
+def last_step(client, **fields) -> int:
+    """The walk's last step as the page numbers it: step 0 is the start, then each pop of the sort,
+    the seeding of the output's gradient, and each node of the propagation."""
+    answer = client.post("/backward", json={"expression": SEEDED, **fields}).json()
+    return len(answer["trace"]["sort"]) + 1 + len(answer["trace"]["propagate"])
+
+
+def test_a_rooms_step_is_checked_against_the_trace_of_its_seed_and_run(client):
+    last = last_step(client, seed=5, run=2)
+    assert last > last_step(client) and last > last_step(client, seed=5) and last > last_step(client, run=2)
+    room = new_room(client, expression=SEEDED, seed=5, run=2, step=last)
+    refused = client.post("/rooms", json={"state": {"expression": SEEDED, "step": last}})
+    assert refused.status_code == 400
+    assert refused.json()["detail"]["message"] == f"state.step is {last}, past the walk's last step {last_step(client)}"
+    with client.websocket_connect("/rooms/ws") as teacher, client.websocket_connect("/rooms/ws") as student:
+        join(teacher, room["code"], room["token"])
+        shown = join(student, room["code"])["state"]
+        assert (shown["seed"], shown["run"], shown["step"], shown["stage"]) == (5, 2, last, "propagate")
+        # The same program and step with another seed or run is another walk, checked afresh.
+        for other in ({"seed": 0, "run": 2}, {"seed": 5, "run": None}, {"seed": 5, "run": 0}):
+            teacher.send_json({"type": "state", "state": {"expression": SEEDED, "step": last, **other}})
+            error = teacher.receive_json()
+            while error["type"] == "followers":  # the teacher hears the student join
+                error = teacher.receive_json()
+            assert error["type"] == "error" and f"state.step is {last}, past the walk's last step" in error["message"]
+        teacher.send_json({"type": "state", "state": {"expression": SEEDED, "seed": 5, "run": 0, "step": 3}})
+        followed = student.receive_json()["state"]
+        assert (followed["seed"], followed["run"], followed["step"]) == (5, 0, 3)
+
+
+@pytest.mark.parametrize("fields", [{"seed": -1}, {"seed": 2**32}, {"seed": 1.5}, {"run": -1}, {"run": "last"}])
+def test_a_rooms_seed_and_run_are_validated_as_backwards_are(client, fields):
+    assert client.post("/rooms", json={"state": {"expression": SEEDED, **fields}}).status_code == 422
+    assert client.post("/backward", json={"expression": SEEDED, **fields}).status_code == 422
+
+
+def test_a_room_with_a_run_the_program_does_not_make_is_refused(client):
+    answer = client.post("/rooms", json={"state": {"expression": SEEDED, "run": 4}})
+    assert answer.status_code == 400
+    assert "run 4 does not exist: the program calls backward() 4 times" in answer.json()["detail"]["message"]
 
 
 def test_the_teacher_sees_how_many_follow(client):

@@ -1,74 +1,33 @@
 """The JSON API: POST and GET /backward, and /healthz."""
 
-import json
 from typing import Annotated
 
-import anyio
-from fastapi import APIRouter, Body, Depends, Query
+from fastapi import APIRouter, Body, Query
 from fastapi.responses import Response
 from starlette.background import BackgroundTask
 
-from engine import Limits, measure_leaf_gradients, run_program, trace
+from engine import Limits
 
 from .. import schemas
-from ..budget import Leftovers, collector_paused, run_within_budget
-from ..cache import ResponseCache
-from ..config import Settings
-from ..dependencies import get_response_cache, get_settings, get_work_limiter
-from ..layout import compute_layout
-from ..serialize import backward_json, backward_response
+from ..dependencies import ServiceDep
+from ..service import Service, answer
 
 router = APIRouter(tags=["api"])
 
 
-def compute_backward(request: schemas.BackwardRequest, limits: Limits) -> schemas.BackwardResponse:
-    return backward_response(*_run(request, limits))
+async def _answer(request: schemas.BackwardRequest, service: Service) -> Response:
+    body, free = await service.backward_json(request)
+    # free: after the last byte is sent, in a worker thread, not on the event loop
+    return Response(body, media_type="application/json", background=free and BackgroundTask(free))
 
 
-def _run(request: schemas.BackwardRequest, limits: Limits) -> tuple:
-    """parse -> run -> trace -> (nudge test) -> (layout): the arguments of backward_response and backward_json."""
-    program = run_program(
-        request.expression, request.variables, limits, request.seed, request.run
-    )  # the syntax tree is freed here
-    steps = trace(program.output, limits, request.variant)
-    measured = measure_leaf_gradients(program.output, request.nudge, limits) if request.check else None
-    layout = compute_layout(steps) if request.layout else None
-    return steps, measured, layout, request.trace, program
-
-
-def _backward_json(request: schemas.BackwardRequest, limits: Limits) -> tuple[bytes, Leftovers]:
-    """The answer's bytes, and the graph and trace that made them, to free once it is sent."""
-    with collector_paused():
-        made = _run(request, limits)
-        return backward_json(*made), Leftovers(made)
-
-
-async def _answer(
-    request: schemas.BackwardRequest, settings: Settings, limiter: anyio.CapacityLimiter, cache: ResponseCache
-) -> Response:
-    key = json.dumps(request.model_dump(), sort_keys=True)  # escapes lone surrogates, unlike model_dump_json
-    body, release = cache.get(key), None
-    if body is None:
-        body, leftovers = await run_within_budget(
-            _backward_json, request, settings.limits, seconds=settings.time_budget, limiter=limiter
-        )
-        cache.put(key, body)
-        release = BackgroundTask(
-            leftovers.free
-        )  # after the last byte is sent, in a worker thread, not on the event loop
-    return Response(body, media_type="application/json", background=release)
-
-
-CHAPTER_2_EXAMPLE = compute_backward(schemas.BackwardRequest(expression=schemas.CHAPTER_2_PROGRAM), Limits())
+CHAPTER_2_EXAMPLE = answer(schemas.BackwardRequest(expression=schemas.CHAPTER_2_PROGRAM), Limits())
 BACKWARD_RESPONSES = {
     200: {"description": "The graph with its gradients (example: chapter 2's program)"},
     400: {"model": schemas.ProgramErrorResponse, "description": "The program has an error, or exceeds a limit"},
     413: {"model": schemas.MessageResponse, "description": "The request body is too large"},
     503: {"model": schemas.MessageResponse, "description": "The request ran past its time budget"},
 }
-SettingsDep = Annotated[Settings, Depends(get_settings)]
-LimiterDep = Annotated[anyio.CapacityLimiter, Depends(get_work_limiter)]
-CacheDep = Annotated[ResponseCache, Depends(get_response_cache)]
 
 
 @router.post("/backward", response_model=schemas.BackwardResponse, responses=BACKWARD_RESPONSES)
@@ -81,21 +40,16 @@ async def post_backward(
             }
         ),
     ],
-    settings: SettingsDep,
-    limiter: LimiterDep,
-    cache: CacheDep,
+    service: ServiceDep,
 ) -> Response:
     """Run a program and its backward pass; return the graph, its gradients and every step."""
-    return await _answer(request, settings, limiter, cache)
+    return await _answer(request, service)
 
 
 @router.get("/backward", response_model=schemas.BackwardResponse, responses=BACKWARD_RESPONSES)
-async def get_backward(
-    query: Annotated[schemas.BackwardQuery, Query()], settings: SettingsDep, limiter: LimiterDep, cache: CacheDep
-) -> Response:
+async def get_backward(query: Annotated[schemas.BackwardQuery, Query()], service: ServiceDep) -> Response:
     """The same as POST, for links and curl; variables are written in the program."""
-    request = schemas.BackwardRequest.model_construct(**dict(query), variables={})
-    return await _answer(request, settings, limiter, cache)
+    return await _answer(query.as_request(), service)
 
 
 def add_response_examples(openapi: dict) -> dict:

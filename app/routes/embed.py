@@ -7,9 +7,9 @@ from fastapi import APIRouter, Body, Query, Request
 from fastapi.responses import HTMLResponse, Response
 
 from .. import schemas
-from ..budget import collector_paused, run_within_budget
-from ..export import EmbedOptions, standalone_html
-from .api import LimiterDep, SettingsDep, compute_backward
+from ..dependencies import ServiceDep
+from ..export import EmbedOptions, request_html
+from ..service import Service
 
 router = APIRouter()
 
@@ -25,35 +25,11 @@ def embed(request: Request):
     )
 
 
-def _standalone(request: schemas.BackwardRequest, limits, variables_text: str, options: EmbedOptions) -> bytes:
-    full = request.model_copy(update={"trace": True, "layout": True, "check": False})
-    with collector_paused():
-        response = compute_backward(full, limits)
-    return standalone_html(response, expression=request.expression, variables=variables_text, options=options).encode(
-        "utf-8"
-    )
-
-
-def _variables_text(variables: dict) -> str:
-    # As a person writes them: 3, not 3.0 (repr keeps every digit of the rest).
-    return ", ".join(
-        f"{name} = {int(value) if float(value).is_integer() else value!r}" for name, value in variables.items()
-    )
-
-
-async def _answer(request: schemas.BackwardRequest, query, settings, limiter) -> Response:
+async def _answer(request: schemas.BackwardRequest, query, service: Service) -> Response:
     options = EmbedOptions.from_query(query)
-    body = await run_within_budget(
-        _standalone,
-        request,
-        settings.limits,
-        _variables_text(request.variables),
-        options,
-        seconds=settings.time_budget,
-        limiter=limiter,
-    )
+    html = await service.run(request_html, request, service.limits, options)
     return Response(
-        body,
+        html.encode("utf-8"),
         media_type="text/html; charset=utf-8",
         headers={"content-disposition": f'attachment; filename="{DOWNLOAD_NAME}"'},
     )
@@ -61,17 +37,16 @@ async def _answer(request: schemas.BackwardRequest, query, settings, limiter) ->
 
 @router.post("/export/html", response_class=HTMLResponse, include_in_schema=False)
 async def post_export_html(
-    request: Request, body: Annotated[schemas.BackwardRequest, Body()], settings: SettingsDep, limiter: LimiterDep
+    request: Request, body: Annotated[schemas.BackwardRequest, Body()], service: ServiceDep
 ) -> Response:
     """The same body as POST /backward; the embed's options (stage, step, controls...) may go in
     the query string. Answers with one HTML file holding every script, style and number."""
-    return await _answer(body, request.query_params, settings, limiter)
+    return await _answer(body, request.query_params, service)
 
 
 @router.get("/export/html", response_class=HTMLResponse, include_in_schema=False)
 async def get_export_html(
-    request: Request, query: Annotated[schemas.BackwardQuery, Query()], settings: SettingsDep, limiter: LimiterDep
+    request: Request, query: Annotated[schemas.BackwardQuery, Query()], service: ServiceDep
 ) -> Response:
     """The same as POST, for links: the program in `expression`, the embed's options beside it."""
-    body = schemas.BackwardRequest.model_construct(**dict(query), variables={})
-    return await _answer(body, request.query_params, settings, limiter)
+    return await _answer(query.as_request(), request.query_params, service)

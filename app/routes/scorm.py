@@ -6,11 +6,10 @@ from fastapi import APIRouter, Body, Query, Request
 from fastapi.responses import Response
 
 from .. import schemas
-from ..budget import collector_paused, run_within_budget
-from ..export import EmbedOptions, standalone_html
+from ..dependencies import ServiceDep
+from ..export import EmbedOptions, request_html
 from ..scorm import MAX_TITLE, lesson_title, scorm_package
-from .api import LimiterDep, SettingsDep, compute_backward
-from .embed import _variables_text
+from ..service import Service
 
 router = APIRouter(tags=["export"])
 
@@ -22,31 +21,12 @@ ZIP_RESPONSE = {
 
 
 def _package(request: schemas.BackwardRequest, limits, options: EmbedOptions, title: str) -> bytes:
-    full = request.model_copy(update={"trace": True, "layout": True, "check": False})
-    with collector_paused():
-        response = compute_backward(full, limits)
-    html = standalone_html(
-        response,
-        expression=request.expression,
-        variables=_variables_text(request.variables),
-        options=options,
-        title=title,
-        scorm=True,
-    )
-    return scorm_package(html, title)
+    return scorm_package(request_html(request, limits, options, title, scorm=True), title)
 
 
-async def _answer(body: schemas.BackwardRequest, query, title: str | None, settings, limiter) -> Response:
+async def _answer(body: schemas.BackwardRequest, query, title: str | None, service: Service) -> Response:
     chosen = lesson_title(body.expression, title)
-    package = await run_within_budget(
-        _package,
-        body,
-        settings.limits,
-        EmbedOptions.from_query(query),
-        chosen,
-        seconds=settings.time_budget,
-        limiter=limiter,
-    )
+    package = await service.run(_package, body, service.limits, EmbedOptions.from_query(query), chosen)
     return Response(
         package,
         media_type="application/zip",
@@ -64,22 +44,20 @@ TitleQuery = Annotated[
 async def post_scorm(
     request: Request,
     body: Annotated[schemas.BackwardRequest, Body()],
-    settings: SettingsDep,
-    limiter: LimiterDep,
+    service: ServiceDep,
     title: TitleQuery = None,
 ) -> Response:
     """The same body as POST /backward; the embed's options (stage, controls...) may go in the query."""
-    return await _answer(body, request.query_params, title, settings, limiter)
+    return await _answer(body, request.query_params, title, service)
 
 
 @router.get("/export/scorm", response_class=Response, responses=ZIP_RESPONSE)
 async def get_scorm(
     request: Request,
     query: Annotated[schemas.BackwardQuery, Query()],
-    settings: SettingsDep,
-    limiter: LimiterDep,
+    service: ServiceDep,
     title: TitleQuery = None,
 ) -> Response:
     """The same as POST, for links: the program in `expression`."""
     body = schemas.BackwardRequest.model_construct(**dict(query), variables={})
-    return await _answer(body, request.query_params, title, settings, limiter)
+    return await _answer(body, request.query_params, title, service)

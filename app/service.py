@@ -1,0 +1,116 @@
+"""The one pipeline from a request to its answer: program -> run -> trace -> (nudge test) ->
+(layout) -> the wire format. Every caller that turns a program into a graph comes here: POST and
+GET /backward, /export/html, SCORM, Teach live's check of a room's state, the CLI's export and the
+notebook helper; a job runner calls the same functions.
+
+Two layers:
+- compute() and its wrappers are plain functions of (request, limits): no server, no clock. The
+  CLI and the notebook call them directly.
+- Service runs them on a server: in a worker thread, within the time budget, the limit on
+  concurrent work and the response cache of the app's Settings. One per app (app.state.service);
+  routes get it as ServiceDep (app/dependencies.py).
+"""
+
+import json
+from typing import Callable, NamedTuple
+
+import anyio
+
+from engine import Limits, ProgramRun, Trace, Value, measure_leaf_gradients, run_program, trace
+
+from . import schemas
+from .budget import Leftovers, collector_paused, run_within_budget
+from .cache import ResponseCache
+from .config import Settings
+from .layout import compute_layout
+from .serialize import backward_json, backward_response
+
+# What an export replays (the HTML file, SCORM, the notebook): every step, laid out, no nudge test.
+EXPORTED = {"trace": True, "layout": True, "check": False}
+
+
+class Computed(NamedTuple):
+    """What the engine made for one request, before it is written: the arguments of
+    app.serialize's backward_response and backward_json, in their order."""
+
+    steps: Trace
+    measured: dict | None  # {leaf Value: numeric gradient} when the request asked for the check
+    layout: dict | None
+    include_trace: bool
+    program: ProgramRun | None  # None for a graph built in Python
+
+    def response(self) -> schemas.BackwardResponse:
+        return backward_response(*self)
+
+    def json(self) -> bytes:
+        return backward_json(*self)
+
+
+def compute(request: schemas.BackwardRequest, limits: Limits) -> Computed:
+    """parse -> run -> trace -> (nudge test) -> (layout), as the request asks."""
+    program = run_program(request.expression, request.variables, limits, request.seed, request.run)
+    return _walked(program.output, request, limits, program)  # the syntax tree is freed by now
+
+
+def compute_graph(output: Value, limits: Limits, variant: str = "correct") -> Computed:
+    """The same for a graph built in Python (no program to run), traced and laid out as an export replays it."""
+    request = schemas.BackwardRequest.model_construct(expression="", variant=variant, **EXPORTED)
+    return _walked(output, request, limits, None)
+
+
+def _walked(output: Value, request: schemas.BackwardRequest, limits: Limits, program: ProgramRun | None) -> Computed:
+    steps = trace(output, limits, request.variant)
+    measured = measure_leaf_gradients(output, request.nudge, limits) if request.check else None
+    layout = compute_layout(steps) if request.layout else None
+    return Computed(steps, measured, layout, request.trace, program)
+
+
+def answer(request: schemas.BackwardRequest, limits: Limits) -> schemas.BackwardResponse:
+    """The answer as data (rooms, exports), built with the cyclic collector paused."""
+    with collector_paused():
+        return compute(request, limits).response()
+
+
+def answer_json(request: schemas.BackwardRequest, limits: Limits) -> tuple[bytes, Leftovers]:
+    """The answer's bytes (written a chunk at a time), and the graph and trace that made them, to
+    free once the bytes are sent."""
+    with collector_paused():
+        made = compute(request, limits)
+        return made.json(), Leftovers(made)
+
+
+def exported(request: schemas.BackwardRequest, limits: Limits) -> schemas.BackwardResponse:
+    """The answer an export replays for the request's program (its seed and run included)."""
+    return answer(request.model_copy(update=EXPORTED), limits)
+
+
+def exported_graph(output: Value, limits: Limits = Limits(), variant: str = "correct") -> schemas.BackwardResponse:
+    """The same for a graph built in Python."""
+    with collector_paused():
+        return compute_graph(output, limits, variant).response()
+
+
+class Service:
+    """The pipeline on a server, within its Settings: each piece of work runs in a worker thread,
+    within the time budget (TimeBudgetExceeded past it) and the limit on concurrent work."""
+
+    def __init__(self, settings: Settings, limiter: anyio.CapacityLimiter, cache: ResponseCache):
+        self.settings = settings
+        self.limits = settings.limits
+        self.limiter = limiter  # bounds how many pieces of work run at once; the rest wait, within their budget
+        self.cache = cache  # /backward's answers
+
+    async def run(self, function: Callable, *args):
+        """function(*args) within the budget: the one place the server's work is started."""
+        return await run_within_budget(function, *args, seconds=self.settings.time_budget, limiter=self.limiter)
+
+    async def backward_json(self, request: schemas.BackwardRequest) -> tuple[bytes, Callable[[], None] | None]:
+        """The answer's bytes, from the cache or computed, and what to call once they are sent
+        (frees the graph and trace off the event loop), or None."""
+        key = json.dumps(request.model_dump(), sort_keys=True)  # escapes lone surrogates, unlike model_dump_json
+        body = self.cache.get(key)
+        if body is not None:
+            return body, None
+        body, leftovers = await self.run(answer_json, request, self.limits)
+        self.cache.put(key, body)
+        return body, leftovers.free
