@@ -177,6 +177,7 @@ class InProcessBroker(Broker):
 
         async def close():
             room.queues.discard(queue)
+            queue.put_nowait(None)  # ends a read in progress
 
         return Subscription(messages(), close)
 

@@ -250,29 +250,53 @@ class Member:
                 return
 
 
+HUB_STOP_SECONDS = 2.0  # how long stopping a hub waits for each of its parts to end
+
+
 class RoomHub:
-    """This process's members of one room, fed by one subscription to the broker."""
+    """This process's members of one room, fed by one subscription to the broker.
+
+    A member is added to `members` the moment it asks for the hub, before any await, so the hub
+    is never stopped under a member still joining; the last to leave removes it from the registry
+    (no await in between) and then stops it, holding nothing another join needs."""
 
     def __init__(self, classroom: "Classroom", code: str):
         self.classroom = classroom
         self.code = code
         self.members: set[Member] = set()
+        self.started = asyncio.Event()
+        self.failed: BaseException | None = None
+        self._stopping = False
         self._tasks: list[asyncio.Task] = []
         self._subscription = None
 
     async def start(self) -> None:
-        self._subscription = await self.classroom.broker.subscribe(self.code)
+        try:
+            self._subscription = await self.classroom.broker.subscribe(self.code)
+        except BaseException as error:
+            self.failed = error
+            raise
+        finally:
+            self.started.set()
+        if self._stopping:  # everyone left while it subscribed
+            await self._close_subscription()
+            return
         self._tasks = [asyncio.create_task(self._relay()), asyncio.create_task(self._heartbeat())]
 
     async def stop(self) -> None:
+        """Close the subscription first, so that a relay blocked in its read (redis-py's retrying
+        read absorbs a cancellation) sees its connection end; then cancel, and wait a bounded time."""
+        self._stopping = True
+        await self._close_subscription()
         for task in self._tasks:
             task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(BaseException):
-                await task
+        if self._tasks:
+            await asyncio.wait(self._tasks, timeout=HUB_STOP_SECONDS)
+
+    async def _close_subscription(self) -> None:
         if self._subscription is not None:
             with contextlib.suppress(Exception):
-                await self._subscription.close()
+                await asyncio.wait_for(self._subscription.close(), HUB_STOP_SECONDS)
 
     async def _relay(self) -> None:
         async for message in self._subscription:
@@ -317,8 +341,7 @@ class Classroom:
         self.service = service  # checks each state through the /backward pipeline, within its budget
         self.settings = settings = service.settings
         self.broker = broker or make_broker(settings.redis_url)
-        self.hubs: dict[str, RoomHub] = {}
-        self._hub_lock = asyncio.Lock()
+        self.hubs: dict[str, RoomHub] = {}  # code -> hub; changed only between awaits, so no lock
 
     async def close(self) -> None:
         for hub in list(self.hubs.values()):
@@ -342,24 +365,35 @@ class Classroom:
                 return code, token
         raise TooManyRooms  # five collisions in 2**40 codes: the space is full in practice
 
-    async def _hub(self, code: str) -> RoomHub:
-        async with self._hub_lock:
-            hub = self.hubs.get(code)
-            if hub is None:
-                hub = RoomHub(self, code)
-                await hub.start()
-                self.hubs[code] = hub
-            return hub
+    async def _enter(self, code: str, member: Member) -> RoomHub:
+        """The room's hub in this process, with `member` in it; started by the first to need it."""
+        hub = self.hubs.get(code)
+        if hub is None:
+            hub = self.hubs[code] = RoomHub(self, code)
+            hub.members.add(member)
+            starting = hub.start()
+        else:
+            hub.members.add(member)
+            starting = hub.started.wait()
+        try:
+            await starting
+            if hub.failed is not None:
+                raise hub.failed
+        except BaseException:
+            if hub.failed is not None and self.hubs.get(code) is hub:
+                del self.hubs[code]  # the next join tries afresh
+            await self._leave(hub, member)
+            raise
+        return hub
 
     async def _leave(self, hub: RoomHub, member: Member) -> None:
         hub.members.discard(member)
         if member.role == "student":
             with contextlib.suppress(Exception):
                 await self.broker.remove_member(hub.code, member.id)
-        async with self._hub_lock:
-            if not hub.members and self.hubs.get(hub.code) is hub:
-                del self.hubs[hub.code]
-                await hub.stop()
+        if not hub.members and self.hubs.get(hub.code) is hub:
+            del self.hubs[hub.code]  # a join from now on starts a new hub
+            await hub.stop()
 
     async def serve(self, websocket: WebSocket) -> None:
         """One member's connection, from the join to the end."""
@@ -398,9 +432,11 @@ class Classroom:
         elif await self.broker.count_members(code) >= settings.room_max_members:
             return await websocket.close(1013, f"the room is full ({settings.room_max_members} students)")
 
-        hub = await self._hub(code)
         member = Member(websocket, role, settings.room_send_queue)
-        hub.members.add(member)  # from here it hears every change; the welcome below comes first
+        try:
+            hub = await self._enter(code, member)  # from here it hears every change; the welcome below comes first
+        except RoomGone:
+            return await websocket.close(4404, f"there is no room {shown_code(code)} (it may have expired)")
         writer = asyncio.create_task(member.run_writer())
         try:
             if role == "student":
