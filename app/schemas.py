@@ -78,7 +78,10 @@ Seed = Annotated[
 RunIndex = Annotated[
     Annotated[int, Field(ge=0)] | None,
     Field(
-        description="Python programs: which backward() call's graph and trace come back (0-based index into `runs`); null for the last.",
+        description=(
+            "Python programs: which backward() call's graph and trace come back (0-based index into `runs`); "
+            "null for the last."
+        ),
     ),
 ]
 
