@@ -28,5 +28,5 @@ TEMPLATES_DIR = _folder("templates")
 
 def add_template_globals(environment: Environment) -> None:
     """What every template may read, in both of the app's environments (the server's pages, and
-    app.export's self-contained file): the player's speeds come from the wire format's module."""
+    app.export.standalone's self-contained file): the player's speeds come from the wire format's module."""
     environment.globals.update(player_speeds=PLAYER_SPEEDS, default_speed=DEFAULT_SPEED)

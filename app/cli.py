@@ -12,7 +12,7 @@ import uvicorn
 from . import __version__
 from .config import Settings
 from .connections import limited_protocol
-from .export import add_export_arguments, export_command
+from .export.command import add_export_arguments, export_command
 
 APP = "app.main:app"
 # Teach live sends each step to every student: compressed, each ~300-byte message would be deflated

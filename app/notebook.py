@@ -15,7 +15,7 @@
 show() and export() also take a graph of PyPI micrograd's Values or of the course's (see
 app.interop: local gradients derived where the object does not store them).
 
-The output is the self-contained file (app.export.standalone_html) inside an iframe's srcdoc, so
+The output is the self-contained file (app.export.standalone) inside an iframe's srcdoc, so
 its script runs in a document of its own, apart from the notebook's page and its other outputs.
 """
 
@@ -25,7 +25,8 @@ from pathlib import Path
 from engine import Limits
 
 from . import schemas
-from .export import EmbedOptions, request_html, standalone_html
+from .export.options import EmbedOptions
+from .export.standalone import request_html, standalone_html
 from .interop import MICROGRAD_ORDER_NOTE, as_engine_value, kind_of
 from .service import exported_graph
 

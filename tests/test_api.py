@@ -787,10 +787,10 @@ def test_the_answer_written_a_chunk_at_a_time_is_the_built_answer_byte_for_byte(
     """/backward writes its long lists a chunk of records at a time; rooms, embed and exports keep
     the built answer. Both must be the same JSON, including where a chunk ends inside a list."""
     from app import serialize
-    from app.service import compute as _run
+    from app.service import compute
 
     monkeypatch.setattr(serialize, "CHUNK", 2)
-    made = _run(schemas.BackwardRequest(expression=source, **options), Limits())
+    made = compute(schemas.BackwardRequest(expression=source, **options), Limits())
     built = serialize.backward_response(*made)
     assert len(built["nodes"]) > 2 and ("trace" in built) == options.get("trace", True)
     assert serialize.backward_json(*made) == to_json(built)
@@ -802,9 +802,9 @@ def test_a_large_answer_never_holds_all_its_records_at_once():
     import tracemalloc
 
     from app import serialize
-    from app.service import compute as _run
+    from app.service import compute
 
-    made = _run(
+    made = compute(
         schemas.BackwardRequest(expression="x = 0.5\nL = " + " + ".join(f"x * {i % 9 + 1}" for i in range(4_000))),
         Limits(),
     )

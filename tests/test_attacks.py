@@ -16,8 +16,8 @@ import anyio
 import httpx
 import pytest
 
-from app import export
 from app.config import Settings
+from app.export import standalone
 from app.main import create_app
 from app.schemas import BackwardRequest
 from app.service import exported
@@ -296,12 +296,12 @@ async def test_a_body_that_never_ends_is_503_within_the_budget():
 
 
 def test_the_export_assets_are_built_once_per_process(monkeypatch):
-    export.page_assets()  # built by the first export
+    standalone.page_assets()  # built by the first export
     calls = []
-    monkeypatch.setattr(export, "script_bundle", lambda *args: calls.append(args) or "")
+    monkeypatch.setattr(standalone, "script_bundle", lambda *args: calls.append(args) or "")
     response = exported(BackwardRequest(expression="a = 2; b = a * a"), Limits())
     for _ in range(3):
-        assert "<script" in export.standalone_html(response)
+        assert "<script" in standalone.standalone_html(response)
     assert calls == []
 
 

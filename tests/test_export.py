@@ -13,7 +13,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.cli import main as cli
-from app.export import EmbedOptions, script_bundle, standalone_html
+from app.export.options import EmbedOptions
+from app.export.standalone import script_bundle, standalone_html
 from app.main import create_app
 from app.schemas import BackwardRequest
 from app.service import exported

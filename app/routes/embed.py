@@ -8,7 +8,8 @@ from fastapi.responses import HTMLResponse, Response
 
 from .. import schemas
 from ..dependencies import ServiceDep
-from ..export import EmbedOptions, request_html
+from ..export.options import EmbedOptions
+from ..export.standalone import request_html
 from ..service import Service
 
 router = APIRouter()
@@ -18,7 +19,7 @@ DOWNLOAD_NAME = "valuegraph.html"
 
 @router.get("/embed", response_class=HTMLResponse, include_in_schema=False)
 def embed(request: Request):
-    """The visualiser with minimal chrome; see app.export.EmbedOptions for the query options."""
+    """The visualiser with minimal chrome; see app.export.options.EmbedOptions for the query options."""
     options = EmbedOptions.from_query(request.query_params)
     return request.app.state.templates.TemplateResponse(
         request, "embed.html", {"options": options, "inline": None, "title": "valuegraph"}

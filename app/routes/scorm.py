@@ -7,7 +7,8 @@ from fastapi.responses import Response
 
 from .. import schemas
 from ..dependencies import ServiceDep
-from ..export import EmbedOptions, request_html
+from ..export.options import EmbedOptions
+from ..export.standalone import request_html
 from ..scorm import MAX_TITLE, lesson_title, scorm_package
 from ..service import Service
 

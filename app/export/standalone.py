@@ -1,0 +1,191 @@
+"""The self-contained HTML file: the embed page with its scripts, styles and one backward response
+inlined, so it replays the walk from a file:// URL with no server. The SCORM lesson and the
+notebook's output are this file too.
+
+The page's ES modules are joined into one classic script: each module becomes a function scope
+that returns its exports, its imports become reads from the modules already run, in dependency
+order. A classic script runs under file:// where module imports of other files would not.
+"""
+
+import json
+import re
+from dataclasses import replace
+from functools import cache
+from pathlib import Path
+from typing import Mapping
+
+from jinja2 import Environment, FileSystemLoader
+from markupsafe import Markup
+
+from engine import Limits
+
+from .. import schemas, serialize
+from ..assets import STATIC_DIR, TEMPLATES_DIR, add_template_globals
+from ..service import exported
+from .options import EmbedOptions
+
+# What the file inlines: its stylesheets (this list is the only one; the file holds these and no
+# others), D3, and the page's modules from the entry module on.
+STYLESHEETS = ("css/valuegraph.css", "css/embed.css", "css/picture.css")
+D3_SCRIPT = "vendor/d3.v7.9.2.min.js"
+ENTRY_MODULE = "embed.js"
+
+
+@cache
+def template_environment() -> Environment:
+    environment = Environment(loader=FileSystemLoader(TEMPLATES_DIR), autoescape=True)
+    add_template_globals(environment)
+    return environment
+
+
+_IMPORT = re.compile(
+    r'^import\s+(?:(?P<default>\w+)|\{(?P<names>[^}]*)\})\s+from\s+"\./(?P<module>[\w-]+\.js)";[ \t]*$', re.M
+)
+_EXPORT_DECLARATION = re.compile(r"^export\s+((?:async\s+)?(?:function\*?|class|const|let)\s+(\w+))", re.M)
+_EXPORT_DEFAULT = re.compile(r"^export\s+default\s+(\w+);[ \t]*$", re.M)
+_LEFTOVER = re.compile(r"^\s*(?:import|export)\b[^(.]", re.M)
+
+
+def _module_function(name: str, source: str) -> tuple[str, list[str]]:
+    """One module as `function () {...; return {exports}}`, and the modules it imports."""
+    imports = []
+
+    def bind(match: re.Match) -> str:
+        imports.append(match["module"])
+        source_of = f'modules["{match["module"]}"]'
+        if match["default"]:
+            return f"const {match['default']} = {source_of}.default;"
+        names = [part.strip() for part in match["names"].split(",") if part.strip()]
+        renamed = [part.replace(" as ", ": ") for part in names]
+        return f"const {{ {', '.join(renamed)} }} = {source_of};"
+
+    exported = []
+
+    def declare(match: re.Match) -> str:
+        exported.append(match[2])
+        return match[1]
+
+    def default(match: re.Match) -> str:
+        exported.append(f"default: {match[1]}")
+        return ""
+
+    body = _IMPORT.sub(bind, source)
+    body = _EXPORT_DECLARATION.sub(declare, body)
+    body = _EXPORT_DEFAULT.sub(default, body)
+    leftover = _LEFTOVER.search(body)
+    if leftover:
+        raise ValueError(f"{name}: cannot bundle the statement at {leftover.group(0)!r}")
+    return f"function () {{\n{body}\nreturn {{ {', '.join(exported)} }};\n}}", imports
+
+
+def script_bundle(entry: str = ENTRY_MODULE, js_dir: Path = STATIC_DIR / "js") -> str:
+    """The entry module and everything it imports as one classic script."""
+    functions, order, visiting = {}, [], set()
+
+    def visit(name: str):
+        if name in functions:
+            return
+        if name in visiting:
+            raise ValueError(f"import cycle through {name}")
+        visiting.add(name)
+        function, imports = _module_function(name, (js_dir / name).read_text(encoding="utf-8"))
+        for imported in imports:
+            visit(imported)
+        functions[name] = function
+        order.append(name)
+
+    visit(entry)
+    parts = [f'modules["{name}"] = ({functions[name]})();' for name in order]
+    return '(function () {\n"use strict";\nconst modules = {};\n' + "\n".join(parts) + "\n})();\n"
+
+
+def _script_text(text: str) -> Markup:
+    # Inside <script>, only "</script" (any case) ends the element early; "<\/" means the same in JS.
+    return Markup(re.sub(r"</(script)", r"<\\/\1", text, flags=re.I))
+
+
+def _json_text(value) -> Markup:
+    # JSON inside <script type="application/json">: no "<" at all, so no tag can end it.
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, allow_nan=False)
+    return Markup(text.replace("<", "\\u003c").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+
+
+def _response_text(response) -> str:
+    if isinstance(response, bytes):
+        return response.decode("utf-8")
+    if isinstance(response, str):
+        return response
+    return serialize.to_json(response).decode("utf-8")
+
+
+@cache
+def page_assets() -> dict[str, Markup]:
+    """The styles, D3 and the bundled page script, inlined in every exported file: built once per
+    process (bundling the modules cost ~50 ms of CPU per /export/html request)."""
+    return {
+        "css": Markup(
+            "\n".join((STATIC_DIR / path).read_text(encoding="utf-8") for path in STYLESHEETS).replace(
+                "</style", "<\\/style"
+            )
+        ),
+        "d3": _script_text((STATIC_DIR / D3_SCRIPT).read_text(encoding="utf-8")),
+        "bundle": _script_text(script_bundle()),
+    }
+
+
+def standalone_html(
+    response,
+    *,
+    expression: str = "",
+    variables: str = "",
+    options: EmbedOptions | None = None,
+    title: str = "valuegraph",
+    scorm: bool = False,
+    note: str | None = None,
+) -> str:
+    """A complete HTML document replaying `response` (a POST /backward answer with its trace and
+    layout: a record, or its JSON) with the page's controls, needing no server and no network.
+    `expression` and `variables` are shown in the editor, which is read-only (nothing can rerun).
+    With `scorm` it reports to a SCORM 1.2 platform (static/js/scorm.js; app/scorm.py packages it).
+    `note`, if any, is shown above the graph (as text)."""
+    options = options or EmbedOptions()
+    if options.editor == "shown":
+        options = replace(options, editor="read-only")
+    data = (
+        '{"expression": '
+        + json.dumps(expression)
+        + ', "variables": '
+        + json.dumps(variables)
+        + ', "response": '
+        + _response_text(response)
+        + "}"
+    )
+    inline = {**page_assets(), "data": _json_text(data)}
+    template = template_environment().get_template("embed.html")
+    return template.render(options=options, inline=inline, title=title, scorm=scorm, note=note)
+
+
+def variables_text(variables: Mapping[str, float]) -> str:
+    """Variables as a person writes them, for the file's editor: 3, not 3.0 (repr keeps every digit of the rest)."""
+    return ", ".join(
+        f"{name} = {int(value) if float(value).is_integer() else value!r}" for name, value in variables.items()
+    )
+
+
+def request_html(
+    request: schemas.BackwardRequest, limits: Limits, options: EmbedOptions, title: str = "valuegraph", scorm=False
+) -> str:
+    """The self-contained file replaying a request's program (its seed, run and variables included)."""
+    return standalone_html(
+        exported(request, limits),
+        expression=request.expression,
+        variables=variables_text(request.variables),
+        options=options,
+        title=title,
+        scorm=scorm,
+    )
+
+
+def response_json(response: dict) -> str:
+    """The wire format's JSON text (non-finite numbers as strings)."""
+    return serialize.to_json(response).decode("utf-8")
