@@ -1,12 +1,53 @@
-"""Shared fixtures: the real ASGI app, driven in-process through httpx (tests marked anyio)."""
+"""Shared fixtures: the real ASGI app, driven in-process through httpx (tests marked anyio); and the
+checkout stays as it was: a run that changes or adds a file git sees fails."""
 
+import hashlib
+import subprocess
 from contextlib import AsyncExitStack
+from pathlib import Path
 
 import httpx
 import pytest
 
 from app.config import Settings
 from app.main import create_app
+
+ROOT = Path(__file__).resolve().parent.parent
+CHECKOUT_BEFORE = pytest.StashKey[dict | None]()
+
+
+def checkout_state() -> dict[str, str] | None:
+    """{path: git's status and a hash of the content} for every file that differs from the commit
+    or is untracked (ignored files left out), or None outside a git checkout."""
+    try:
+        status = subprocess.run(["git", "status", "--porcelain", "-z"], cwd=ROOT, capture_output=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if status.returncode != 0:
+        return None
+    state = {}
+    for entry in filter(None, status.stdout.decode(errors="replace").split("\0")):
+        path = ROOT / entry[3:]
+        content = hashlib.sha1(path.read_bytes()).hexdigest() if path.is_file() else "-"
+        state[entry[3:]] = f"{entry[:2]} {content}"
+    return state
+
+
+def pytest_sessionstart(session):
+    session.config.stash[CHECKOUT_BEFORE] = checkout_state()
+
+
+def pytest_sessionfinish(session):
+    """Tests write only to temporary folders (issue 23): the README's pictures are made by
+    docs/screenshots.py, the fuzzer's new inputs go to a temporary corpus."""
+    before, after = session.config.stash.get(CHECKOUT_BEFORE, None), checkout_state()
+    if before is None or after is None or before == after:
+        return
+    changed = sorted(path for path in before.keys() | after.keys() if before.get(path) != after.get(path))
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    reporter.ensure_newline()
+    reporter.write_line(f"the test run changed files in the checkout: {', '.join(changed)}", red=True, bold=True)
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.fixture

@@ -47,15 +47,19 @@ NOT_RUN = {
     "checks it, test_readme.py checks what is installed against constraints.txt",
     "pip install -c constraints.txt -e '.[test]'": "as above; CI runs it (.ci/run)",
     "pip install -c constraints.txt -e '.[redis]'": "as above",
+    "pip install -c constraints.txt -e '.[export]'": "as above",
+    "apt-get install -y chromium": "installs a system package; CI installs it (.ci/run)",
     "pip install -c constraints.txt -e '.[test,bench]'": "as above",
     "pip install --upgrade --upgrade-strategy eager -e '.[test,bench]'": "upgrades the installed packages "
     "from the network",
     "python3 .ci/lock_dependencies.py": "rewrites constraints.txt, a tracked file",
     "python3 -m pytest": "the whole suite: this test is part of it",
     "python3 -m pytest tests/test_api.py -q": "a part of the suite, which runs that file itself",
-    "python3 tests/fuzz/fuzz_parser.py -max_total_time=600 -dict=tests/fuzz/program.dict /tmp/vg-corpus "
-    "tests/fuzz/seeds tests/fuzz/regressions": "fuzzes for ten minutes; tests/fuzz/test_fuzz_parser.py runs "
-    "the same target for VALUEGRAPH_FUZZ_SECONDS",
+    "python3 tests/fuzz/fuzz_parser.py -max_total_time=600 -dict=tests/fuzz/program.dict tests/fuzz/seeds "
+    "tests/fuzz/regressions": "fuzzes for ten minutes; tests/fuzz/test_fuzz_parser.py runs the same target for "
+    "VALUEGRAPH_FUZZ_SECONDS, and the same command for 3 s",
+    "python3 docs/screenshots.py": "rewrites the pictures in static/img, tracked files; the browser tests show "
+    "the page through its functions and check what it shows",
     "pip wheel .": "tests/test_wheel.py builds the sdist, the wheel from it, and installs that in a new "
     "virtual environment",
     "pip install 'valuegraph-*.whl'": "as above",

@@ -6,13 +6,16 @@ import json
 import re
 import subprocess
 import sys
+import tomllib
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
+from packaging.requirements import Requirement
 
 from app.cli import main as cli
+from app.export.images import ExportError, render_image
 from app.export.options import EmbedOptions
 from app.export.standalone import script_bundle, standalone_html
 from app.main import create_app
@@ -193,6 +196,17 @@ def test_cli_refuses_unknown_kinds_and_reports_program_errors(tmp_path):
         cli(["export", PROGRAM, "-o", str(tmp_path / "x.pdf")])
     with pytest.raises(SystemExit, match=r"line 1, column \d+"):
         cli(["export", "a = (", "-o", str(tmp_path / "x.html")])
+
+
+def test_without_playwright_the_error_names_the_export_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "playwright.sync_api", None)  # as if it were not installed
+    with pytest.raises(ExportError, match=re.escape("pip install 'valuegraph[export]'")):
+        render_image("<html></html>", "svg")
+
+
+def test_the_export_extra_installs_playwright():
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert [Requirement(text).name for text in extras["export"]] == ["playwright"]
 
 
 def test_cli_svg_and_png_through_headless_chromium(tmp_path):

@@ -3,6 +3,7 @@ start command installs the package and runs the console script pyproject.toml de
 
 import re
 import shlex
+import subprocess
 import sys
 import tomllib
 from pathlib import Path
@@ -55,3 +56,29 @@ def test_the_suite_runs_with_the_locked_versions():
     installed = lock.resolved(lock.project_requirements(extras=("test",)))
     pins = lock.read_lock()
     assert {name: pins.get(name) for name in installed} == installed
+
+
+def test_the_lock_script_runs_in_the_test_environment(tmp_path):
+    """The test command installs every extra the lock covers (the test extra includes the others), so
+    the lock script runs where the suite runs, and finds constraints.txt up to date."""
+    written = tmp_path / "constraints.txt"
+    run = subprocess.run(
+        [sys.executable, str(REPO / ".ci" / "lock_dependencies.py"), "-o", str(written)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 0, run.stderr
+    assert written.read_text() == (REPO / "constraints.txt").read_text()
+
+
+def test_the_lock_header_names_the_lock_script():
+    (named,) = re.findall(r"`python3 (\S+)`", (REPO / "constraints.txt").read_text().splitlines()[1])
+    assert (REPO / named).is_file(), named
+
+
+def test_the_benchmark_runner_answers_help_in_the_test_environment():
+    run = subprocess.run(
+        [sys.executable, "-m", "benchmarks.run", "--help"], cwd=REPO, capture_output=True, text=True, timeout=60
+    )
+    assert run.returncode == 0 and "--only" in run.stdout, run.stderr

@@ -28,7 +28,8 @@ def render_image(html: str, kind: str, step: int | None = None) -> bytes:
         from playwright.sync_api import sync_playwright
     except ImportError as error:
         raise ExportError(
-            "SVG and PNG export need Playwright: pip install playwright (and Chromium at /usr/bin/chromium)"
+            "SVG and PNG export need Playwright: pip install 'valuegraph[export]' "
+            "(and Chromium at /usr/bin/chromium; Debian: apt-get install chromium)"
         ) from error
     if not Path(CHROMIUM).exists():
         raise ExportError(f"SVG and PNG export need Chromium at {CHROMIUM} (Debian: apt-get install chromium)")

@@ -25,7 +25,6 @@ CHROMIUM_FLAGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 VIEWPORT = {"width": 1440, "height": 1000}
 
 
@@ -62,9 +61,10 @@ def browser_context_args(browser_context_args):
 
 
 @pytest.fixture(scope="session")
-def artifacts():
-    ARTIFACTS.mkdir(exist_ok=True)
-    return ARTIFACTS
+def artifacts(tmp_path_factory):
+    """Screenshots and reports to look at after a run: in pytest's temporary folder (the newest run's
+    is /tmp/pytest-of-$USER/pytest-current/artifacts), never in the checkout."""
+    return tmp_path_factory.mktemp("artifacts", numbered=False)
 
 
 @pytest.fixture(autouse=True)

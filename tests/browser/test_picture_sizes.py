@@ -2,14 +2,17 @@
 Fit for chapter 2, nothing overflows sideways, the caption grows instead of clipping, and a one-finger
 swipe over the graph scrolls the page (Move graph makes it pan the graph); the embed fits its frame."""
 
+import sys
 from pathlib import Path
 
 import pytest
 from pagehelpers import open_program, wait_for_graph
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "docs"))
+import screenshots  # noqa: E402  (docs/screenshots.py, a script)
+
 CHAPTER_2 = "a = 2\nb = 3\nc = a * b\nL = c + a"
 PHONE = {"width": 390, "height": 844}
-EMBED_SCREENSHOT = Path(__file__).resolve().parents[2] / "static" / "img" / "screenshot-embed-640x400.png"
 
 
 @pytest.fixture()
@@ -110,9 +113,14 @@ def test_the_embed_fits_its_frame(page, size, query):
     shown = program.evaluate("(t) => t.scrollHeight <= t.clientHeight || getComputedStyle(t).overflowY === 'auto'")
     assert shown, "the editor shows the whole program or scrolls"
     assert program.evaluate("(t) => t.clientHeight") >= 4 * 20, "chapter 2's four lines fit"
-    if query == "controls=minimal":  # docs/teaching.md shows this frame
-        page.get_by_role("button", name="Step forward").click()
-        page.screenshot(path=str(EMBED_SCREENSHOT))
+
+
+def test_the_docs_embed_picture_is_the_minimal_embed_one_step_in(page, artifacts):
+    """docs/screenshots.py's picture of the embed, taken here into the artifacts folder."""
+    screenshots.show_embed(page)
+    assert page.locator('[data-vg="scrubber"]').input_value() == "1"
+    assert page.evaluate("[innerWidth, innerHeight]") == [640, 400]
+    page.screenshot(path=str(artifacts / "embed-640x400-minimal.png"))
 
 
 def test_two_fingers_zoom_the_graph_without_move_graph(phone):

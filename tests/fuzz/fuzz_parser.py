@@ -10,15 +10,17 @@ place (offset, line, column) really points into the text; anything else raised i
 The test suite runs it for a few seconds (tests/fuzz/test_fuzz_parser.py). By hand, for longer,
 from the repository root:
 
-    python tests/fuzz/fuzz_parser.py -max_total_time=600 -dict=tests/fuzz/program.dict \
-        /tmp/vg-corpus tests/fuzz/seeds tests/fuzz/regressions
+    python3 tests/fuzz/fuzz_parser.py -max_total_time=600 -dict=tests/fuzz/program.dict \
+        tests/fuzz/seeds tests/fuzz/regressions
 
-New interesting inputs go to the first directory (/tmp/vg-corpus). A crash stops the run and
+The directories named are read, never written: new interesting inputs go to a fresh temporary
+directory (its name is printed first), or to the one `--corpus=DIR` names. A crash stops the run and
 writes crash-<sha1> in the current directory: fix the bug, then copy that file into
 tests/fuzz/regressions/, where the test suite replays it on every run.
 """
 
 import sys
+import tempfile
 from pathlib import Path
 
 import atheris
@@ -104,8 +106,25 @@ def check_trace(steps, variant: str) -> None:
         assert 0 <= step.node < count and all(0 <= update.child < count for update in step.updates)
 
 
+def libfuzzer_arguments(argv: list[str]) -> list[str]:
+    """libFuzzer writes what it finds into the first corpus directory it is given: put the directory
+    for new inputs first (`--corpus=DIR`, or a fresh temporary one), so that the committed seeds and
+    regressions are only read. Given input files instead of directories (to replay a crash), the
+    arguments pass unchanged."""
+    chosen = [argument.split("=", 1)[1] for argument in argv[1:] if argument.startswith("--corpus=")]
+    rest = [argument for argument in argv[1:] if not argument.startswith("--corpus=")]
+    options = [argument for argument in rest if argument.startswith("-")]
+    inputs = [argument for argument in rest if not argument.startswith("-")]
+    if not all(Path(place).is_dir() for place in inputs):
+        return [argv[0], *rest]
+    corpus = Path(chosen[-1]) if chosen else Path(tempfile.mkdtemp(prefix="valuegraph-fuzz-corpus-"))
+    corpus.mkdir(parents=True, exist_ok=True)
+    print(f"new inputs go to {corpus}", file=sys.stderr)
+    return [argv[0], *options, str(corpus), *inputs]
+
+
 def main() -> None:
-    atheris.Setup(sys.argv, check_program)
+    atheris.Setup(libfuzzer_arguments(sys.argv), check_program)
     atheris.Fuzz()
 
 

@@ -2,6 +2,7 @@
 coverage-guided run (VALUEGRAPH_FUZZ_SECONDS, default 10) in a subprocess."""
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -68,7 +69,7 @@ def test_coverage_guided_run_finds_no_crash(tmp_path):
         "-rss_limit_mb=2048",
         f"-dict={DICTIONARY}",
         f"-artifact_prefix={tmp_path}/",
-        str(corpus),
+        f"--corpus={corpus}",
         str(SEEDS),
         str(REGRESSIONS),
     ]
@@ -79,3 +80,33 @@ def test_coverage_guided_run_finds_no_crash(tmp_path):
         f"tests/fuzz/regressions/\n{run.stderr[-3000:]}"
     )
     assert "Done" in run.stderr and "runs in" in run.stderr  # it really fuzzed, for the whole time
+    assert any(corpus.iterdir()), "new inputs went to the corpus named"
+
+
+def test_new_inputs_go_to_a_temporary_corpus_unless_one_is_named(tmp_path):
+    arguments = fuzz_parser.libfuzzer_arguments(["fuzz", "-runs=5", str(SEEDS), str(REGRESSIONS)])
+    new_inputs = Path(arguments[2])
+    assert arguments[:2] == ["fuzz", "-runs=5"] and arguments[3:] == [str(SEEDS), str(REGRESSIONS)]
+    assert new_inputs.is_dir() and not any(new_inputs.iterdir()) and not new_inputs.is_relative_to(HERE.parents[1])
+    new_inputs.rmdir()
+    named = tmp_path / "mine"
+    assert fuzz_parser.libfuzzer_arguments(["fuzz", f"--corpus={named}", str(SEEDS)]) == [
+        "fuzz",
+        str(named),
+        str(SEEDS),
+    ]
+    assert named.is_dir()
+    crash = tmp_path / "crash-1"
+    crash.write_bytes(b"a")
+    assert fuzz_parser.libfuzzer_arguments(["fuzz", str(crash)]) == ["fuzz", str(crash)]  # replaying a crash
+
+
+def test_the_command_by_hand_leaves_the_seeds_as_they_are(tmp_path):
+    before = sorted(path.name for path in SEEDS.iterdir())
+    command = [sys.executable, str(FUZZER), "-max_total_time=3", f"-artifact_prefix={tmp_path}/", str(SEEDS)]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and "new inputs go to " in run.stderr, run.stderr[-3000:]
+    new_inputs = Path(run.stderr.split("new inputs go to ", 1)[1].splitlines()[0])
+    assert sorted(path.name for path in SEEDS.iterdir()) == before
+    assert any(new_inputs.iterdir()), "the run found inputs, and kept them outside the checkout"
+    shutil.rmtree(new_inputs)

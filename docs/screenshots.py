@@ -1,0 +1,96 @@
+"""The documentation's pictures, made again after the page changes. From the repository root:
+
+    python3 docs/screenshots.py
+
+serves the app on 127.0.0.1, opens it in Debian's Chromium (`apt-get install chromium`; Playwright
+comes with the test extra) and writes static/img/screenshot-chapter2.png and
+static/img/screenshot-embed-640x400.png. The browser tests show the page the same way (the `show_*`
+functions below), check what it shows and take their pictures into a temporary folder: the suite
+never writes into the checkout.
+"""
+
+import re
+import sys
+import threading
+import time
+from pathlib import Path
+from urllib.parse import quote
+
+REPO = Path(__file__).resolve().parents[1]
+IMAGES = REPO / "static" / "img"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_FLAGS = ["--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update"]
+CHAPTER_2 = "a = 2\nb = 3\nc = a * b\nL = c + a"
+
+
+def wait_for_graph(page, nodes: int) -> None:
+    page.wait_for_function(
+        """(nodes) => {
+            const svg = document.querySelector('[data-vg="graph"] svg');
+            return svg && Number(svg.dataset.nodeCount) === nodes
+                && document.querySelectorAll('[data-node-id]').length === nodes;
+        }""",
+        arg=nodes,
+    )
+
+
+def show_chapter_2(page) -> None:
+    """Chapter 2's graph as c passes its gradient to a and b (a's second contribution), with the
+    update callouts and gradient flow on, and a's story beside the graph."""
+    page.set_viewport_size({"width": 1400, "height": 900})
+    page.goto(f"/?expression={quote(CHAPTER_2)}&step=11")
+    wait_for_graph(page, 4)
+    page.get_by_role("button", name="Gradient flow").click()
+    page.locator("[data-node-id]").filter(has=page.locator(".vg-label", has_text=re.compile("^a$"))).click()
+    page.wait_for_timeout(400)  # the fit and the transitions settle
+
+
+def show_embed(page) -> None:
+    """The embed at 640×400 with controls=minimal, one step into the walk."""
+    page.set_viewport_size({"width": 640, "height": 400})
+    page.goto("/embed?controls=minimal")
+    wait_for_graph(page, 4)
+    page.get_by_role("button", name="Step forward").click()
+
+
+PICTURES = {"screenshot-chapter2.png": show_chapter_2, "screenshot-embed-640x400.png": show_embed}
+
+
+def serve():
+    """The app on a free port in a background thread: (server, base URL)."""
+    import uvicorn
+
+    sys.path.insert(0, str(REPO))
+    from app.main import create_app
+
+    server = uvicorn.Server(uvicorn.Config(create_app(), host="127.0.0.1", port=0, log_level="warning"))
+    threading.Thread(target=server.run, daemon=True).start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        if time.monotonic() > deadline:
+            raise SystemExit("the server did not start")
+        time.sleep(0.02)
+    return server, f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
+
+
+def main() -> None:
+    from playwright.sync_api import sync_playwright
+
+    server, url = serve()
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+            for name, show in PICTURES.items():
+                context = browser.new_context(base_url=url, reduced_motion="reduce")
+                page = context.new_page()
+                show(page)
+                page.screenshot(path=str(IMAGES / name))
+                context.close()
+                print(f"wrote {(IMAGES / name).relative_to(REPO)}")
+            browser.close()
+    finally:
+        server.should_exit = True
+
+
+if __name__ == "__main__":
+    main()
