@@ -13,14 +13,18 @@ goodbye, so each member's entry carries an expiry that its process keeps pushing
 """
 
 import asyncio
+import functools
 import json
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 MEMBER_TTL = 15.0  # seconds a member counts after its process last confirmed it
-HEARTBEAT = 5.0
-REDIS_CONNECTIONS = 1000  # per process  # how often a process confirms its members (and notices expired rooms)
+HEARTBEAT = 5.0  # how often a process confirms its members (and notices expired rooms)
+REDIS_CONNECTIONS = 1000  # per process
+REDIS_HEALTH_CHECK_SECONDS = (
+    10  # a pooled connection idle this long is PINGed before use, so a stale one is found early
+)
 
 
 class RoomGone(Exception):
@@ -29,6 +33,35 @@ class RoomGone(Exception):
 
 class TooManyRooms(Exception):
     pass
+
+
+class BrokerUnavailable(Exception):
+    """The broker (Redis) cannot be reached; args: (seconds until it is tried again,)."""
+
+    @property
+    def retry_after(self) -> float:
+        return self.args[0]
+
+
+class Breaker:
+    """After a failure, calls fail at once (BrokerUnavailable) for `open_seconds` instead of each
+    waiting for a timeout; then the next calls go through, and one that fails opens it again."""
+
+    def __init__(self, open_seconds: float, clock=time.monotonic):
+        self.open_seconds, self.clock = open_seconds, clock
+        self._open_until = 0.0
+
+    def check(self) -> None:
+        left = self._open_until - self.clock()
+        if left > 0:
+            raise BrokerUnavailable(left)
+
+    def failed(self) -> BrokerUnavailable:
+        self._open_until = self.clock() + self.open_seconds
+        return BrokerUnavailable(self.open_seconds)
+
+    def succeeded(self) -> None:
+        self._open_until = 0.0
 
 
 @dataclass
@@ -71,9 +104,10 @@ class Broker:
         """Push the room's expiry back (the teacher is there, even if not moving)."""
         raise NotImplementedError
 
-    async def subscribe(self, code: str) -> "Subscription":
+    async def subscribe(self, code: str, on_resubscribed=None) -> "Subscription":
         """The room's messages from the moment this returns: {"kind": "state", "version",
-        "state"} or {"kind": "presence"}. Iterate it; close() it when done."""
+        "state"} or {"kind": "presence"}. Iterate it; close() it when done. on_resubscribed():
+        called when the subscription's connection was made again (messages may have been missed)."""
         raise NotImplementedError
 
     async def add_member(self, code: str, member: str) -> None:
@@ -85,6 +119,9 @@ class Broker:
 
     async def count_members(self, code: str) -> int:
         raise NotImplementedError
+
+    async def ping(self) -> None:
+        """BrokerUnavailable if the broker cannot be reached now."""
 
     async def close(self) -> None:
         pass
@@ -164,7 +201,7 @@ class InProcessBroker(Broker):
         for queue in room.queues:
             queue.put_nowait(message)
 
-    async def subscribe(self, code):
+    async def subscribe(self, code, on_resubscribed=None):
         room = self._live(code)
         if room is None:
             raise RoomGone
@@ -206,31 +243,80 @@ class InProcessBroker(Broker):
         return len(room.members)
 
 
+def _guarded(method):
+    """Runs a RedisBroker call through its breaker: a connection or timeout error (after the
+    client's one retry on a stale connection) becomes BrokerUnavailable, never a crash."""
+
+    @functools.wraps(method)
+    async def guarded(self, *args, **kwargs):
+        self.breaker.check()
+        try:
+            result = await method(self, *args, **kwargs)
+        except self.down_errors as error:
+            raise self.breaker.failed() from error
+        self.breaker.succeeded()
+        return result
+
+    return guarded
+
+
 class RedisBroker(Broker):
     """Rooms in Redis: `vg:room:CODE` (a hash: the record's fields, with the idle expiry),
     `vg:room:CODE:members` (a sorted set: member -> expiry time), the channel `vg:room:CODE`,
     `vg:rooms` (a sorted set: code -> expiry time, to bound how many rooms are open), and
-    `vg:created:CLIENT` (rooms that client made in its window, expiring with the window)."""
+    `vg:created:CLIENT` (rooms that client made in its window, expiring with the window).
+
+    Every call goes through a Breaker: while Redis is down, callers get BrokerUnavailable at once."""
 
     ROOMS = "vg:rooms"
 
-    def __init__(self, url: str):
+    def __init__(self, url: str, *, timeout: float = 2.0, retry_seconds: float = 2.0):
         try:
             import redis.asyncio  # only needed when VALUEGRAPH_REDIS_URL is set
+            from redis.asyncio.retry import Retry
+            from redis.backoff import NoBackoff
+            from redis.exceptions import ConnectionError, TimeoutError
         except ImportError:
             raise RuntimeError(
                 "VALUEGRAPH_REDIS_URL is set, but the redis client is not installed: pip install 'valuegraph[redis]'"
             ) from None
 
+        self.down_errors = (ConnectionError, TimeoutError, OSError)
+        self.breaker = Breaker(retry_seconds)
         # Blocking: a burst of joins waits for a connection instead of failing. Each room this
-        # process serves holds one more for its subscription.
-        pool = redis.asyncio.BlockingConnectionPool.from_url(url, max_connections=REDIS_CONNECTIONS, timeout=20)
+        # process serves holds one more for its subscription. One retry, at once: a pooled
+        # connection that went stale (Redis restarted) is replaced; a Redis that is down fails fast.
+        pool = redis.asyncio.BlockingConnectionPool.from_url(
+            url,
+            max_connections=REDIS_CONNECTIONS,
+            timeout=20,
+            health_check_interval=REDIS_HEALTH_CHECK_SECONDS,
+            socket_timeout=timeout,
+            socket_connect_timeout=timeout,
+            socket_keepalive=True,
+            retry=Retry(NoBackoff(), 1),
+            retry_on_error=[ConnectionError, TimeoutError],
+        )
         self._redis = redis.asyncio.Redis(connection_pool=pool)
+
+        class PubSub(redis.asyncio.client.PubSub):
+            """Tells its owner when its connection was made again (the client's one retry after
+            Redis restarted), since messages published meanwhile never arrive."""
+
+            on_resubscribed = None
+
+            async def on_connect(self, connection):
+                await super().on_connect(connection)
+                if self.on_resubscribed is not None:
+                    self.on_resubscribed()
+
+        self._pubsub_class = PubSub
 
     @staticmethod
     def _key(code: str) -> str:
         return f"vg:room:{code}"
 
+    @_guarded
     async def create(self, code, record, *, idle_seconds, max_rooms):
         now = time.time()
         await self._redis.zremrangebyscore(self.ROOMS, "-inf", now)
@@ -252,6 +338,7 @@ class RedisBroker(Broker):
             await pipe.execute()
         return True
 
+    @_guarded
     async def count_creation(self, client, *, window_seconds):
         key = f"vg:created:{client}"
         async with self._redis.pipeline(transaction=True) as pipe:
@@ -261,6 +348,7 @@ class RedisBroker(Broker):
             _, counted, left = await pipe.execute()
         return counted, left / 1000
 
+    @_guarded
     async def get(self, code):
         fields = await self._redis.hgetall(self._key(code))
         if b"state" not in fields:
@@ -272,6 +360,7 @@ class RedisBroker(Broker):
             walk=json.loads(fields[b"walk"]),
         )
 
+    @_guarded
     async def update(self, code, state, walk, *, idle_seconds):
         key = self._key(code)
         if not await self._redis.exists(key):
@@ -285,22 +374,33 @@ class RedisBroker(Broker):
         await self._redis.publish(key, json.dumps({"kind": "state", "version": version, "state": state}))
         return version
 
+    @_guarded
     async def touch(self, code, *, idle_seconds):
         if not await self._redis.pexpire(self._key(code), int(idle_seconds * 1000)):
             raise RoomGone
         await self._redis.zadd(self.ROOMS, {code: time.time() + idle_seconds})
 
-    async def subscribe(self, code):
-        pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
-        await pubsub.subscribe(self._key(code))
+    @_guarded
+    async def subscribe(self, code, on_resubscribed=None):
+        pubsub = self._pubsub_class(self._redis.connection_pool, ignore_subscribe_messages=True)
+        pubsub.on_resubscribed = on_resubscribed
+        try:
+            await pubsub.subscribe(self._key(code))
+        except BaseException:
+            await pubsub.aclose()
+            raise
 
         async def messages():
-            async for message in pubsub.listen():
-                if message["type"] == "message":
-                    yield json.loads(message["data"])
+            try:
+                async for message in pubsub.listen():
+                    if message["type"] == "message":
+                        yield json.loads(message["data"])
+            except self.down_errors as error:
+                raise self.breaker.failed() from error
 
         return Subscription(messages(), pubsub.aclose)
 
+    @_guarded
     async def add_member(self, code, member):
         key = self._key(code)
         if not await self._redis.exists(key):
@@ -310,20 +410,26 @@ class RedisBroker(Broker):
         if added:
             await self._redis.publish(key, '{"kind": "presence"}')
 
+    @_guarded
     async def remove_member(self, code, member):
         key = self._key(code)
         if await self._redis.zrem(key + ":members", member):
             await self._redis.publish(key, '{"kind": "presence"}')
 
+    @_guarded
     async def count_members(self, code):
         key = self._key(code) + ":members"
         now = time.time()
         await self._redis.zremrangebyscore(key, "-inf", now)
         return await self._redis.zcard(key)
 
+    @_guarded
+    async def ping(self):
+        await self._redis.ping()
+
     async def close(self):
         await self._redis.aclose()
 
 
-def make_broker(redis_url: str) -> Broker:
-    return RedisBroker(redis_url) if redis_url else InProcessBroker()
+def make_broker(redis_url: str, *, timeout: float = 2.0, retry_seconds: float = 2.0) -> Broker:
+    return RedisBroker(redis_url, timeout=timeout, retry_seconds=retry_seconds) if redis_url else InProcessBroker()

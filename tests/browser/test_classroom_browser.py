@@ -11,7 +11,7 @@ from pagehelpers import open_program, step_of, wait_for_graph
 from playwright.sync_api import expect
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the real servers' helpers
-from realservers import app_server, redis_server  # noqa: E402
+from realservers import app_server, redis_process, redis_server  # noqa: E402
 
 PROGRAM = "a = 2; b = 3; c = a * b; L = c + a"
 
@@ -142,4 +142,40 @@ def test_both_reconnect_after_the_server_dies_and_nothing_the_teacher_did_is_los
             expect(student.locator('[data-vg="room-status"]')).to_have_text("Following the teacher.")
             forward.click()
             expect(student.locator('[data-vg="scrubber"]')).to_have_value("5")
+        student.context.close()
+
+
+@pytest.mark.allow_console(r"WebSocket connection to .* failed")
+def test_a_room_redis_lost_is_made_again_by_the_teachers_page_and_the_student_follows_on(page, browser):
+    """Redis (no persistence) is killed with -9 mid-class and started again empty: the teacher's
+    page makes the room again under the same code with its own state; the student's page rejoins
+    by itself and follows on."""
+    with redis_process() as redis, app_server(redis_url=redis.url, redis_retry_seconds=0.5) as server:
+        page.goto(
+            f"{server.url}/?expression=a%20%3D%202%3B%20b%20%3D%203%3B%20c%20%3D%20a%20*%20b%3B%20L%20%3D%20c%20%2B%20a"
+        )
+        wait_for_graph(page, 4)
+        page.get_by_role("button", name="Teach live").click()
+        code_shown = page.locator('[data-vg="room-code-shown"]')
+        expect(code_shown).to_have_text(re.compile(r"^Room "))
+        code = code_shown.inner_text()
+        student = browser.new_context().new_page()
+        student.goto(page.locator('[data-vg="room-link"]').input_value())
+        wait_for_graph(student, 4)
+        forward = page.get_by_role("button", name="Step forward")
+        forward.click()
+        forward.click()
+        expect(student.locator('[data-vg="scrubber"]')).to_have_value("2")
+
+        redis.kill()
+        forward.click()  # the teacher moves on while Redis is down
+        redis.start()  # empty: the room is gone
+        expect(page.locator('[data-vg="room-status"]')).to_have_text(
+            "Teaching live: every student's copy follows yours.", timeout=20_000
+        )
+        expect(code_shown).to_have_text(code)
+        expect(student.locator('[data-vg="scrubber"]')).to_have_value("3", timeout=20_000)
+        expect(student.locator('[data-vg="room-status"]')).to_have_text("Following the teacher.")
+        forward.click()
+        expect(student.locator('[data-vg="scrubber"]')).to_have_value("4")
         student.context.close()
