@@ -70,6 +70,8 @@ class RoomRecord:
     state: dict
     version: int
     walk: list[int]  # the state's walk: [last step, first step of propagation, nodes]
+    max_members: int = 0  # students the teacher allows (0: the server's room_max_members)
+    locked: bool = False  # the teacher admits no new students
 
 
 class Subscription:
@@ -88,9 +90,21 @@ class Broker:
         """Store a new room; False if the code is taken; TooManyRooms at the limit."""
         raise NotImplementedError
 
-    async def count_creation(self, client: str, *, window_seconds: float) -> tuple[int, float]:
-        """Count one more room made by `client` in its current window, which starts at its first
-        room and lasts window_seconds: (rooms counted in the window, this one included; seconds left)."""
+    async def count(self, kind: str, client: str, *, window_seconds: float, add: bool = True) -> tuple[int, float]:
+        """Count one more `kind` of thing (rooms "created", "wrong" codes) done by `client` in its
+        current window, which starts at its first and lasts window_seconds: (counted in the window,
+        this one included; seconds left). add=False only reads the count (0 outside a window)."""
+        raise NotImplementedError
+
+    async def remember_join(self, client: str, code: str, *, seconds: float) -> None:
+        """`client` joined room `code`: for `seconds` it counts as one of that room's addresses."""
+        raise NotImplementedError
+
+    async def joined_before(self, client: str, code: str) -> bool:
+        raise NotImplementedError
+
+    async def set_locked(self, code: str, locked: bool) -> None:
+        """Lock the room to new students (or open it again), and tell its processes."""
         raise NotImplementedError
 
     async def get(self, code: str) -> RoomRecord | None:
@@ -140,10 +154,10 @@ class InProcessBroker(Broker):
 
     def __init__(self, clock=time.monotonic):
         self._rooms: dict[str, _Room] = {}
-        self._creations: dict[str, list] = {}  # client -> [end of its window, rooms counted in it]
-        self._forget_above = (
-            1024  # entries; then the ended windows are dropped (amortised: the bound doubles past the live ones)
-        )
+        self._counts: dict[str, list] = {}  # "kind:client" -> [end of its window, things counted in it]
+        self._joins: dict[tuple[str, str], float] = {}  # (client, code) -> until when it counts
+        # Entries; past it the ended windows are dropped (amortised: the bound doubles past the live ones).
+        self._forget_above = 1024
         self._clock = clock
 
     def _live(self, code: str) -> _Room | None:
@@ -165,16 +179,35 @@ class InProcessBroker(Broker):
         self._rooms[code] = _Room(record, self._clock() + idle_seconds)
         return True
 
-    async def count_creation(self, client, *, window_seconds):
+    async def count(self, kind, client, *, window_seconds, add=True):
         now = self._clock()
-        if len(self._creations) > self._forget_above:  # so that many addresses cannot grow the dict for ever
-            self._creations = {known: counted for known, counted in self._creations.items() if counted[0] > now}
-            self._forget_above = max(1024, 2 * len(self._creations))
-        counted = self._creations.get(client)
+        if len(self._counts) > self._forget_above:  # so that many addresses cannot grow the dict for ever
+            self._counts = {known: counted for known, counted in self._counts.items() if counted[0] > now}
+            self._forget_above = max(1024, 2 * len(self._counts))
+        key = f"{kind}:{client}"
+        counted = self._counts.get(key)
         if counted is None or counted[0] <= now:
-            counted = self._creations[client] = [now + window_seconds, 0]
-        counted[1] += 1
+            if not add:
+                return 0, 0.0
+            counted = self._counts[key] = [now + window_seconds, 0]
+        counted[1] += add
         return counted[1], counted[0] - now
+
+    async def remember_join(self, client, code, *, seconds):
+        now = self._clock()
+        if len(self._joins) > self._forget_above:
+            self._joins = {known: until for known, until in self._joins.items() if until > now}
+        self._joins[client, code] = now + seconds
+
+    async def joined_before(self, client, code):
+        return self._joins.get((client, code), 0) > self._clock()
+
+    async def set_locked(self, code, locked):
+        room = self._live(code)
+        if room is None:
+            raise RoomGone
+        room.record.locked = locked
+        self._publish(room, {"kind": "presence"})
 
     async def get(self, code):
         room = self._live(code)
@@ -264,7 +297,8 @@ class RedisBroker(Broker):
     """Rooms in Redis: `vg:room:CODE` (a hash: the record's fields, with the idle expiry),
     `vg:room:CODE:members` (a sorted set: member -> expiry time), the channel `vg:room:CODE`,
     `vg:rooms` (a sorted set: code -> expiry time, to bound how many rooms are open), and
-    `vg:created:CLIENT` (rooms that client made in its window, expiring with the window).
+    `vg:KIND:CLIENT` (things of a kind that client did in its window, expiring with the window),
+    `vg:joined:CLIENT:CODE` (that client joined that room lately).
 
     Every call goes through a Breaker: while Redis is down, callers get BrokerUnavailable at once."""
 
@@ -328,6 +362,8 @@ class RedisBroker(Broker):
             "state": json.dumps(record.state),
             "version": record.version,
             "walk": json.dumps(record.walk),
+            "max_members": record.max_members,
+            "locked": int(record.locked),
         }
         if not await self._redis.hsetnx(key, "teacher", record.teacher):
             return False
@@ -339,8 +375,11 @@ class RedisBroker(Broker):
         return True
 
     @_guarded
-    async def count_creation(self, client, *, window_seconds):
-        key = f"vg:created:{client}"
+    async def count(self, kind, client, *, window_seconds, add=True):
+        key = f"vg:{kind}:{client}"
+        if not add:
+            counted, left = await self._redis.get(key), await self._redis.pttl(key)
+            return (int(counted), left / 1000) if counted is not None and left > 0 else (0, 0.0)
         async with self._redis.pipeline(transaction=True) as pipe:
             pipe.set(key, 0, nx=True, px=int(window_seconds * 1000))  # the window starts at the first room
             pipe.incr(key)  # keeps the key's expiry
@@ -358,7 +397,25 @@ class RedisBroker(Broker):
             state=json.loads(fields[b"state"]),
             version=int(fields[b"version"]),
             walk=json.loads(fields[b"walk"]),
+            max_members=int(fields.get(b"max_members", 0)),
+            locked=fields.get(b"locked") == b"1",
         )
+
+    @_guarded
+    async def remember_join(self, client, code, *, seconds):
+        await self._redis.set(f"vg:joined:{client}:{code}", 1, px=int(seconds * 1000))
+
+    @_guarded
+    async def joined_before(self, client, code):
+        return bool(await self._redis.exists(f"vg:joined:{client}:{code}"))
+
+    @_guarded
+    async def set_locked(self, code, locked):
+        key = self._key(code)
+        if not await self._redis.exists(key):
+            raise RoomGone
+        await self._redis.hset(key, "locked", int(locked))
+        await self._redis.publish(key, '{"kind": "presence"}')
 
     @_guarded
     async def update(self, code, state, walk, *, idle_seconds):

@@ -7,11 +7,14 @@ it and stored only as its SHA-256. Members talk over one WebSocket each:
   client -> server   {"type": "join", "code": "K7MP-Q2XR", "token": "..."}   first, within
                      Settings.room_join_seconds; with the token: the teacher, without: a student
                      {"type": "state", "state": RoomState}                    the teacher only
-  server -> client   {"type": "welcome", "role", "code", "version", "state", "followers"}
+                     {"type": "lock", "locked": bool}                         the teacher only: admit no
+                                                                              new students (or again)
+  server -> client   {"type": "welcome", "role", "code", "version", "state"}   + to the teacher:
+                                                         "followers", "max_students", "locked"
                      {"type": "state", "version", "state"}                     every change, in order
                      {"type": "state", "version", "state", "resync": true}    to the teacher, after an
                                                                                outage: send yours if it differs
-                     {"type": "followers", "count"}                            to the teacher
+                     {"type": "followers", "count", "max_students", "locked"} to the teacher
                      {"type": "error", "message"}                              the message was ignored
 
 The state is checked (its shape, then its program through the same limits and time budget as
@@ -19,7 +22,8 @@ The state is checked (its shape, then its program through the same limits and ti
 broker, which publishes it to every process serving the room; each process hands it to its own
 members through a bounded queue per member. Limits close the connection with a reason:
 1008 (rate, a forged token), 1009 (size), 1013 (room full, member too slow, the broker unreachable:
-reconnect), 4400 (bad join), 4404 (no such room, or it expired), 4408 (no join in time).
+reconnect), 4400 (bad join), 4404 (no such room, or it expired), 4408 (no join in time), 4423 (the
+teacher locked the room), 4429 (too many codes of no room from this address: the reason says when).
 """
 
 import asyncio
@@ -67,7 +71,15 @@ class StateMessage(BaseModel):
     state: RoomState
 
 
-ClientMessage = TypeAdapter(Annotated[JoinMessage | StateMessage, Field(discriminator="type")])
+class LockMessage(BaseModel):
+    """The teacher closes the room to new students (locked: true) or opens it again."""
+
+    model_config = ConfigDict(extra="forbid")
+    type: Literal["lock"]
+    locked: bool
+
+
+ClientMessage = TypeAdapter(Annotated[JoinMessage | StateMessage | LockMessage, Field(discriminator="type")])
 
 
 class NewRoom(BaseModel):
@@ -75,6 +87,9 @@ class NewRoom(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     state: RoomState
+    max_students: int | None = Field(
+        None, ge=1, description="Students the room admits (default and most: the server's VALUEGRAPH_ROOM_MAX_MEMBERS)."
+    )
     token: str | None = Field(
         None,
         min_length=16,
@@ -101,6 +116,7 @@ class TooManyCreations(Exception):
 
 
 CREATION_WINDOW = 3600.0  # seconds: room_creations_per_hour counts in windows this long
+WRONG_CODE_WINDOW = 60.0  # seconds: room_wrong_codes_per_minute counts in windows this long
 
 
 def client_key(host: str | None) -> str:
@@ -399,10 +415,29 @@ class RoomHub:
             except BrokerUnavailable:
                 continue  # the relay notices too, and tells the members
 
+    async def followers(self, record: RoomRecord) -> dict:
+        """What the teacher's page shows of its class: how many follow, of how many, and the lock."""
+        return {
+            "followers": await self.classroom.broker.count_members(self.code),
+            "max_students": record.max_members or self.classroom.settings.room_max_members,
+            "locked": record.locked,
+        }
+
     async def send_followers(self) -> None:
         teachers = [m for m in self.members if m.role == "teacher"]
         if teachers:
-            text = json.dumps({"type": "followers", "count": await self.classroom.broker.count_members(self.code)})
+            record = await self.classroom.broker.get(self.code)
+            if record is None:
+                return  # the heartbeat or the relay closes the room
+            shown = await self.followers(record)
+            text = json.dumps(
+                {
+                    "type": "followers",
+                    "count": shown["followers"],
+                    "max_students": shown["max_students"],
+                    "locked": shown["locked"],
+                }
+            )
             for teacher in teachers:
                 teacher.send(text)
 
@@ -428,18 +463,29 @@ class Classroom:
             await hub.stop()
         await self.broker.close()
 
-    async def create_room(self, state: RoomState, client: str, token: str | None = None) -> tuple[str, str]:
+    async def create_room(
+        self, state: RoomState, client: str, token: str | None = None, max_students: int | None = None
+    ) -> tuple[str, str]:
         """client: client_key() of who asks; a state refused does not count against it. With
         `token` (the teacher's page making its room again after the broker lost it): the room of
         that token's code, made again if it is gone, or left as it is if it is still there."""
+        most = self.settings.room_max_members
+        if max_students is not None and max_students > most:
+            raise RoomProblem(f"max_students is {max_students:,}, over this server's limit of {most:,}")
         stored, walk = await checked_state(state, self.service, None)
-        counted, seconds_left = await self.broker.count_creation(client, window_seconds=CREATION_WINDOW)
+        counted, seconds_left = await self.broker.count("created", client, window_seconds=CREATION_WINDOW)
         if counted > self.settings.room_creations_per_hour:
             raise TooManyCreations(self.settings.room_creations_per_hour, seconds_left)
         for _ in range(1 if token is not None else 5):
             teacher_token = token if token is not None else secrets.token_urlsafe(24)
             code = code_for_token(teacher_token)
-            record = RoomRecord(teacher=token_digest(teacher_token), state=stored, version=1, walk=walk)
+            record = RoomRecord(
+                teacher=token_digest(teacher_token),
+                state=stored,
+                version=1,
+                walk=walk,
+                max_members=max_students or most,
+            )
             if await self.broker.create(
                 code, record, idle_seconds=self.settings.room_idle_seconds, max_rooms=self.settings.room_max_rooms
             ):
@@ -513,18 +559,31 @@ class Classroom:
                 await websocket.close(1013, outage_reason(down))
 
     async def _admit(self, websocket: WebSocket, join: JoinMessage, code: str) -> None:
-        settings = self.settings
-        record = await self.broker.get(code)
+        settings, broker = self.settings, self.broker
+        # Codes of no room are what a guesser sends; a school behind one address sends hundreds of
+        # right ones. So wrong codes are counted per address, and past the limit only the rooms
+        # this address already joined are looked up (a right code seen from it still joins).
+        client = client_key(websocket.client and websocket.client.host)
+        wrong, seconds_left = await broker.count("wrong", client, window_seconds=WRONG_CODE_WINDOW, add=False)
+        if wrong >= settings.room_wrong_codes_per_minute and not await broker.joined_before(client, code):
+            wait = max(1, math.ceil(seconds_left))
+            return await websocket.close(
+                4429, f"too many codes of no room from this address; try again in {wait} s (retry-after: {wait})"
+            )
+        record = await broker.get(code)
         if record is None:
+            await broker.count("wrong", client, window_seconds=WRONG_CODE_WINDOW)
             return await websocket.close(4404, f"there is no room {shown_code(code)} (it may have expired)")
         role = "student"
         if join.token is not None:
             if not hmac.compare_digest(token_digest(join.token), record.teacher):
                 return await websocket.close(1008, "the teacher token does not match this room")
             role = "teacher"
-            await self.broker.touch(code, idle_seconds=settings.room_idle_seconds)
-        elif await self.broker.count_members(code) >= settings.room_max_members:
-            return await websocket.close(1013, f"the room is full ({settings.room_max_members} students)")
+            await broker.touch(code, idle_seconds=settings.room_idle_seconds)
+        elif record.locked:
+            return await websocket.close(4423, "the teacher has locked this room: no new students")
+        elif await broker.count_members(code) >= (most := record.max_members or settings.room_max_members):
+            return await websocket.close(1013, f"the room is full ({most} student{'s' * (most != 1)})")
 
         member = Member(websocket, role, settings.room_send_queue)
         try:
@@ -534,8 +593,9 @@ class Classroom:
         writer = asyncio.create_task(member.run_writer())
         try:
             if role == "student":
-                await self.broker.add_member(code, member.id)
-            record = await self.broker.get(code)
+                await broker.add_member(code, member.id)
+                await broker.remember_join(client, code, seconds=settings.room_idle_seconds)
+            record = await broker.get(code)
             if record is None:
                 raise RoomGone
             welcome = {
@@ -546,7 +606,7 @@ class Classroom:
                 "state": record.state,
             }
             if role == "teacher":
-                welcome["followers"] = await self.broker.count_members(code)
+                welcome.update(await hub.followers(record))
             member.welcome(json.dumps(welcome), record.version)
             await self._receive(websocket, member, code)
         except RoomGone:
@@ -583,6 +643,9 @@ class Classroom:
                 continue
             try:
                 parsed = ClientMessage.validate_json(text)
+                if isinstance(parsed, LockMessage):
+                    await self.broker.set_locked(code, parsed.locked)
+                    continue
                 if not isinstance(parsed, StateMessage):
                     raise RoomProblem('already joined; send {"type": "state", "state": ...}')
                 known = await self.broker.get(code)

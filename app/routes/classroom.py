@@ -53,7 +53,7 @@ async def create_room(body: NewRoom, request: Request, classroom: ClassroomDep):
     under its own code, or answered as it is if it still exists."""
     try:
         code, token = await classroom.create_room(
-            body.state, client_key(request.client and request.client.host), body.token
+            body.state, client_key(request.client and request.client.host), body.token, body.max_students
         )
     except RoomProblem as problem:
         return json_error(400, {"message": str(problem)})

@@ -133,7 +133,10 @@ export function startClassroom(box, app, { location = window.location } = {}) {
   joinLabel.append(codeInput);
   const joinButton = make("button", { className: "vg-button vg-small", text: "Join", attrs: { type: "submit", "data-vg": "room-join" } });
   joinForm.append(joinLabel, joinButton);
-  start.append(teachButton, joinForm);
+  const sizeLabel = make("label", { className: "vg-classroom-size", text: "Students at most " });
+  const sizeInput = make("input", { className: "vg-input", attrs: { type: "number", min: "1", step: "1", "data-vg": "room-size", placeholder: "500", size: "5" } });
+  sizeLabel.append(sizeInput);
+  start.append(teachButton, sizeLabel, joinForm);
 
   const live = make("div", { className: "vg-classroom-live", attrs: { hidden: "" } });
   const codeText = make("p", { className: "vg-classroom-code", attrs: { "data-vg": "room-code-shown" } });
@@ -145,7 +148,9 @@ export function startClassroom(box, app, { location = window.location } = {}) {
   const copyButton = make("button", { className: "vg-button vg-small", text: "Copy", attrs: { type: "button" } });
   let qr = null; // the QR code's <img>, made only while teaching
   const followers = make("p", { className: "vg-classroom-followers", attrs: { "data-vg": "room-followers", "aria-live": "polite" } });
-  teacherTools.append(linkLabel, copyButton, followers);
+  const lockButton = make("button", { className: "vg-button vg-small", text: "Lock the room", attrs: { type: "button", "data-vg": "room-lock", "aria-pressed": "false" } });
+  let locked = false;
+  teacherTools.append(linkLabel, copyButton, followers, lockButton);
   const exploreButton = make("button", { className: "vg-button vg-small", text: "Explore on my own", attrs: { type: "button", "data-vg": "room-explore", hidden: "" } });
   const rejoinButton = make("button", { className: "vg-button vg-small vg-primary", text: "Rejoin", attrs: { type: "button", "data-vg": "room-rejoin", hidden: "" } });
   const leaveButton = make("button", { className: "vg-button vg-small", text: "Leave", attrs: { type: "button", "data-vg": "room-leave" } });
@@ -190,9 +195,11 @@ export function startClassroom(box, app, { location = window.location } = {}) {
     teachButton.disabled = true;
     setStatus("Starting a room…");
     try {
-      const answer = await fetch("/rooms", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ state: app.state() }) });
+      const size = sizeInput.value.trim() === "" ? null : Number(sizeInput.value);
+      const asked = { state: app.state(), ...(size === null ? {} : { max_students: size }) };
+      const answer = await fetch("/rooms", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(asked) });
       const body = await answer.json();
-      if (!answer.ok) throw new Error(body?.detail?.message ?? `The server answered ${answer.status}.`);
+      if (!answer.ok) throw new Error(typeof body?.detail?.message === "string" ? body.detail.message : `The server answered ${answer.status}.`);
       store?.setItem(TOKEN_KEY + body.code, body.token);
       enter(body.code, body.token);
     } catch (error) {
@@ -287,7 +294,7 @@ export function startClassroom(box, app, { location = window.location } = {}) {
         codeText.textContent = `Room ${message.code}`;
         if (role === "teacher") {
           setStatus("Teaching live: every student's copy follows yours.");
-          if (typeof message.followers === "number") showFollowers(message.followers);
+          if (typeof message.followers === "number") showFollowers(message.followers, message.max_students, message.locked);
           lastSent = message.state;
           scheduleSend(); // whatever changed while the connection was down
         } else {
@@ -296,14 +303,18 @@ export function startClassroom(box, app, { location = window.location } = {}) {
       }
       if (role === "student" && following) follow();
     } else if (message.type === "followers") {
-      showFollowers(message.count);
+      showFollowers(message.count, message.max_students, message.locked);
     } else if (message.type === "error" && role === "teacher") {
       setStatus(`Not sent to the students: ${message.message}`);
     }
   }
 
-  function showFollowers(count) {
-    followers.textContent = count === 1 ? "1 student follows." : `${count} students follow.`;
+  function showFollowers(count, most, isLocked) {
+    const of = typeof most === "number" ? ` of at most ${most}` : "";
+    followers.textContent = `${count} student${count === 1 ? "" : "s"}${of} follow${count === 1 ? "s" : ""}.${isLocked ? " The room is locked: nobody new joins." : ""}`;
+    locked = Boolean(isLocked);
+    lockButton.textContent = locked ? "Unlock the room" : "Lock the room";
+    lockButton.setAttribute("aria-pressed", String(locked));
   }
 
   async function follow() {
@@ -329,6 +340,7 @@ export function startClassroom(box, app, { location = window.location } = {}) {
   });
   copyButton.addEventListener("click", () => navigator.clipboard?.writeText(linkInput.value).catch(() => linkInput.select()));
   leaveButton.addEventListener("click", () => leave());
+  lockButton.addEventListener("click", () => connection?.send({ type: "lock", locked: !locked }));
   exploreButton.addEventListener("click", () => {
     following = false;
     showMode();

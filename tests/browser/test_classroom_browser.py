@@ -39,7 +39,7 @@ def test_a_student_follows_the_teacher_explores_and_rejoins(page, browser, live_
     wait_for_graph(student, 4)
     expect(student.locator("[data-vg-classroom]")).to_have_attribute("data-following", "true")
     expect(student.locator('[data-vg="room-status"]')).to_have_text("Following the teacher.")
-    expect(page.locator('[data-vg="room-followers"]')).to_have_text("1 student follows.")
+    expect(page.locator('[data-vg="room-followers"]')).to_have_text("1 student of at most 500 follows.")
 
     forward = page.get_by_role("button", name="Step forward")
     for expected in (1, 2, 3):
@@ -84,9 +84,37 @@ def test_a_student_follows_the_teacher_explores_and_rejoins(page, browser, live_
     wait_for_graph(embed, 2)
     forward.click()
     expect(embed.locator('[data-vg="scrubber"]')).to_have_value(page.locator('[data-vg="scrubber"]').input_value())
-    expect(page.locator('[data-vg="room-followers"]')).to_have_text("2 students follow.")
+    expect(page.locator('[data-vg="room-followers"]')).to_have_text("2 students of at most 500 follow.")
     student_context.close()
     assert problems == []
+
+
+def test_the_teacher_sets_the_room_size_and_locks_the_room(page, browser, live_server):
+    open_program(page, PROGRAM, nodes=4)
+    page.get_by_label("Students at most").fill("1")
+    page.get_by_role("button", name="Teach live").click()
+    followers = page.locator('[data-vg="room-followers"]')
+    link = page.locator('[data-vg="room-link"]')
+    expect(link).to_have_value(re.compile(r"room="))
+    first = browser.new_context().new_page()
+    first.goto(link.input_value())
+    expect(followers).to_have_text("1 student of at most 1 follows.")
+    second = browser.new_context().new_page()
+    second.goto(link.input_value())
+    expect(second.locator('[data-vg="room-status"]')).to_have_text(
+        "the room is full (1 student)"
+    )  # 1013: it tries again
+
+    lock = page.get_by_role("button", name="Lock the room")
+    lock.click()
+    expect(followers).to_have_text("1 student of at most 1 follows. The room is locked: nobody new joins.")
+    expect(page.get_by_role("button", name="Unlock the room")).to_have_attribute("aria-pressed", "true")
+    first.context.close()
+    second.context.close()
+    third = browser.new_context().new_page()
+    third.goto(link.input_value())
+    expect(third.locator('[data-vg="room-status"]')).to_have_text("the teacher has locked this room: no new students")
+    third.context.close()
 
 
 def test_a_student_joins_by_typing_the_code(page, browser, live_server):
