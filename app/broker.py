@@ -13,14 +13,18 @@ goodbye, so each member's entry carries an expiry that its process keeps pushing
 """
 
 import asyncio
+import functools
 import json
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 MEMBER_TTL = 15.0  # seconds a member counts after its process last confirmed it
-HEARTBEAT = 5.0
-REDIS_CONNECTIONS = 1000  # per process  # how often a process confirms its members (and notices expired rooms)
+HEARTBEAT = 5.0  # how often a process confirms its members (and notices expired rooms)
+REDIS_CONNECTIONS = 1000  # per process
+REDIS_HEALTH_CHECK_SECONDS = (
+    10  # a pooled connection idle this long is PINGed before use, so a stale one is found early
+)
 
 
 class RoomGone(Exception):
@@ -31,12 +35,43 @@ class TooManyRooms(Exception):
     pass
 
 
+class BrokerUnavailable(Exception):
+    """The broker (Redis) cannot be reached; args: (seconds until it is tried again,)."""
+
+    @property
+    def retry_after(self) -> float:
+        return self.args[0]
+
+
+class Breaker:
+    """After a failure, calls fail at once (BrokerUnavailable) for `open_seconds` instead of each
+    waiting for a timeout; then the next calls go through, and one that fails opens it again."""
+
+    def __init__(self, open_seconds: float, clock=time.monotonic):
+        self.open_seconds, self.clock = open_seconds, clock
+        self._open_until = 0.0
+
+    def check(self) -> None:
+        left = self._open_until - self.clock()
+        if left > 0:
+            raise BrokerUnavailable(left)
+
+    def failed(self) -> BrokerUnavailable:
+        self._open_until = self.clock() + self.open_seconds
+        return BrokerUnavailable(self.open_seconds)
+
+    def succeeded(self) -> None:
+        self._open_until = 0.0
+
+
 @dataclass
 class RoomRecord:
     teacher: str  # sha256 hex of the teacher token
     state: dict
     version: int
     walk: list[int]  # the state's walk: [last step, first step of propagation, nodes]
+    max_members: int = 0  # students the teacher allows (0: the server's room_max_members)
+    locked: bool = False  # the teacher admits no new students
 
 
 class Subscription:
@@ -55,9 +90,21 @@ class Broker:
         """Store a new room; False if the code is taken; TooManyRooms at the limit."""
         raise NotImplementedError
 
-    async def count_creation(self, client: str, *, window_seconds: float) -> tuple[int, float]:
-        """Count one more room made by `client` in its current window, which starts at its first
-        room and lasts window_seconds: (rooms counted in the window, this one included; seconds left)."""
+    async def count(self, kind: str, client: str, *, window_seconds: float, add: bool = True) -> tuple[int, float]:
+        """Count one more `kind` of thing (rooms "created", "wrong" codes) done by `client` in its
+        current window, which starts at its first and lasts window_seconds: (counted in the window,
+        this one included; seconds left). add=False only reads the count (0 outside a window)."""
+        raise NotImplementedError
+
+    async def remember_join(self, client: str, code: str, *, seconds: float) -> None:
+        """`client` joined room `code`: for `seconds` it counts as one of that room's addresses."""
+        raise NotImplementedError
+
+    async def joined_before(self, client: str, code: str) -> bool:
+        raise NotImplementedError
+
+    async def set_locked(self, code: str, locked: bool) -> None:
+        """Lock the room to new students (or open it again), and tell its processes."""
         raise NotImplementedError
 
     async def get(self, code: str) -> RoomRecord | None:
@@ -71,9 +118,10 @@ class Broker:
         """Push the room's expiry back (the teacher is there, even if not moving)."""
         raise NotImplementedError
 
-    async def subscribe(self, code: str) -> "Subscription":
+    async def subscribe(self, code: str, on_resubscribed=None) -> "Subscription":
         """The room's messages from the moment this returns: {"kind": "state", "version",
-        "state"} or {"kind": "presence"}. Iterate it; close() it when done."""
+        "state"} or {"kind": "presence"}. Iterate it; close() it when done. on_resubscribed():
+        called when the subscription's connection was made again (messages may have been missed)."""
         raise NotImplementedError
 
     async def add_member(self, code: str, member: str) -> None:
@@ -85,6 +133,9 @@ class Broker:
 
     async def count_members(self, code: str) -> int:
         raise NotImplementedError
+
+    async def ping(self) -> None:
+        """BrokerUnavailable if the broker cannot be reached now."""
 
     async def close(self) -> None:
         pass
@@ -103,10 +154,10 @@ class InProcessBroker(Broker):
 
     def __init__(self, clock=time.monotonic):
         self._rooms: dict[str, _Room] = {}
-        self._creations: dict[str, list] = {}  # client -> [end of its window, rooms counted in it]
-        self._forget_above = (
-            1024  # entries; then the ended windows are dropped (amortised: the bound doubles past the live ones)
-        )
+        self._counts: dict[str, list] = {}  # "kind:client" -> [end of its window, things counted in it]
+        self._joins: dict[tuple[str, str], float] = {}  # (client, code) -> until when it counts
+        # Entries; past it the ended windows are dropped (amortised: the bound doubles past the live ones).
+        self._forget_above = 1024
         self._clock = clock
 
     def _live(self, code: str) -> _Room | None:
@@ -128,16 +179,35 @@ class InProcessBroker(Broker):
         self._rooms[code] = _Room(record, self._clock() + idle_seconds)
         return True
 
-    async def count_creation(self, client, *, window_seconds):
+    async def count(self, kind, client, *, window_seconds, add=True):
         now = self._clock()
-        if len(self._creations) > self._forget_above:  # so that many addresses cannot grow the dict for ever
-            self._creations = {known: counted for known, counted in self._creations.items() if counted[0] > now}
-            self._forget_above = max(1024, 2 * len(self._creations))
-        counted = self._creations.get(client)
+        if len(self._counts) > self._forget_above:  # so that many addresses cannot grow the dict for ever
+            self._counts = {known: counted for known, counted in self._counts.items() if counted[0] > now}
+            self._forget_above = max(1024, 2 * len(self._counts))
+        key = f"{kind}:{client}"
+        counted = self._counts.get(key)
         if counted is None or counted[0] <= now:
-            counted = self._creations[client] = [now + window_seconds, 0]
-        counted[1] += 1
+            if not add:
+                return 0, 0.0
+            counted = self._counts[key] = [now + window_seconds, 0]
+        counted[1] += add
         return counted[1], counted[0] - now
+
+    async def remember_join(self, client, code, *, seconds):
+        now = self._clock()
+        if len(self._joins) > self._forget_above:
+            self._joins = {known: until for known, until in self._joins.items() if until > now}
+        self._joins[client, code] = now + seconds
+
+    async def joined_before(self, client, code):
+        return self._joins.get((client, code), 0) > self._clock()
+
+    async def set_locked(self, code, locked):
+        room = self._live(code)
+        if room is None:
+            raise RoomGone
+        room.record.locked = locked
+        self._publish(room, {"kind": "presence"})
 
     async def get(self, code):
         room = self._live(code)
@@ -164,7 +234,7 @@ class InProcessBroker(Broker):
         for queue in room.queues:
             queue.put_nowait(message)
 
-    async def subscribe(self, code):
+    async def subscribe(self, code, on_resubscribed=None):
         room = self._live(code)
         if room is None:
             raise RoomGone
@@ -206,31 +276,81 @@ class InProcessBroker(Broker):
         return len(room.members)
 
 
+def _guarded(method):
+    """Runs a RedisBroker call through its breaker: a connection or timeout error (after the
+    client's one retry on a stale connection) becomes BrokerUnavailable, never a crash."""
+
+    @functools.wraps(method)
+    async def guarded(self, *args, **kwargs):
+        self.breaker.check()
+        try:
+            result = await method(self, *args, **kwargs)
+        except self.down_errors as error:
+            raise self.breaker.failed() from error
+        self.breaker.succeeded()
+        return result
+
+    return guarded
+
+
 class RedisBroker(Broker):
     """Rooms in Redis: `vg:room:CODE` (a hash: the record's fields, with the idle expiry),
     `vg:room:CODE:members` (a sorted set: member -> expiry time), the channel `vg:room:CODE`,
     `vg:rooms` (a sorted set: code -> expiry time, to bound how many rooms are open), and
-    `vg:created:CLIENT` (rooms that client made in its window, expiring with the window)."""
+    `vg:KIND:CLIENT` (things of a kind that client did in its window, expiring with the window),
+    `vg:joined:CLIENT:CODE` (that client joined that room lately).
+
+    Every call goes through a Breaker: while Redis is down, callers get BrokerUnavailable at once."""
 
     ROOMS = "vg:rooms"
 
-    def __init__(self, url: str):
+    def __init__(self, url: str, *, timeout: float = 2.0, retry_seconds: float = 2.0):
         try:
             import redis.asyncio  # only needed when VALUEGRAPH_REDIS_URL is set
+            from redis.asyncio.retry import Retry
+            from redis.backoff import NoBackoff
+            from redis.exceptions import ConnectionError, TimeoutError
         except ImportError:
             raise RuntimeError(
                 "VALUEGRAPH_REDIS_URL is set, but the redis client is not installed: pip install 'valuegraph[redis]'"
             ) from None
 
+        self.down_errors = (ConnectionError, TimeoutError, OSError)
+        self.breaker = Breaker(retry_seconds)
         # Blocking: a burst of joins waits for a connection instead of failing. Each room this
-        # process serves holds one more for its subscription.
-        pool = redis.asyncio.BlockingConnectionPool.from_url(url, max_connections=REDIS_CONNECTIONS, timeout=20)
+        # process serves holds one more for its subscription. One retry, at once: a pooled
+        # connection that went stale (Redis restarted) is replaced; a Redis that is down fails fast.
+        pool = redis.asyncio.BlockingConnectionPool.from_url(
+            url,
+            max_connections=REDIS_CONNECTIONS,
+            timeout=20,
+            health_check_interval=REDIS_HEALTH_CHECK_SECONDS,
+            socket_timeout=timeout,
+            socket_connect_timeout=timeout,
+            socket_keepalive=True,
+            retry=Retry(NoBackoff(), 1),
+            retry_on_error=[ConnectionError, TimeoutError],
+        )
         self._redis = redis.asyncio.Redis(connection_pool=pool)
+
+        class PubSub(redis.asyncio.client.PubSub):
+            """Tells its owner when its connection was made again (the client's one retry after
+            Redis restarted), since messages published meanwhile never arrive."""
+
+            on_resubscribed = None
+
+            async def on_connect(self, connection):
+                await super().on_connect(connection)
+                if self.on_resubscribed is not None:
+                    self.on_resubscribed()
+
+        self._pubsub_class = PubSub
 
     @staticmethod
     def _key(code: str) -> str:
         return f"vg:room:{code}"
 
+    @_guarded
     async def create(self, code, record, *, idle_seconds, max_rooms):
         now = time.time()
         await self._redis.zremrangebyscore(self.ROOMS, "-inf", now)
@@ -242,6 +362,8 @@ class RedisBroker(Broker):
             "state": json.dumps(record.state),
             "version": record.version,
             "walk": json.dumps(record.walk),
+            "max_members": record.max_members,
+            "locked": int(record.locked),
         }
         if not await self._redis.hsetnx(key, "teacher", record.teacher):
             return False
@@ -252,8 +374,12 @@ class RedisBroker(Broker):
             await pipe.execute()
         return True
 
-    async def count_creation(self, client, *, window_seconds):
-        key = f"vg:created:{client}"
+    @_guarded
+    async def count(self, kind, client, *, window_seconds, add=True):
+        key = f"vg:{kind}:{client}"
+        if not add:
+            counted, left = await self._redis.get(key), await self._redis.pttl(key)
+            return (int(counted), left / 1000) if counted is not None and left > 0 else (0, 0.0)
         async with self._redis.pipeline(transaction=True) as pipe:
             pipe.set(key, 0, nx=True, px=int(window_seconds * 1000))  # the window starts at the first room
             pipe.incr(key)  # keeps the key's expiry
@@ -261,6 +387,7 @@ class RedisBroker(Broker):
             _, counted, left = await pipe.execute()
         return counted, left / 1000
 
+    @_guarded
     async def get(self, code):
         fields = await self._redis.hgetall(self._key(code))
         if b"state" not in fields:
@@ -270,8 +397,27 @@ class RedisBroker(Broker):
             state=json.loads(fields[b"state"]),
             version=int(fields[b"version"]),
             walk=json.loads(fields[b"walk"]),
+            max_members=int(fields.get(b"max_members", 0)),
+            locked=fields.get(b"locked") == b"1",
         )
 
+    @_guarded
+    async def remember_join(self, client, code, *, seconds):
+        await self._redis.set(f"vg:joined:{client}:{code}", 1, px=int(seconds * 1000))
+
+    @_guarded
+    async def joined_before(self, client, code):
+        return bool(await self._redis.exists(f"vg:joined:{client}:{code}"))
+
+    @_guarded
+    async def set_locked(self, code, locked):
+        key = self._key(code)
+        if not await self._redis.exists(key):
+            raise RoomGone
+        await self._redis.hset(key, "locked", int(locked))
+        await self._redis.publish(key, '{"kind": "presence"}')
+
+    @_guarded
     async def update(self, code, state, walk, *, idle_seconds):
         key = self._key(code)
         if not await self._redis.exists(key):
@@ -285,22 +431,33 @@ class RedisBroker(Broker):
         await self._redis.publish(key, json.dumps({"kind": "state", "version": version, "state": state}))
         return version
 
+    @_guarded
     async def touch(self, code, *, idle_seconds):
         if not await self._redis.pexpire(self._key(code), int(idle_seconds * 1000)):
             raise RoomGone
         await self._redis.zadd(self.ROOMS, {code: time.time() + idle_seconds})
 
-    async def subscribe(self, code):
-        pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
-        await pubsub.subscribe(self._key(code))
+    @_guarded
+    async def subscribe(self, code, on_resubscribed=None):
+        pubsub = self._pubsub_class(self._redis.connection_pool, ignore_subscribe_messages=True)
+        pubsub.on_resubscribed = on_resubscribed
+        try:
+            await pubsub.subscribe(self._key(code))
+        except BaseException:
+            await pubsub.aclose()
+            raise
 
         async def messages():
-            async for message in pubsub.listen():
-                if message["type"] == "message":
-                    yield json.loads(message["data"])
+            try:
+                async for message in pubsub.listen():
+                    if message["type"] == "message":
+                        yield json.loads(message["data"])
+            except self.down_errors as error:
+                raise self.breaker.failed() from error
 
         return Subscription(messages(), pubsub.aclose)
 
+    @_guarded
     async def add_member(self, code, member):
         key = self._key(code)
         if not await self._redis.exists(key):
@@ -310,20 +467,26 @@ class RedisBroker(Broker):
         if added:
             await self._redis.publish(key, '{"kind": "presence"}')
 
+    @_guarded
     async def remove_member(self, code, member):
         key = self._key(code)
         if await self._redis.zrem(key + ":members", member):
             await self._redis.publish(key, '{"kind": "presence"}')
 
+    @_guarded
     async def count_members(self, code):
         key = self._key(code) + ":members"
         now = time.time()
         await self._redis.zremrangebyscore(key, "-inf", now)
         return await self._redis.zcard(key)
 
+    @_guarded
+    async def ping(self):
+        await self._redis.ping()
+
     async def close(self):
         await self._redis.aclose()
 
 
-def make_broker(redis_url: str) -> Broker:
-    return RedisBroker(redis_url) if redis_url else InProcessBroker()
+def make_broker(redis_url: str, *, timeout: float = 2.0, retry_seconds: float = 2.0) -> Broker:
+    return RedisBroker(redis_url, timeout=timeout, retry_seconds=retry_seconds) if redis_url else InProcessBroker()

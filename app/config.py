@@ -25,10 +25,13 @@
 | VALUEGRAPH_TIMEOUT_BODY            | 30.0      | seconds from the headers to the end of the request's body           |
 | VALUEGRAPH_MAX_CONNECTIONS         | 1000      | open connections per process; more are closed at once               |
 | VALUEGRAPH_REDIS_URL               | (unset)   | Teach live rooms in Redis (shared by every worker/instance)         |
+| VALUEGRAPH_REDIS_TIMEOUT           | 2.0       | seconds to connect to Redis or to wait for one of its answers       |
+| VALUEGRAPH_REDIS_RETRY_SECONDS     | 2.0       | seconds Redis is left alone after a failure (meanwhile: 503 / 1013) |
 | VALUEGRAPH_ROOM_IDLE_SECONDS       | 3600      | seconds a room lives without a move by its teacher                  |
 | VALUEGRAPH_ROOM_MAX_ROOMS          | 1000      | rooms open at once (more: 503)                                      |
 | VALUEGRAPH_ROOM_CREATIONS_PER_HOUR | 30        | rooms one client address may make in an hour (more: 429)            |
-| VALUEGRAPH_ROOM_MAX_MEMBERS        | 500       | connections to one room, teacher included (more: closed)            |
+| VALUEGRAPH_ROOM_MAX_MEMBERS        | 500       | students in a room: the default and the most a teacher may choose   |
+| VALUEGRAPH_ROOM_WRONG_CODES_PER_MINUTE | 20    | joins with a code of no room from one address a minute (more: 4429) |
 | VALUEGRAPH_ROOM_MAX_MESSAGE_BYTES  | 200000    | bytes of one WebSocket message (larger: closed, 1009)               |
 | VALUEGRAPH_ROOM_MESSAGES_PER_SECOND| 30        | messages a connection may send per second, on average               |
 | VALUEGRAPH_ROOM_MESSAGE_BURST      | 60        | messages it may send at once before the rate applies                |
@@ -78,10 +81,13 @@ class Settings:
     timeout_body: float = 30.0
     max_connections: int = 1000
     redis_url: str = ""
+    redis_timeout: float = 2.0
+    redis_retry_seconds: float = 2.0
     room_idle_seconds: float = 3600.0
     room_max_rooms: int = 1000
     room_creations_per_hour: int = 30
     room_max_members: int = 500
+    room_wrong_codes_per_minute: int = 20
     room_max_message_bytes: int = 200_000
     room_messages_per_second: float = 30.0
     room_message_burst: int = 60

@@ -12,6 +12,7 @@ from starlette.exceptions import HTTPException
 
 from engine import ProgramError, format_number
 
+from .broker import BrokerUnavailable
 from .budget import TimeBudgetExceeded
 
 ECHO_ITEMS = 10  # members of an echoed object or array; the rest are counted
@@ -150,7 +151,18 @@ def _documented_methods(request: Request) -> set[str]:
     return {method.upper() for method in operations}
 
 
+async def broker_unavailable(request: Request, down: BrokerUnavailable) -> Response:
+    """Redis is down (or its breaker is open): a 503 saying so and when to try again, never a 500."""
+    seconds = max(1, math.ceil(down.retry_after))
+    return json_error(
+        503,
+        {"message": f"the Teach live store (Redis) cannot be reached; try again in {seconds} s"},
+        {"retry-after": str(seconds)},
+    )
+
+
 def register_error_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(BrokerUnavailable, broker_unavailable)
     app.add_exception_handler(ProgramError, program_error)
     app.add_exception_handler(TimeBudgetExceeded, time_budget_exceeded)
     app.add_exception_handler(RequestValidationError, validation_error)

@@ -7,17 +7,23 @@ it and stored only as its SHA-256. Members talk over one WebSocket each:
   client -> server   {"type": "join", "code": "K7MP-Q2XR", "token": "..."}   first, within
                      Settings.room_join_seconds; with the token: the teacher, without: a student
                      {"type": "state", "state": RoomState}                    the teacher only
-  server -> client   {"type": "welcome", "role", "code", "version", "state", "followers"}
+                     {"type": "lock", "locked": bool}                         the teacher only: admit no
+                                                                              new students (or again)
+  server -> client   {"type": "welcome", "role", "code", "version", "state"}   + to the teacher:
+                                                         "followers", "max_students", "locked"
                      {"type": "state", "version", "state"}                     every change, in order
-                     {"type": "followers", "count"}                            to the teacher
+                     {"type": "state", "version", "state", "resync": true}    to the teacher, after an
+                                                                               outage: send yours if it differs
+                     {"type": "followers", "count", "max_students", "locked"} to the teacher
                      {"type": "error", "message"}                              the message was ignored
 
 The state is checked (its shape, then its program through the same limits and time budget as
 /backward, its step and pinned node against that program's walk) before it is stored in the
 broker, which publishes it to every process serving the room; each process hands it to its own
 members through a bounded queue per member. Limits close the connection with a reason:
-1008 (rate, a forged token), 1009 (size), 1013 (room full, member too slow), 4400 (bad join),
-4404 (no such room, or it expired), 4408 (no join in time).
+1008 (rate, a forged token), 1009 (size), 1013 (room full, member too slow, the broker unreachable:
+reconnect), 4400 (bad join), 4404 (no such room, or it expired), 4408 (no join in time), 4423 (the
+teacher locked the room), 4429 (too many codes of no room from this address: the reason says when).
 """
 
 import asyncio
@@ -26,6 +32,7 @@ import hashlib
 import hmac
 import ipaddress
 import json
+import math
 import secrets
 import time
 import uuid
@@ -39,7 +46,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from engine import ProgramError
 
 from . import schemas
-from .broker import HEARTBEAT, Broker, RoomGone, RoomRecord, TooManyRooms, make_broker
+from .broker import HEARTBEAT, Broker, BrokerUnavailable, RoomGone, RoomRecord, TooManyRooms, make_broker
 from .budget import TimeBudgetExceeded
 from .schemas import PLAYER_SPEEDS, RoomState
 from .service import Service, answer  # the /backward pipeline, limits and all
@@ -64,7 +71,15 @@ class StateMessage(BaseModel):
     state: RoomState
 
 
-ClientMessage = TypeAdapter(Annotated[JoinMessage | StateMessage, Field(discriminator="type")])
+class LockMessage(BaseModel):
+    """The teacher closes the room to new students (locked: true) or opens it again."""
+
+    model_config = ConfigDict(extra="forbid")
+    type: Literal["lock"]
+    locked: bool
+
+
+ClientMessage = TypeAdapter(Annotated[JoinMessage | StateMessage | LockMessage, Field(discriminator="type")])
 
 
 class NewRoom(BaseModel):
@@ -72,6 +87,15 @@ class NewRoom(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     state: RoomState
+    max_students: int | None = Field(
+        None, ge=1, description="Students the room admits (default and most: the server's VALUEGRAPH_ROOM_MAX_MEMBERS)."
+    )
+    token: str | None = Field(
+        None,
+        min_length=16,
+        max_length=200,
+        description="A teacher token from an earlier answer: make that room again under its code if it is gone.",
+    )
 
 
 class RoomCreated(BaseModel):
@@ -92,6 +116,7 @@ class TooManyCreations(Exception):
 
 
 CREATION_WINDOW = 3600.0  # seconds: room_creations_per_hour counts in windows this long
+WRONG_CODE_WINDOW = 60.0  # seconds: room_wrong_codes_per_minute counts in windows this long
 
 
 def client_key(host: str | None) -> str:
@@ -111,8 +136,22 @@ def client_key(host: str | None) -> str:
 # ---- codes and tokens ----
 
 
-def new_code() -> str:
-    return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+CODE_HASH_ROUNDS = (
+    20_000  # PBKDF2 rounds from a token to its code: finding a token for a given code takes 2**40 of them
+)
+
+
+def code_for_token(token: str) -> str:
+    """The room code a teacher token stands for. Binding the two lets the teacher's page make its
+    room again under the same code after Redis lost it, while nobody else can: a student knows the
+    code, but finding a token for it would take about 2**40 slow hashes."""
+    digest = hashlib.pbkdf2_hmac("sha256", token.encode("utf-8", "replace"), b"valuegraph room code", CODE_HASH_ROUNDS)
+    number = int.from_bytes(digest[:8], "big")
+    letters = []
+    for _ in range(CODE_LENGTH):
+        number, digit = divmod(number, len(CODE_ALPHABET))
+        letters.append(CODE_ALPHABET[digit])
+    return "".join(letters)
 
 
 def normalise_code(text: str) -> str:
@@ -267,12 +306,13 @@ class RoomHub:
         self.started = asyncio.Event()
         self.failed: BaseException | None = None
         self._stopping = False
+        self._recovering = False  # the subscription broke once; it is being made again
         self._tasks: list[asyncio.Task] = []
         self._subscription = None
 
     async def start(self) -> None:
         try:
-            self._subscription = await self.classroom.broker.subscribe(self.code)
+            self._subscription = await self.classroom.broker.subscribe(self.code, self._resubscribed)
         except BaseException as error:
             self.failed = error
             raise
@@ -299,33 +339,105 @@ class RoomHub:
                 await asyncio.wait_for(self._subscription.close(), HUB_STOP_SECONDS)
 
     async def _relay(self) -> None:
-        async for message in self._subscription:
-            if message["kind"] == "state":
-                text = json.dumps({"type": "state", "version": message["version"], "state": message["state"]})
-                for member in list(self.members):
-                    member.send(text, message["version"])
+        """Hands the room's changes to this process's members. When the subscription breaks it
+        waits for the breaker, subscribes again and pushes the current state (a restarted Redis is
+        back in a moment); when that fails too it closes every member with 1013 and a reason, and
+        their pages reconnect."""
+        broker = self.classroom.broker
+        while True:
+            try:
+                if self._subscription is None:
+                    self._subscription = await broker.subscribe(self.code, self._resubscribed)
+                    await self.push_current()
+                async for message in self._subscription:
+                    if message["kind"] == "state":
+                        text = json.dumps({"type": "state", "version": message["version"], "state": message["state"]})
+                        for member in list(self.members):
+                            member.send(text, message["version"])
+                    else:
+                        await self.send_followers()
+                self.close_all(4404, "the room has expired")
+                return
+            except RoomGone:
+                self.close_all(4404, "the room has expired")
+                return
+            except BrokerUnavailable as down:
+                await self._close_subscription()
+                self._subscription = None
+                if self._recovering:  # a second failure in a row: Redis is down, not a stale connection
+                    self.close_all(1013, outage_reason(down))
+                    return
+                self._recovering = True
+                await asyncio.sleep(down.retry_after)  # then one more try, past the breaker
+
+    def _resubscribed(self) -> None:
+        """The client made the subscription's connection again by itself: changes may have been missed."""
+        if not self._stopping:
+            self._tasks.append(asyncio.create_task(self._push_current_after_reconnect()))
+
+    async def _push_current_after_reconnect(self) -> None:
+        try:
+            await self.push_current()
+        except RoomGone:
+            self.close_all(4404, "the room has expired")
+        except BrokerUnavailable:
+            pass  # the relay's read fails too, and handles it
+
+    async def push_current(self) -> None:
+        """After subscribing again: what changed meanwhile, to everyone (a version they have seen is dropped)."""
+        record = await self.classroom.broker.get(self.code)
+        if record is None:
+            raise RoomGone
+        text = json.dumps({"type": "state", "version": record.version, "state": record.state})
+        resync = json.dumps({"type": "state", "version": record.version, "state": record.state, "resync": True})
+        for member in list(self.members):
+            if member.role == "teacher":
+                member.send(resync)  # even if unchanged: moves made during the outage were not stored
             else:
-                await self.send_followers()
-        self.close_all(4404, "the room has expired")
+                member.send(text, record.version)
+        self._recovering = False
+        await self.send_followers()
 
     async def _heartbeat(self) -> None:
         broker = self.classroom.broker
         interval = min(HEARTBEAT, self.classroom.settings.room_idle_seconds / 2)
         while True:
             await asyncio.sleep(interval)
-            if await broker.get(self.code) is None:
-                self.close_all(4404, "the room has expired")
-                return
-            for member in list(self.members):
-                if member.role == "student":
-                    with contextlib.suppress(RoomGone):
-                        await broker.add_member(self.code, member.id)
-            await self.send_followers()
+            try:
+                if await broker.get(self.code) is None:
+                    self.close_all(4404, "the room has expired")
+                    return
+                for member in list(self.members):
+                    if member.role == "student":
+                        with contextlib.suppress(RoomGone):
+                            await broker.add_member(self.code, member.id)
+                await self.send_followers()
+            except BrokerUnavailable:
+                continue  # the relay notices too, and tells the members
+
+    async def followers(self, record: RoomRecord) -> dict:
+        """What the teacher's page shows of its class: how many follow, of how many, and the lock."""
+        return {
+            "followers": await self.classroom.broker.count_members(self.code),
+            "max_students": record.max_members or self.classroom.settings.room_max_members,
+            "locked": record.locked,
+        }
 
     async def send_followers(self) -> None:
         teachers = [m for m in self.members if m.role == "teacher"]
         if teachers:
-            text = json.dumps({"type": "followers", "count": await self.classroom.broker.count_members(self.code)})
+            record = await self.classroom.broker.get(self.code)
+            if record is None:
+                return  # the heartbeat or the relay closes the room
+            shown = await self.followers(record)
+            text = json.dumps(
+                {
+                    "type": "followers",
+                    "count": shown["followers"],
+                    "max_students": shown["max_students"],
+                    "locked": shown["locked"],
+                }
+            )
             for teacher in teachers:
                 teacher.send(text)
 
@@ -340,7 +452,9 @@ class Classroom:
     def __init__(self, service: Service, broker: Broker | None = None):
         self.service = service  # checks each state through the /backward pipeline, within its budget
         self.settings = settings = service.settings
-        self.broker = broker or make_broker(settings.redis_url)
+        self.broker = broker or make_broker(
+            settings.redis_url, timeout=settings.redis_timeout, retry_seconds=settings.redis_retry_seconds
+        )
         self.hubs: dict[str, RoomHub] = {}  # code -> hub; changed only between awaits, so no lock
 
     async def close(self) -> None:
@@ -349,20 +463,38 @@ class Classroom:
             await hub.stop()
         await self.broker.close()
 
-    async def create_room(self, state: RoomState, client: str) -> tuple[str, str]:
-        """client: client_key() of who asks; a state refused does not count against it."""
+    async def create_room(
+        self, state: RoomState, client: str, token: str | None = None, max_students: int | None = None
+    ) -> tuple[str, str]:
+        """client: client_key() of who asks; a state refused does not count against it. With
+        `token` (the teacher's page making its room again after the broker lost it): the room of
+        that token's code, made again if it is gone, or left as it is if it is still there."""
+        most = self.settings.room_max_members
+        if max_students is not None and max_students > most:
+            raise RoomProblem(f"max_students is {max_students:,}, over this server's limit of {most:,}")
         stored, walk = await checked_state(state, self.service, None)
-        counted, seconds_left = await self.broker.count_creation(client, window_seconds=CREATION_WINDOW)
+        counted, seconds_left = await self.broker.count("created", client, window_seconds=CREATION_WINDOW)
         if counted > self.settings.room_creations_per_hour:
             raise TooManyCreations(self.settings.room_creations_per_hour, seconds_left)
-        token = secrets.token_urlsafe(24)
-        for _ in range(5):
-            code = new_code()
-            record = RoomRecord(teacher=token_digest(token), state=stored, version=1, walk=walk)
+        for _ in range(1 if token is not None else 5):
+            teacher_token = token if token is not None else secrets.token_urlsafe(24)
+            code = code_for_token(teacher_token)
+            record = RoomRecord(
+                teacher=token_digest(teacher_token),
+                state=stored,
+                version=1,
+                walk=walk,
+                max_members=max_students or most,
+            )
             if await self.broker.create(
                 code, record, idle_seconds=self.settings.room_idle_seconds, max_rooms=self.settings.room_max_rooms
             ):
-                return code, token
+                return code, teacher_token
+            if token is not None:
+                known = await self.broker.get(code)
+                if known is not None and hmac.compare_digest(known.teacher, record.teacher):
+                    return code, token  # still there: nothing to make
+                raise RoomProblem("that token's room code is taken by another room; start a new room")
         raise TooManyRooms  # five collisions in 2**40 codes: the space is full in practice
 
     async def _enter(self, code: str, member: Member) -> RoomHub:
@@ -420,17 +552,38 @@ class Classroom:
             return await websocket.close(4400, _reason(f"bad join: {errors_text(error)}"))
         except RoomProblem as problem:
             return await websocket.close(4400, _reason(str(problem)))
-        record = await self.broker.get(code)
+        try:
+            await self._admit(websocket, join, code)
+        except BrokerUnavailable as down:
+            with contextlib.suppress(Exception):
+                await websocket.close(1013, outage_reason(down))
+
+    async def _admit(self, websocket: WebSocket, join: JoinMessage, code: str) -> None:
+        settings, broker = self.settings, self.broker
+        # Codes of no room are what a guesser sends; a school behind one address sends hundreds of
+        # right ones. So wrong codes are counted per address, and past the limit only the rooms
+        # this address already joined are looked up (a right code seen from it still joins).
+        client = client_key(websocket.client and websocket.client.host)
+        wrong, seconds_left = await broker.count("wrong", client, window_seconds=WRONG_CODE_WINDOW, add=False)
+        if wrong >= settings.room_wrong_codes_per_minute and not await broker.joined_before(client, code):
+            wait = max(1, math.ceil(seconds_left))
+            return await websocket.close(
+                4429, f"too many codes of no room from this address; try again in {wait} s (retry-after: {wait})"
+            )
+        record = await broker.get(code)
         if record is None:
+            await broker.count("wrong", client, window_seconds=WRONG_CODE_WINDOW)
             return await websocket.close(4404, f"there is no room {shown_code(code)} (it may have expired)")
         role = "student"
         if join.token is not None:
             if not hmac.compare_digest(token_digest(join.token), record.teacher):
                 return await websocket.close(1008, "the teacher token does not match this room")
             role = "teacher"
-            await self.broker.touch(code, idle_seconds=settings.room_idle_seconds)
-        elif await self.broker.count_members(code) >= settings.room_max_members:
-            return await websocket.close(1013, f"the room is full ({settings.room_max_members} students)")
+            await broker.touch(code, idle_seconds=settings.room_idle_seconds)
+        elif record.locked:
+            return await websocket.close(4423, "the teacher has locked this room: no new students")
+        elif await broker.count_members(code) >= (most := record.max_members or settings.room_max_members):
+            return await websocket.close(1013, f"the room is full ({most} student{'s' * (most != 1)})")
 
         member = Member(websocket, role, settings.room_send_queue)
         try:
@@ -440,8 +593,9 @@ class Classroom:
         writer = asyncio.create_task(member.run_writer())
         try:
             if role == "student":
-                await self.broker.add_member(code, member.id)
-            record = await self.broker.get(code)
+                await broker.add_member(code, member.id)
+                await broker.remember_join(client, code, seconds=settings.room_idle_seconds)
+            record = await broker.get(code)
             if record is None:
                 raise RoomGone
             welcome = {
@@ -452,11 +606,13 @@ class Classroom:
                 "state": record.state,
             }
             if role == "teacher":
-                welcome["followers"] = await self.broker.count_members(code)
+                welcome.update(await hub.followers(record))
             member.welcome(json.dumps(welcome), record.version)
             await self._receive(websocket, member, code)
         except RoomGone:
             member.close(4404, "the room has expired")
+        except BrokerUnavailable as down:
+            member.close(1013, outage_reason(down))
         except (WebSocketDisconnect, RuntimeError):
             pass
         finally:
@@ -487,6 +643,9 @@ class Classroom:
                 continue
             try:
                 parsed = ClientMessage.validate_json(text)
+                if isinstance(parsed, LockMessage):
+                    await self.broker.set_locked(code, parsed.locked)
+                    continue
                 if not isinstance(parsed, StateMessage):
                     raise RoomProblem('already joined; send {"type": "state", "state": ...}')
                 known = await self.broker.get(code)
@@ -498,6 +657,10 @@ class Classroom:
                 member.send(_error(f"ignored: {_json_error(text) or errors_text(error)}"))
             except RoomProblem as problem:
                 member.send(_error(f"ignored: {problem}"))
+            except BrokerUnavailable:
+                member.send(
+                    _error("not sent: the room's store (Redis) is unreachable; your page sends it when it is back")
+                )
 
 
 class TokenBucket:
@@ -531,6 +694,10 @@ def _json_error(text: str) -> str | None:
     except (RecursionError, ValueError):
         return "the message is not JSON this server can read"
     return None
+
+
+def outage_reason(down: BrokerUnavailable) -> str:
+    return _reason(f"the room's store (Redis) is unreachable; reconnecting in {math.ceil(down.retry_after)} s…")
 
 
 def _reason(text: str) -> str:

@@ -37,38 +37,57 @@ def _wait(check, what: str, process: subprocess.Popen, seconds: float = 20):
     raise RuntimeError(f"{what} did not start within {seconds} s")
 
 
-@contextmanager
-def redis_server():
-    """A throwaway redis-server (no persistence); yields its URL."""
-    port = free_port()
-    with tempfile.TemporaryDirectory() as directory:
-        process = subprocess.Popen(
-            [
-                REDIS_SERVER,
-                "--port",
-                str(port),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--dir",
-                directory,
-            ],
+class RedisServer:
+    """Debian's redis-server on a fixed port of 127.0.0.1, which a test may kill (-9) and start
+    again on the same port; `persistent`: with its append-only file (AOF), fsync every write."""
+
+    def __init__(self, directory: str, persistent: bool = False, port: int | None = None):
+        self.port = port or free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.directory, self.persistent = directory, persistent
+        self.process = None
+
+    def start(self):
+        persistence = ["--appendonly", "yes", "--appendfsync", "always"] if self.persistent else ["--appendonly", "no"]
+        self.process = subprocess.Popen(
+            [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", *persistence]
+            + ["--dir", self.directory],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
+        _wait(
+            lambda: socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close() is None,
+            "redis-server",
+            self.process,
+        )
+
+    def kill(self):
+        self.process.kill()  # SIGKILL: what a crash or an OOM kill does
+        self.process.wait(10)
+
+    def stop(self):
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(10)
+
+
+@contextmanager
+def redis_process(persistent: bool = False):
+    """A throwaway RedisServer, started; stopped at the end."""
+    with tempfile.TemporaryDirectory() as directory:
+        server = RedisServer(directory, persistent)
+        server.start()
         try:
-            _wait(
-                lambda: socket.create_connection(("127.0.0.1", port), timeout=0.2).close() is None,
-                "redis-server",
-                process,
-            )
-            yield f"redis://127.0.0.1:{port}/0"
+            yield server
         finally:
-            process.terminate()
-            process.wait(10)
+            server.stop()
+
+
+@contextmanager
+def redis_server():
+    """A throwaway redis-server (no persistence); yields its URL."""
+    with redis_process() as server:
+        yield server.url
 
 
 class Server:

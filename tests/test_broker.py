@@ -47,12 +47,12 @@ async def test_a_room_is_created_once_and_read_back(broker):
 async def test_room_creations_are_counted_per_client_in_windows(broker):
     first, second = code(), code()  # unique client names: the Redis server is shared by the module
     # A 2 s window: on a loaded machine three calls may take longer than a shorter one, which ends it early.
-    counts = [await broker.count_creation(first, window_seconds=2) for _ in range(3)]
+    counts = [await broker.count("created", first, window_seconds=2) for _ in range(3)]
     assert [counted for counted, _ in counts] == [1, 2, 3]
     assert all(0 < left <= 2 for _, left in counts)
-    assert (await broker.count_creation(second, window_seconds=2))[0] == 1
+    assert (await broker.count("created", second, window_seconds=2))[0] == 1
     await asyncio.sleep(2.1)
-    counted, left = await broker.count_creation(first, window_seconds=60)
+    counted, left = await broker.count("created", first, window_seconds=60)
     assert counted == 1 and 59 < left <= 60, "a new window starts with the first room after the last one ended"
 
 
@@ -62,9 +62,9 @@ async def test_the_in_process_broker_forgets_ended_creation_windows():
     broker = InProcessBroker(clock=lambda: now[0])
     for hour in range(5):
         for client in range(3_000):
-            await broker.count_creation(f"{hour}:{client}", window_seconds=3600)
+            await broker.count("created", f"{hour}:{client}", window_seconds=3600)
         now[0] += 3600
-    assert len(broker._creations) <= 2 * 3_000
+    assert len(broker._counts) <= 2 * 3_000
 
 
 async def test_updates_are_published_in_order_with_versions(broker):
@@ -132,3 +132,39 @@ async def test_the_number_of_open_rooms_is_bounded(broker, request):
         await broker.create(second, record(), idle_seconds=60, max_rooms=1)
     await asyncio.sleep(0.35)  # the first expired: its place is free again
     assert await broker.create(second, record(), idle_seconds=60, max_rooms=1)
+
+
+async def test_a_count_can_be_read_without_adding(broker):
+    client = code()
+    assert await broker.count("wrong", client, window_seconds=60, add=False) == (0, 0.0)
+    await broker.count("wrong", client, window_seconds=60)
+    await broker.count("wrong", client, window_seconds=60)
+    counted, left = await broker.count("wrong", client, window_seconds=60, add=False)
+    assert counted == 2 and 59 < left <= 60
+    assert (await broker.count("created", client, window_seconds=60, add=False))[0] == 0  # kinds apart
+
+
+async def test_joins_are_remembered_per_address_and_room_for_a_while(broker):
+    client, room = code(), code()
+    assert not await broker.joined_before(client, room)
+    await broker.remember_join(client, room, seconds=0.3)
+    assert await broker.joined_before(client, room)
+    assert not await broker.joined_before(client, code())
+    await asyncio.sleep(0.4)
+    assert not await broker.joined_before(client, room)
+
+
+async def test_a_room_keeps_its_size_and_its_lock(broker):
+    c = code()
+    made = record()
+    made.max_members = 30
+    await broker.create(c, made, idle_seconds=60, max_rooms=10**6)
+    subscription = await broker.subscribe(c)
+    got = await broker.get(c)
+    assert (got.max_members, got.locked) == (30, False)
+    await broker.set_locked(c, True)
+    assert (await broker.get(c)).locked is True
+    assert await asyncio.wait_for(anext(aiter(subscription)), 5) == {"kind": "presence"}  # the teachers are told
+    await subscription.close()
+    with pytest.raises(RoomGone):
+        await broker.set_locked(code(), True)

@@ -23,8 +23,8 @@ class StubbornReadBroker(InProcessBroker):
     """The in-process broker, but a subscription's read behaves like redis-py's retrying pub/sub
     read: a cancellation is absorbed and the read goes on, until its connection is closed."""
 
-    async def subscribe(self, code):
-        subscription = await super().subscribe(code)
+    async def subscribe(self, code, on_resubscribed=None):
+        subscription = await super().subscribe(code, on_resubscribed)
         closed = asyncio.Event()
         close_inner = subscription.close
 

@@ -6,6 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request, WebSocket
 from fastapi.responses import Response
+from pydantic import BaseModel
 
 from ..broker import TooManyRooms
 from ..errors import json_error
@@ -43,13 +44,17 @@ def join_url(request: Request, code: str, page: str = "/") -> str:
     responses={
         400: {"description": "The state is refused"},
         429: {"description": "This address has made its rooms for the hour (Retry-After says when it may again)"},
-        503: {"description": "Too many rooms are open"},
+        503: {"description": "Too many rooms are open, or Redis is unreachable (Retry-After says when to retry)"},
     },
 )
 async def create_room(body: NewRoom, request: Request, classroom: ClassroomDep):
-    """Start a room showing `state`. The answer's token is the teacher's: keep it out of links."""
+    """Start a room showing `state`. The answer's token is the teacher's: keep it out of links.
+    With `token` (a teacher's page whose room the store lost), the room of that token is made again
+    under its own code, or answered as it is if it still exists."""
     try:
-        code, token = await classroom.create_room(body.state, client_key(request.client and request.client.host))
+        code, token = await classroom.create_room(
+            body.state, client_key(request.client and request.client.host), body.token, body.max_students
+        )
     except RoomProblem as problem:
         return json_error(400, {"message": str(problem)})
     except TooManyCreations as limit:
@@ -95,6 +100,23 @@ async def room_qr(code: str, request: Request, classroom: ClassroomDep):
     if await classroom.broker.get(code) is None:
         return json_error(404, {"message": f"there is no room {shown_code(code)} (it may have expired)"})
     return Response(qr_svg(join_url(request, code)), media_type="image/svg+xml", headers={"cache-control": "no-store"})
+
+
+class Readiness(BaseModel):
+    status: str
+    message: str | None = None
+
+
+@router.get(
+    "/readyz",
+    response_model=Readiness,
+    responses={503: {"description": "The configured broker (Redis) cannot be reached"}},
+)
+async def readyz(classroom: ClassroomDep):
+    """Ready to serve Teach live: 503 while a configured Redis cannot be reached (a load balancer
+    sends new classes elsewhere); /healthz stays the liveness check."""
+    await classroom.broker.ping()  # BrokerUnavailable: 503 with Retry-After (app/errors.py)
+    return {"status": "ready"}
 
 
 @router.websocket(WEBSOCKET_PATH)

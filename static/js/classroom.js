@@ -15,6 +15,7 @@ const BACKOFF_FIRST_MS = 250;
 const BACKOFF_MAX_MS = 5000;
 const TOKEN_KEY = "valuegraph:teacher:"; // + code, in sessionStorage
 const ROOM_KEY = "valuegraph:room"; // the room this tab follows, so a reload rejoins
+const STUDENT_WAIT_MS = 10 * 60 * 1000; // how long a student waits for a lost room to be made again
 
 function storage() {
   try {
@@ -32,14 +33,30 @@ export function roomFromUrl(search) {
 
 /**
  * A WebSocket that joins `code` and keeps joining: after a drop it waits 250 ms, 500 ms, ...
- * up to 5 s (with jitter) and tries again. A close with a 44xx code (no such room, bad join)
- * or 1008 (refused) is final. onMessage(message), onStatus(text, final).
+ * up to 5 s (with jitter) and tries again, showing the server's reason (a Redis outage closes
+ * with 1013 and says so). A close with a 44xx code (no such room, bad join) or 1008 (refused) is
+ * final, except 4404 after a welcome: the room existed and the server's store lost it, so
+ * onGone() decides (a message to show while it tries again, or false to stop).
+ * onMessage(message), onStatus(text, final).
  */
-export function roomSocket(code, token, { onMessage, onStatus, url = socketUrl() }) {
+export function roomSocket(code, token, { onMessage, onStatus, onGone = null, url = socketUrl() }) {
   let socket = null;
   let attempt = 0;
   let stopped = false;
+  let welcomed = false;
   let timer = null;
+
+  function retry(text) {
+    const delay = Math.min(BACKOFF_MAX_MS, BACKOFF_FIRST_MS * 2 ** attempt) * (0.5 + Math.random() / 2);
+    attempt += 1;
+    onStatus(text, false);
+    timer = setTimeout(connect, delay);
+  }
+
+  function finish(event) {
+    stopped = true;
+    onStatus(event.reason || `The room closed the connection (${event.code}).`, true);
+  }
 
   function connect() {
     socket = new WebSocket(url);
@@ -51,20 +68,27 @@ export function roomSocket(code, token, { onMessage, onStatus, url = socketUrl()
       } catch {
         return;
       }
-      if (message.type === "welcome") attempt = 0;
+      if (message.type === "welcome") {
+        attempt = 0;
+        welcomed = true;
+      }
       onMessage(message);
     });
     socket.addEventListener("close", (event) => {
       if (stopped) return;
-      if (event.code === 1008 || (event.code >= 4400 && event.code < 4500)) {
-        stopped = true;
-        onStatus(event.reason || `The room closed the connection (${event.code}).`, true);
+      if (event.code === 4404 && welcomed && onGone) {
+        Promise.resolve(onGone()).then((text) => {
+          if (stopped) return;
+          if (text === false) finish(event);
+          else retry(text);
+        });
         return;
       }
-      const delay = Math.min(BACKOFF_MAX_MS, BACKOFF_FIRST_MS * 2 ** attempt) * (0.5 + Math.random() / 2);
-      attempt += 1;
-      onStatus("Connection lost: reconnecting…", false);
-      timer = setTimeout(connect, delay);
+      if (event.code === 1008 || (event.code >= 4400 && event.code < 4500)) {
+        finish(event);
+        return;
+      }
+      retry(event.code === 1013 && event.reason ? event.reason : "Connection lost: reconnecting…");
     });
   }
 
@@ -109,7 +133,10 @@ export function startClassroom(box, app, { location = window.location } = {}) {
   joinLabel.append(codeInput);
   const joinButton = make("button", { className: "vg-button vg-small", text: "Join", attrs: { type: "submit", "data-vg": "room-join" } });
   joinForm.append(joinLabel, joinButton);
-  start.append(teachButton, joinForm);
+  const sizeLabel = make("label", { className: "vg-classroom-size", text: "Students at most " });
+  const sizeInput = make("input", { className: "vg-input", attrs: { type: "number", min: "1", step: "1", "data-vg": "room-size", placeholder: "500", size: "5" } });
+  sizeLabel.append(sizeInput);
+  start.append(teachButton, sizeLabel, joinForm);
 
   const live = make("div", { className: "vg-classroom-live", attrs: { hidden: "" } });
   const codeText = make("p", { className: "vg-classroom-code", attrs: { "data-vg": "room-code-shown" } });
@@ -121,7 +148,9 @@ export function startClassroom(box, app, { location = window.location } = {}) {
   const copyButton = make("button", { className: "vg-button vg-small", text: "Copy", attrs: { type: "button" } });
   let qr = null; // the QR code's <img>, made only while teaching
   const followers = make("p", { className: "vg-classroom-followers", attrs: { "data-vg": "room-followers", "aria-live": "polite" } });
-  teacherTools.append(linkLabel, copyButton, followers);
+  const lockButton = make("button", { className: "vg-button vg-small", text: "Lock the room", attrs: { type: "button", "data-vg": "room-lock", "aria-pressed": "false" } });
+  let locked = false;
+  teacherTools.append(linkLabel, copyButton, followers, lockButton);
   const exploreButton = make("button", { className: "vg-button vg-small", text: "Explore on my own", attrs: { type: "button", "data-vg": "room-explore", hidden: "" } });
   const rejoinButton = make("button", { className: "vg-button vg-small vg-primary", text: "Rejoin", attrs: { type: "button", "data-vg": "room-rejoin", hidden: "" } });
   const leaveButton = make("button", { className: "vg-button vg-small", text: "Leave", attrs: { type: "button", "data-vg": "room-leave" } });
@@ -166,9 +195,11 @@ export function startClassroom(box, app, { location = window.location } = {}) {
     teachButton.disabled = true;
     setStatus("Starting a room…");
     try {
-      const answer = await fetch("/rooms", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ state: app.state() }) });
+      const size = sizeInput.value.trim() === "" ? null : Number(sizeInput.value);
+      const asked = { state: app.state(), ...(size === null ? {} : { max_students: size }) };
+      const answer = await fetch("/rooms", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(asked) });
       const body = await answer.json();
-      if (!answer.ok) throw new Error(body?.detail?.message ?? `The server answered ${answer.status}.`);
+      if (!answer.ok) throw new Error(typeof body?.detail?.message === "string" ? body.detail.message : `The server answered ${answer.status}.`);
       store?.setItem(TOKEN_KEY + body.code, body.token);
       enter(body.code, body.token);
     } catch (error) {
@@ -201,10 +232,32 @@ export function startClassroom(box, app, { location = window.location } = {}) {
     followers.textContent = "No students yet.";
     setStatus(role === "teacher" ? "Connecting…" : "Joining…");
     showMode();
-    connection = roomSocket(roomCode, token, { onMessage, onStatus: (text, final) => {
-      setStatus(text);
-      if (final) leave({ keepStatus: true });
-    } });
+    let goneSince = null;
+    connection = roomSocket(roomCode, token, {
+      onMessage,
+      onStatus: (text, final) => {
+        setStatus(text);
+        if (final) leave({ keepStatus: true });
+      },
+      onGone: token ? () => remake(token) : () => {
+        goneSince ??= performance.now();
+        if (performance.now() - goneSince > STUDENT_WAIT_MS) return false;
+        return "The room is gone for now: waiting for the teacher's page to bring it back…";
+      },
+    });
+  }
+
+  // The server's store lost the room (Redis restarted without its data): this page holds the
+  // state, so it makes the room again under the same code and token; students rejoin by themselves.
+  async function remake(token) {
+    try {
+      const answer = await fetch("/rooms", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ state: app.state(), token }) });
+      if (answer.ok) return "The server lost the room; made it again: reconnecting…";
+      const body = await answer.json().catch(() => null);
+      return `The server lost the room; making it again (${body?.detail?.message ?? `the server answered ${answer.status}`})…`;
+    } catch {
+      return "The server lost the room; making it again when the server answers…";
+    }
   }
 
   function leave({ keepStatus = false } = {}) {
@@ -227,6 +280,12 @@ export function startClassroom(box, app, { location = window.location } = {}) {
 
   function onMessage(message) {
     if (message.type === "welcome" || message.type === "state") {
+      if (message.type === "state" && message.resync && role === "teacher") {
+        // After an outage: the moves made meanwhile were not stored, so send the page's state.
+        lastSent = message.state;
+        scheduleSend();
+        return;
+      }
       // Versions only grow within a room; an older change that arrives late is already shown.
       if (message.type === "state" && message.version <= roomVersion) return;
       roomVersion = message.version;
@@ -235,7 +294,7 @@ export function startClassroom(box, app, { location = window.location } = {}) {
         codeText.textContent = `Room ${message.code}`;
         if (role === "teacher") {
           setStatus("Teaching live: every student's copy follows yours.");
-          if (typeof message.followers === "number") showFollowers(message.followers);
+          if (typeof message.followers === "number") showFollowers(message.followers, message.max_students, message.locked);
           lastSent = message.state;
           scheduleSend(); // whatever changed while the connection was down
         } else {
@@ -244,14 +303,18 @@ export function startClassroom(box, app, { location = window.location } = {}) {
       }
       if (role === "student" && following) follow();
     } else if (message.type === "followers") {
-      showFollowers(message.count);
+      showFollowers(message.count, message.max_students, message.locked);
     } else if (message.type === "error" && role === "teacher") {
       setStatus(`Not sent to the students: ${message.message}`);
     }
   }
 
-  function showFollowers(count) {
-    followers.textContent = count === 1 ? "1 student follows." : `${count} students follow.`;
+  function showFollowers(count, most, isLocked) {
+    const of = typeof most === "number" ? ` of at most ${most}` : "";
+    followers.textContent = `${count} student${count === 1 ? "" : "s"}${of} follow${count === 1 ? "s" : ""}.${isLocked ? " The room is locked: nobody new joins." : ""}`;
+    locked = Boolean(isLocked);
+    lockButton.textContent = locked ? "Unlock the room" : "Lock the room";
+    lockButton.setAttribute("aria-pressed", String(locked));
   }
 
   async function follow() {
@@ -277,6 +340,7 @@ export function startClassroom(box, app, { location = window.location } = {}) {
   });
   copyButton.addEventListener("click", () => navigator.clipboard?.writeText(linkInput.value).catch(() => linkInput.select()));
   leaveButton.addEventListener("click", () => leave());
+  lockButton.addEventListener("click", () => connection?.send({ type: "lock", locked: !locked }));
   exploreButton.addEventListener("click", () => {
     following = false;
     showMode();

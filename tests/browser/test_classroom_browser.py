@@ -11,7 +11,7 @@ from pagehelpers import open_program, step_of, wait_for_graph
 from playwright.sync_api import expect
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the real servers' helpers
-from realservers import app_server, redis_server  # noqa: E402
+from realservers import app_server, redis_process, redis_server  # noqa: E402
 
 PROGRAM = "a = 2; b = 3; c = a * b; L = c + a"
 
@@ -39,7 +39,7 @@ def test_a_student_follows_the_teacher_explores_and_rejoins(page, browser, live_
     wait_for_graph(student, 4)
     expect(student.locator("[data-vg-classroom]")).to_have_attribute("data-following", "true")
     expect(student.locator('[data-vg="room-status"]')).to_have_text("Following the teacher.")
-    expect(page.locator('[data-vg="room-followers"]')).to_have_text("1 student follows.")
+    expect(page.locator('[data-vg="room-followers"]')).to_have_text("1 student of at most 500 follows.")
 
     forward = page.get_by_role("button", name="Step forward")
     for expected in (1, 2, 3):
@@ -84,9 +84,37 @@ def test_a_student_follows_the_teacher_explores_and_rejoins(page, browser, live_
     wait_for_graph(embed, 2)
     forward.click()
     expect(embed.locator('[data-vg="scrubber"]')).to_have_value(page.locator('[data-vg="scrubber"]').input_value())
-    expect(page.locator('[data-vg="room-followers"]')).to_have_text("2 students follow.")
+    expect(page.locator('[data-vg="room-followers"]')).to_have_text("2 students of at most 500 follow.")
     student_context.close()
     assert problems == []
+
+
+def test_the_teacher_sets_the_room_size_and_locks_the_room(page, browser, live_server):
+    open_program(page, PROGRAM, nodes=4)
+    page.get_by_label("Students at most").fill("1")
+    page.get_by_role("button", name="Teach live").click()
+    followers = page.locator('[data-vg="room-followers"]')
+    link = page.locator('[data-vg="room-link"]')
+    expect(link).to_have_value(re.compile(r"room="))
+    first = browser.new_context().new_page()
+    first.goto(link.input_value())
+    expect(followers).to_have_text("1 student of at most 1 follows.")
+    second = browser.new_context().new_page()
+    second.goto(link.input_value())
+    expect(second.locator('[data-vg="room-status"]')).to_have_text(
+        "the room is full (1 student)"
+    )  # 1013: it tries again
+
+    lock = page.get_by_role("button", name="Lock the room")
+    lock.click()
+    expect(followers).to_have_text("1 student of at most 1 follows. The room is locked: nobody new joins.")
+    expect(page.get_by_role("button", name="Unlock the room")).to_have_attribute("aria-pressed", "true")
+    first.context.close()
+    second.context.close()
+    third = browser.new_context().new_page()
+    third.goto(link.input_value())
+    expect(third.locator('[data-vg="room-status"]')).to_have_text("the teacher has locked this room: no new students")
+    third.context.close()
 
 
 def test_a_student_joins_by_typing_the_code(page, browser, live_server):
@@ -142,4 +170,40 @@ def test_both_reconnect_after_the_server_dies_and_nothing_the_teacher_did_is_los
             expect(student.locator('[data-vg="room-status"]')).to_have_text("Following the teacher.")
             forward.click()
             expect(student.locator('[data-vg="scrubber"]')).to_have_value("5")
+        student.context.close()
+
+
+@pytest.mark.allow_console(r"WebSocket connection to .* failed")
+def test_a_room_redis_lost_is_made_again_by_the_teachers_page_and_the_student_follows_on(page, browser):
+    """Redis (no persistence) is killed with -9 mid-class and started again empty: the teacher's
+    page makes the room again under the same code with its own state; the student's page rejoins
+    by itself and follows on."""
+    with redis_process() as redis, app_server(redis_url=redis.url, redis_retry_seconds=0.5) as server:
+        page.goto(
+            f"{server.url}/?expression=a%20%3D%202%3B%20b%20%3D%203%3B%20c%20%3D%20a%20*%20b%3B%20L%20%3D%20c%20%2B%20a"
+        )
+        wait_for_graph(page, 4)
+        page.get_by_role("button", name="Teach live").click()
+        code_shown = page.locator('[data-vg="room-code-shown"]')
+        expect(code_shown).to_have_text(re.compile(r"^Room "))
+        code = code_shown.inner_text()
+        student = browser.new_context().new_page()
+        student.goto(page.locator('[data-vg="room-link"]').input_value())
+        wait_for_graph(student, 4)
+        forward = page.get_by_role("button", name="Step forward")
+        forward.click()
+        forward.click()
+        expect(student.locator('[data-vg="scrubber"]')).to_have_value("2")
+
+        redis.kill()
+        forward.click()  # the teacher moves on while Redis is down
+        redis.start()  # empty: the room is gone
+        expect(page.locator('[data-vg="room-status"]')).to_have_text(
+            "Teaching live: every student's copy follows yours.", timeout=20_000
+        )
+        expect(code_shown).to_have_text(code)
+        expect(student.locator('[data-vg="scrubber"]')).to_have_value("3", timeout=20_000)
+        expect(student.locator('[data-vg="room-status"]')).to_have_text("Following the teacher.")
+        forward.click()
+        expect(student.locator('[data-vg="scrubber"]')).to_have_value("4")
         student.context.close()
