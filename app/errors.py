@@ -13,6 +13,7 @@ from starlette.exceptions import HTTPException
 from engine import ProgramError, format_number
 
 from .budget import TimeBudgetExceeded
+from .graph import GraphError
 
 ECHO_ITEMS = 10  # members of an echoed object or array; the rest are counted
 ECHO_DEPTH = 8  # levels of an echoed object or array; deeper ones become "…"
@@ -108,6 +109,13 @@ async def validation_error(request: Request, error: RequestValidationError) -> R
     return json_error(422, detail)
 
 
+async def graph_error(request: Request, error: GraphError) -> Response:
+    """A posted graph that is not one (a cycle, an unknown child...): a 422 like pydantic's, whose
+    loc gives the node's place in `nodes` and the field, and whose msg names the node."""
+    entry = error.as_validation_error()
+    return json_error(422, [{**entry, "input": json_safe(entry["input"], request.app.state.settings.max_echo_length)}])
+
+
 async def http_error(request: Request, error: HTTPException) -> Response:
     """FastAPI's answer, with two gaps closed. A body that json.loads rejects with something other
     than a JSONDecodeError (nesting past the recursion limit, bytes that are not UTF-8, an integer
@@ -152,6 +160,7 @@ def _documented_methods(request: Request) -> set[str]:
 
 def register_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(ProgramError, program_error)
+    app.add_exception_handler(GraphError, graph_error)
     app.add_exception_handler(TimeBudgetExceeded, time_budget_exceeded)
     app.add_exception_handler(RequestValidationError, validation_error)
     app.add_exception_handler(HTTPException, http_error)

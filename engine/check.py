@@ -15,6 +15,7 @@ raises on NaN, an infinity or a zero divisor.
 
 import math
 from collections import deque
+from functools import cached_property
 from typing import NamedTuple
 
 from . import ieee
@@ -147,19 +148,31 @@ class _Checker:
         self.position = {node.id: i for i, node in enumerate(self.nodes)}
         if len(self.position) != len(self.nodes):
             raise ValueError("node ids must be distinct")
-        self.children = [[self.position[child] for child in node.children] for node in self.nodes]
-        self.local = [tuple(node.local_grads) for node in self.nodes]
+        if all(node.id == i for i, node in enumerate(self.nodes)):  # ids are positions: as the answer's are
+            self.children = [node.children for node in self.nodes]
+        else:
+            position = self.position.__getitem__
+            self.children = [tuple(map(position, node.children)) for node in self.nodes]
+        self.local = [node.local_grads for node in self.nodes]
         self.data = [node.data for node in self.nodes]
         self.output = self.position[output]
         self.walk = None if walk is None else [self.position[i] for i in walk if i in self.position]
         self.language = language
         self.max_steps = max_steps
         self.order = _course_order(self.children, self.output)  # children before parents, each once
-        self.forward_rank = {node: rank for rank, node in enumerate(self.order)}
-        self.parents = [[] for _ in self.nodes]  # (parent, slot) per use, among the reached nodes
+
+    @cached_property
+    def forward_rank(self) -> dict:
+        return {node: rank for rank, node in enumerate(self.order)}
+
+    @cached_property
+    def parents(self) -> list:
+        """(parent, slot) per use of each node, among the reached nodes (needed only to explain)."""
+        parents = [[] for _ in self.nodes]
         for parent in self.order:
             for slot, child in enumerate(self.children[parent]):
-                self.parents[child].append((parent, slot))
+                parents[child].append((parent, slot))
+        return parents
 
     # The course's backward, and the tolerance of a comparison with it.
     def run(self) -> Check:
@@ -174,7 +187,12 @@ class _Checker:
                 message = self._rule_message(local, data_problems)
             return Check(expected_grad, self._record("no_backward", [], None, message, local))
         self.learner = learner
-        wrong = [i for i in reversed(self.order) if not self._matches(learner, expected, i)]
+        scale = self.scale
+        wrong = [
+            i
+            for i in reversed(self.order)
+            if learner[i] != expected[i] and learner[i] is not None and not _close(learner[i], expected[i], scale[i])
+        ]
         if not wrong:
             if local or data_problems:
                 first = self._first_rule_problem(local, data_problems)
@@ -215,8 +233,19 @@ class _Checker:
     # Data and local gradients against each op's rule.
     def _rules(self):
         local, data_problems = [], []
+        data, children, local_grads = self.data, self.children, self.local
         for i in reversed(self.order):
             node = self.nodes[i]
+            if node.op is None:
+                continue
+            kids = children[i]
+            if node.op == "+" and len(kids) == 2:  # the common ops, exactly right: no rule to call
+                if data[i] == data[kids[0]] + data[kids[1]] and tuple(local_grads[i]) == (1.0, 1.0):
+                    continue
+            elif node.op == "*" and len(kids) == 2:
+                a, b = data[kids[0]], data[kids[1]]
+                if data[i] == a * b and tuple(local_grads[i]) == (b, a):
+                    continue
             op, n = self._op_of(i)
             if op is None:
                 continue
@@ -254,7 +283,9 @@ class _Checker:
         for i, value in data_problems:
             if i == first:
                 value, yours = format_number(value), format_number(self.data[i])
-                return f"{self._name(i)}: {self._formula(i)} is {value}, yours holds {yours}."
+                name = self._name(i)
+                name = name if name.startswith("node ") else f"node {name}"
+                return f"{name}: {self._formula(i)} is {value}, yours holds {yours}."
         slots = [(slot, stored, rule) for i, slot, stored, rule in local if i == first]
         return self._local_message(first, slots)
 
@@ -462,15 +493,13 @@ class _Checker:
         )
 
     def _not_reset(self, wrong):
+        grads = self.expected
         for calls in range(2, MAX_RESETS + 1):
-            times = [None if g is None else g * calls for g in self.expected]
+            times = [g * calls for g in self.expected]
             if self._all_match(times):  # the seed added with += each call: every grad times the calls
                 break
-            grads = None
-            for _ in range(calls):  # the seed set with = each call
-                grads = _propagate(
-                    self.order, self.children, self.local, self.output, len(self.nodes), 1.0, True, grads
-                )[0]
+            # the seed set with = each call: one more walk on top of the last call's grads
+            grads = _propagate(self.order, self.children, self.local, self.output, len(self.nodes), 1.0, True, grads)[0]
             if self._all_match(grads):
                 break
         else:
@@ -529,20 +558,30 @@ def _close(a: float, b: float, scale: float) -> bool:
 
 
 def _course_order(children, output):
-    """Chapter 2's iterative (node, inputIndex) walk: children before parents, each node once."""
+    """Chapter 2's iterative (node, inputIndex) walk: children before parents, each node once.
+    The node being scanned and its next input's index are kept in locals, and only the nodes
+    waiting for it on the stack (as engine.autograd walks), one push per node, not per edge."""
     order, visited = [], {output}
-    stack = [(output, 0)]
-    while stack:
-        node, index = stack.pop()
-        if index < len(children[node]):
-            stack.append((node, index + 1))
-            child = children[node][index]
+    waiting, resume_at = [], []
+    node, index = output, 0
+    while True:
+        inputs = children[node]
+        count = len(inputs)
+        while index < count:
+            child = inputs[index]
+            index += 1
             if child not in visited:
                 visited.add(child)
-                stack.append((child, 0))
+                waiting.append(node)
+                resume_at.append(index)
+                node, index = child, 0
+                break
         else:
             order.append(node)
-    return order
+            if not waiting:
+                return order
+            node = waiting.pop()
+            index = resume_at.pop()
 
 
 def _postorder_unvisited(children, output):

@@ -277,7 +277,7 @@ def test_data_against_the_op_rule():
     nodes[ids[c]] = nodes[ids[c]]._replace(data=5.0)
     check_ = check(nodes, ids[L]).gradient_check
     assert check_["status"] == "wrong"
-    assert check_["message"] == "c: 2 × 3 is 6, yours holds 5."
+    assert check_["message"] == "node c: 2 × 3 is 6, yours holds 5."
 
 
 def test_grads_off_by_rounding_are_not_wrong():
