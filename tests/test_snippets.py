@@ -16,7 +16,9 @@ import pytest
 
 pytestmark = pytest.mark.anyio
 
-SNIPPETS = pathlib.Path(__file__).parent / "snippets"
+SNIPPETS = pathlib.Path(__file__).parent / "snippets"  # our classes in the course's shape, and their programs
+DOCS = pathlib.Path(__file__).parent.parent / "docs"
+SHOWN = DOCS / "snippets"  # the snippets exactly as docs/learners.md shows them
 MARKER = "// valuegraph: the snippet goes here\n"
 SUCRASE_HOOK = SNIPPETS / "node_modules" / "sucrase" / "register" / "ts"
 RUN_SECONDS = 180  # a compiler on a loaded machine
@@ -47,7 +49,7 @@ def run(command, cwd) -> str:
 
 
 def csharp_graphs(tmp_path, broken: bool) -> list:
-    source = spliced(SNIPPETS / "csharp" / "Value.cs", SNIPPETS / "csharp" / "ToGraphJson.cs")
+    source = spliced(SNIPPETS / "csharp" / "Value.cs", SHOWN / "ToGraphJson.cs")
     if broken:
         source = replaced(source, "v._inputs[j].Grad += v._localGrads[j] * v.Grad;")
     (tmp_path / "Value.cs").write_text(source)
@@ -58,7 +60,7 @@ def csharp_graphs(tmp_path, broken: bool) -> list:
 
 
 def typescript_graphs(tmp_path, broken: bool) -> list:
-    source = spliced(SNIPPETS / "typescript" / "value.ts", SNIPPETS / "typescript" / "toGraphJson.ts")
+    source = spliced(SNIPPETS / "typescript" / "value.ts", SHOWN / "toGraphJson.ts")
     if broken:
         source = replaced(source, "input.grad += v.localGrads[i] * v.grad;")
     (tmp_path / "value.ts").write_text(source)
@@ -70,7 +72,7 @@ def typescript_graphs(tmp_path, broken: bool) -> list:
 
 
 def java_graphs(tmp_path, broken: bool) -> list:
-    source = spliced(SNIPPETS / "java" / "Value.java", SNIPPETS / "java" / "ToGraphJson.java")
+    source = spliced(SNIPPETS / "java" / "Value.java", SHOWN / "ToGraphJson.java")
     if broken:
         source = replaced(source, "v.children[j].grad += v.localGrads[j] * v.grad;")
     (tmp_path / "Value.java").write_text(source)
@@ -81,7 +83,7 @@ def java_graphs(tmp_path, broken: bool) -> list:
 def python_graphs(tmp_path, broken: bool) -> list:
     source = spliced(
         SNIPPETS / "python" / "value.py",
-        SNIPPETS / "python" / "to_graph_json.py",
+        SHOWN / "to_graph_json.py",
         "# valuegraph: the snippet goes here\n",
     )
     if broken:
@@ -130,3 +132,11 @@ async def test_snippet_on_a_class_with_assign_for_add_is_wrong_at_a(client, tmp_
     a = next(node["id"] for node in answer["nodes"] if node["label"] == "a")
     assert check["status"] == "wrong" and check["first"] == a and check["wrong"] == [a]
     assert check["message"].startswith("a is used by 2 nodes; its grad holds only the last one (yours 3, expected 4)")
+
+
+@pytest.mark.parametrize("snippet", ["ToGraphJson.cs", "toGraphJson.ts", "to_graph_json.py", "ToGraphJson.java"])
+def test_the_docs_show_each_snippet_as_it_is_run(snippet):
+    """docs/learners.md shows each file of docs/snippets/ whole, in a code block of its own."""
+    text = (SHOWN / snippet).read_text()
+    page = (DOCS / "learners.md").read_text()
+    assert f"\n{text}```\n" in page, f"docs/learners.md does not show docs/snippets/{snippet} as it is"
