@@ -417,3 +417,82 @@ def test_the_page_writes_the_derived_ops_of_posted_graphs(tmp_path):
         [node, "--input-type=module", "-e", script], capture_output=True, text=True, timeout=60, check=True
     )
     assert json.loads(done.stdout) == ["x / y", "q - y", "-r"]
+
+
+NUMBERS = st.one_of(
+    st.floats(allow_nan=False, allow_infinity=False, width=64),
+    st.sampled_from(["NaN", "Infinity", "-Infinity", 0.0, -0.0, 1.0]),
+)
+OPS = st.sampled_from([None, "+", "*", "**", "-", "/", "neg", "exp", "log", "relu", "ReLU", "tanh", "**3"])
+
+
+@st.composite
+def any_graphs(draw):
+    """Graphs of any numbers, ops and sharing (children always earlier), grads on all nodes or none."""
+    size = draw(st.integers(1, 12))
+    with_grads = draw(st.booleans())
+    nodes = []
+    for i in range(size):
+        children = draw(st.lists(st.integers(0, i - 1), max_size=2)) if i else []
+        node = {
+            "id": i,
+            "data": draw(NUMBERS),
+            "children": children,
+            "local_grads": [draw(NUMBERS) for _ in children],
+            "op": draw(OPS),
+        }
+        if with_grads:
+            node["grad"] = draw(NUMBERS)
+        nodes.append(node)
+    walk = draw(st.none() | st.lists(st.integers(0, size - 1), max_size=20))
+    return {"nodes": nodes, "output": size - 1, **({"walk": walk} if walk is not None else {})}
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(graph=any_graphs(), check_=st.booleans())
+async def test_any_graph_is_answered_or_refused_never_a_500(client, graph, check_):
+    """IEEE numbers never raise: whatever the numbers, ops and grads, the answer is 200 with a
+    gradient_check, or a 422 naming the node (an op whose inputs do not fit it)."""
+    response = await post_graph(client, graph, check=check_)
+    assert response.status_code in (200, 422), response.text
+    if response.status_code == 200:
+        answer = response.json()
+        assert answer["gradient_check"]["status"] in ("ok", "wrong", "no_backward")
+        assert all("expected_grad" in node for node in answer["nodes"])
+    else:
+        assert response.json()["detail"][0]["loc"][:3] == ["body", "graph", "nodes"]
+
+
+async def test_the_page_revives_the_checks_numbers(client, tmp_path):
+    """api.js's reviveNumbers (run by node) turns the strings of non-finite numbers back into
+    numbers in expected_grad and in gradient_check.local, as in every other number field."""
+    import pathlib
+    import shutil
+    import subprocess
+
+    graph = {
+        "nodes": [
+            {"id": 0, "label": "x", "data": 0.0, "grad": 1.0, "children": [], "local_grads": []},
+            {"id": 1, "op": "log", "data": "-Infinity", "grad": 1.0, "children": [0], "local_grads": [2.0]},
+        ],
+        "output": 1,
+    }
+    answer = (await post_graph(client, graph)).json()
+    assert answer["nodes"][0]["expected_grad"] == 2.0 and answer["gradient_check"]["local"][0]["expected"] == "Infinity"
+    (tmp_path / "answer.json").write_text(json.dumps(answer))
+    api_js = pathlib.Path(__file__).parent.parent / "static" / "js" / "api.js"
+    script = (
+        f"import {{ reviveNumbers }} from {json.dumps(api_js.as_uri())};\n"
+        "import { readFileSync } from 'node:fs';\n"
+        "const answer = reviveNumbers(JSON.parse(readFileSync('answer.json', 'utf8')));\n"
+        "const local = answer.gradient_check.local[0];\n"
+        "console.log(JSON.stringify([answer.nodes[1].data === -Infinity, local.expected === Infinity,"
+        " typeof answer.nodes[0].expected_grad]));\n"
+    )
+    node = shutil.which("node")
+    assert node, "node is not installed"
+    done = subprocess.run(
+        [node, "--input-type=module", "-e", script], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [True, True, "number"]
