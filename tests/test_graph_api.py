@@ -496,3 +496,11 @@ async def test_the_page_revives_the_checks_numbers(client, tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == [True, True, "number"]
+
+
+@pytest.mark.parametrize("path", ["/export/html", "/export/scorm"])
+async def test_exports_take_a_graph_too(client, path):
+    """The HTML file and the SCORM package replay a posted graph as they replay a program."""
+    response = await client.post(path, json={"graph": chapter_2()})
+    assert response.status_code == 200, response.text[:300]
+    assert len(response.content) > 1000
