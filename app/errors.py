@@ -14,6 +14,7 @@ from engine import ProgramError, format_number
 
 from .broker import BrokerUnavailable
 from .budget import TimeBudgetExceeded
+from .graph import GraphError
 
 ECHO_ITEMS = 10  # members of an echoed object or array; the rest are counted
 ECHO_DEPTH = 8  # levels of an echoed object or array; deeper ones become "…"
@@ -109,6 +110,13 @@ async def validation_error(request: Request, error: RequestValidationError) -> R
     return json_error(422, detail)
 
 
+async def graph_error(request: Request, error: GraphError) -> Response:
+    """A posted graph that is not one (a cycle, an unknown child...): a 422 like pydantic's, whose
+    loc gives the node's place in `nodes` and the field, and whose msg names the node."""
+    entry = error.as_validation_error()
+    return json_error(422, [{**entry, "input": json_safe(entry["input"], request.app.state.settings.max_echo_length)}])
+
+
 async def http_error(request: Request, error: HTTPException) -> Response:
     """FastAPI's answer, with two gaps closed. A body that json.loads rejects with something other
     than a JSONDecodeError (nesting past the recursion limit, bytes that are not UTF-8, an integer
@@ -164,6 +172,7 @@ async def broker_unavailable(request: Request, down: BrokerUnavailable) -> Respo
 def register_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(BrokerUnavailable, broker_unavailable)
     app.add_exception_handler(ProgramError, program_error)
+    app.add_exception_handler(GraphError, graph_error)
     app.add_exception_handler(TimeBudgetExceeded, time_budget_exceeded)
     app.add_exception_handler(RequestValidationError, validation_error)
     app.add_exception_handler(HTTPException, http_error)

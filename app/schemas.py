@@ -10,15 +10,24 @@ are written as the strings "NaN", "Infinity" and "-Infinity".
 
 import math
 import re
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, model_validator
-from pydantic_core import PydanticCustomError
+from pydantic_core import PydanticCustomError, ValidationError
 from typing_extensions import NotRequired, TypedDict
 
 from engine import DEFAULT_NUDGE
 
 CHAPTER_2_PROGRAM = "a = 2; b = 3; c = a * b; L = c + a"
+CHAPTER_2_GRAPH = {
+    "nodes": [
+        {"id": 0, "label": "a", "data": 2.0, "grad": 4.0, "children": [], "local_grads": []},
+        {"id": 1, "label": "b", "data": 3.0, "grad": 2.0, "children": [], "local_grads": []},
+        {"id": 2, "label": "c", "op": "*", "data": 6.0, "grad": 1.0, "children": [0, 1], "local_grads": [3.0, 2.0]},
+        {"id": 3, "label": "L", "op": "+", "data": 8.0, "grad": 1.0, "children": [2, 0], "local_grads": [1.0, 1.0]},
+    ],
+    "output": 3,
+}
 
 NON_FINITE = ("NaN", "Infinity", "-Infinity")
 
@@ -29,7 +38,7 @@ Number = Annotated[
         mode="serialization",
     ),
 ]
-Op = Literal["+", "*", "**", "log", "exp", "relu", "tanh"]
+Op = Literal["+", "*", "**", "log", "exp", "relu", "tanh", "-", "/", "neg"]  # the last three only in posted graphs
 Variant = Literal["correct", "no-visited-check", "assign", "no-topological-order"]
 VARIABLE_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
 VariableName = Annotated[str, Field(pattern=VARIABLE_NAME)]
@@ -117,9 +126,62 @@ class BackwardQuery(BaseModel):
         return BackwardRequest.model_construct(**dict(self), variables={})
 
 
+GraphNumber = Annotated[
+    Annotated[float, Field(allow_inf_nan=False)] | Literal["NaN", "Infinity", "-Infinity"],
+    AfterValidator(lambda x: float(x) if isinstance(x, str) else x),
+]
+Language = Literal["python", "csharp", "typescript", "javascript", "java"]
+
+
+class GraphNode(TypedDict):
+    """One node of a posted graph: the node fields of an answer. The answer's other fields (span,
+    expr, scope, numeric_grad, expected_grad) are accepted and not read, so an answer's `nodes` post
+    as they stand; `exponent` is read for "**"."""
+
+    __pydantic_config__ = ConfigDict(extra="forbid")
+
+    id: int
+    label: NotRequired[str | None]
+    op: NotRequired[str | None]
+    data: GraphNumber
+    grad: NotRequired[GraphNumber | None]
+    children: list[int]
+    local_grads: list[GraphNumber]
+    exponent: NotRequired[GraphNumber]
+    span: NotRequired[Any]
+    expr: NotRequired[Any]
+    scope: NotRequired[Any]
+    numeric_grad: NotRequired[Any]
+    expected_grad: NotRequired[Any]
+
+
+class Graph(BaseModel):
+    """A graph built by any program in any language, as the learner's own Value class left it."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    nodes: list[GraphNode] = Field(
+        min_length=1,
+        description="Children before parents (creation order); ids are any distinct integers. "
+        "`grad` is what the learner's backward left: on every node, or on none (status no_backward). "
+        "`op` (+ * ** - / neg exp log relu tanh, or add mul pow ..., ReLU, micrograd's **2) is optional: "
+        "given, the data and local gradients are checked against its rule.",
+    )
+    output: int = Field(description="The id of the output node, where the backward pass starts.")
+    walk: list[int] | None = Field(
+        None,
+        description="Optional: the ids in the order the learner's per-node backward steps ran, repeats kept; "
+        "the check replays it to name the cause.",
+    )
+    language: Language | None = Field(
+        None, description="Optional: the language of the learner's class, to name its methods in the message."
+    )
+
+
 class BackwardRequest(BackwardQuery):
     """The body of POST /backward. Strict: JSON has real booleans and numbers, so `"layout": 0`
-    or `"trace": "yes"` is refused as the schema says (the GET form reads strings leniently)."""
+    or `"trace": "yes"` is refused as the schema says (the GET form reads strings leniently).
+    Either `expression` (a program) or `graph` (a graph built elsewhere), not both."""
 
     @model_validator(mode="before")
     @classmethod
@@ -137,8 +199,41 @@ class BackwardRequest(BackwardQuery):
     model_config = ConfigDict(
         extra="forbid",
         strict=True,
-        json_schema_extra={"examples": [{"expression": CHAPTER_2_PROGRAM}]},
+        json_schema_extra={"examples": [{"expression": CHAPTER_2_PROGRAM}, {"graph": CHAPTER_2_GRAPH}]},
     )
+
+    expression: Annotated[str, AfterValidator(_not_empty)] | None = Field(
+        None,
+        json_schema_extra={"minLength": 1},
+        description="The program: statements separated by newlines or ';'; the last one is the output. "
+        "Give this or `graph`.",
+        examples=[CHAPTER_2_PROGRAM],
+    )
+    graph: Graph | None = Field(
+        None,
+        description="A graph built elsewhere (the learner's own Value class in C#, TypeScript, Python...), "
+        "instead of a program: traced, walked and checked (expected_grad, gradient_check).",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _expression_required_without_graph(cls, data):
+        """Without a graph, the program is missing, as it was before graphs could be posted."""
+        if isinstance(data, dict) and "expression" not in data and "graph" not in data:
+            raise ValidationError.from_exception_data(
+                cls.__name__, [{"type": "missing", "loc": ("expression",), "input": data}]
+            )
+        return data
+
+    @model_validator(mode="after")
+    def _expression_or_graph(self):
+        if (self.expression is None) == (self.graph is None):
+            raise PydanticCustomError(
+                "expression_or_graph", "give either `expression` (a program) or `graph` (a graph), not both"
+            )
+        if self.graph is not None and self.variables:
+            raise PydanticCustomError("graph_variables", "variables are for programs; a graph's leaves hold their data")
+        return self
 
     variables: Annotated[dict[VariableName, VariableValue], BeforeValidator(_screen_variables)] = Field(
         default_factory=dict,
@@ -223,6 +318,7 @@ class Node(TypedDict):
     children: list[int]  # aligned with local_grads; duplicates kept (a * a has two)
     local_grads: list[Number]
     numeric_grad: NotRequired[Number]  # only on leaves, only when check is true
+    expected_grad: NotRequired[Number]  # only for posted graphs: the course's backward on them
 
 
 class SortStep(TypedDict):
@@ -294,6 +390,25 @@ class Run(TypedDict):
     data: Number
 
 
+class LocalGradientProblem(TypedDict):
+    """A stored local gradient that differs from its op's rule."""
+
+    node: int
+    input: int  # the input's slot in the node's children and local_grads
+    stored: Number
+    expected: Number
+
+
+class GradientCheck(TypedDict):
+    """Where the learner's own backward goes wrong, and the likely cause."""
+
+    status: Literal["ok", "wrong", "no_backward"]
+    wrong: list[int]  # nodes whose grad differs from expected_grad beyond 1e-9 relative
+    first: int | None  # the first of them in the course's reverse walk (or the first rule problem)
+    message: str
+    local: list[LocalGradientProblem]
+
+
 class BackwardResponse(TypedDict):
     """The graph after the backward pass, and how the walk got there."""
 
@@ -307,6 +422,7 @@ class BackwardResponse(TypedDict):
     runs: list[Run]  # one per backward() call of a Python program, in call order
     run: int | None  # which of `runs` the graph and trace are from; null when there was none
     printed: list[str]  # the lines the program printed
+    gradient_check: NotRequired[GradientCheck]  # only for posted graphs
 
 
 class Health(BaseModel):

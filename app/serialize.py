@@ -33,17 +33,21 @@ class Sections(dict):
     """A JSON object of the answer whose values may be Records (the answer itself, and its trace)."""
 
 
-def backward_response(steps, measured=None, layout=None, include_trace=True, program=None) -> schemas.BackwardResponse:
+def backward_response(
+    steps, measured=None, layout=None, include_trace=True, program=None, checked=None
+) -> schemas.BackwardResponse:
     """steps: the engine's Trace; measured: {leaf Value: numeric gradient} from the nudge
     test, or None; layout: the layout record, or None; program: the engine's ProgramRun (where
-    each node came from, the runs, what was printed), or None for a graph built in Python."""
-    return _built(_sections(steps, measured, layout, include_trace, program))
+    each node came from, the runs, what was printed), or None for a graph built in Python;
+    checked: the gradient check (engine.check.Check, ids as steps gives them), or None where it
+    does not apply (then no expected_grad and no gradient_check: the bytes of before)."""
+    return _built(_sections(steps, measured, layout, include_trace, program, checked))
 
 
-def backward_json(steps, measured=None, layout=None, include_trace=True, program=None) -> bytes:
+def backward_json(steps, measured=None, layout=None, include_trace=True, program=None, checked=None) -> bytes:
     """The bytes of to_json(backward_response(...)), written a chunk of records at a time."""
     out = io.BytesIO()  # getvalue() hands over its buffer: the answer is not copied at the end
-    _write(_sections(steps, measured, layout, include_trace, program), out)
+    _write(_sections(steps, measured, layout, include_trace, program, checked), out)
     return out.getvalue()
 
 
@@ -53,9 +57,10 @@ def to_json(response: schemas.BackwardResponse) -> bytes:
     return pydantic_core.to_json(response, inf_nan_mode="strings")
 
 
-def _sections(steps, measured, layout, include_trace, program) -> Sections:
+def _sections(steps, measured, layout, include_trace, program, checked=None) -> Sections:
     ids = steps.ids
-    response = Sections(output=steps.output, nodes=_node_records(steps, measured, program), order=steps.order)
+    expected = None if checked is None else checked.expected_grad
+    response = Sections(output=steps.output, nodes=_node_records(steps, measured, program, expected), order=steps.order)
     if include_trace:
         response["trace"] = Sections(
             sort=Records(len(steps.sort_steps), lambda start, stop: _sort_records(steps.sort_steps[start:stop], ids)),
@@ -71,10 +76,12 @@ def _sections(steps, measured, layout, include_trace, program) -> Sections:
     response["runs"] = [{"line": line, "data": data} for line, data in program.runs] if program else []
     response["run"] = program.run if program else None
     response["printed"] = program.printed if program else []
+    if checked is not None:
+        response["gradient_check"] = checked.gradient_check
     return response
 
 
-def _node_records(steps, measured, program) -> Records:
+def _node_records(steps, measured, program, expected=None) -> Records:
     nodes = steps.nodes
     id_of = steps.ids.__getitem__
     labels, made = (program or ProgramRun(None)).origin_parts(nodes)
@@ -108,6 +115,8 @@ def _node_records(steps, measured, program) -> Records:
                 record["exponent"] = node.exponent
             if measured is not None and node in measured:
                 record["numeric_grad"] = measured[node]
+            if expected is not None:
+                record["expected_grad"] = expected[i]  # keyed by the answer's ids
             records.append(record)
         return records
 

@@ -17,11 +17,13 @@ from typing import Callable, NamedTuple
 import anyio
 
 from engine import Limits, ProgramRun, Trace, Value, measure_leaf_gradients, run_program, trace
+from engine.check import Check, check
 
 from . import schemas
 from .budget import Leftovers, collector_paused, run_within_budget
 from .cache import ResponseCache
 from .config import Settings
+from .graph import check_nodes, read_graph
 from .layout import compute_layout
 from .serialize import backward_json, backward_response
 
@@ -38,6 +40,7 @@ class Computed(NamedTuple):
     layout: dict | None
     include_trace: bool
     program: ProgramRun | None  # None for a graph built in Python
+    checked: Check | None = None  # the gradient check of a posted graph; None for programs
 
     def response(self) -> schemas.BackwardResponse:
         return backward_response(*self)
@@ -48,6 +51,8 @@ class Computed(NamedTuple):
 
 def compute(request: schemas.BackwardRequest, limits: Limits) -> Computed:
     """parse -> run -> trace -> (nudge test) -> (layout), as the request asks."""
+    if request.graph is not None:
+        return compute_posted_graph(request, limits)
     program = run_program(request.expression, request.variables, limits, request.seed, request.run)
     return _walked(program.output, request, limits, program)  # the syntax tree is freed by now
 
@@ -56,6 +61,24 @@ def compute_graph(output: Value, limits: Limits, variant: str = "correct") -> Co
     """The same for a graph built in Python (no program to run), traced and laid out as an export replays it."""
     request = schemas.BackwardRequest.model_construct(expression="", variant=variant, **EXPORTED)
     return _walked(output, request, limits, None)
+
+
+def compute_posted_graph(request: schemas.BackwardRequest, limits: Limits) -> Computed:
+    """A graph posted whole (`graph`): read -> trace (valuegraph's own walk) -> check (the learner's
+    grads against the course's backward) -> (nudge test) -> (layout). The grads in the answer are
+    the learner's when the graph has them; the trace keeps the ones its walk computed."""
+    graph = read_graph(request.graph, limits, replayable=request.check)
+    steps = trace(graph.output, limits, request.variant)
+    ids = steps.ids
+    walk = None if graph.walk is None else [ids[value] for value in graph.walk if value in ids]
+    checked = check(
+        check_nodes(steps, graph.grads), steps.output, walk, request.graph.language, limits.max_variant_steps
+    )
+    for value, grad in graph.grads.items():
+        value.grad = grad
+    measured = measure_leaf_gradients(graph.output, request.nudge, limits) if request.check else None
+    layout = compute_layout(steps) if request.layout else None
+    return Computed(steps, measured, layout, request.trace, None, checked)
 
 
 def _walked(output: Value, request: schemas.BackwardRequest, limits: Limits, program: ProgramRun | None) -> Computed:
@@ -107,10 +130,12 @@ class Service:
     async def backward_json(self, request: schemas.BackwardRequest) -> tuple[bytes, Callable[[], None] | None]:
         """The answer's bytes, from the cache or computed, and what to call once they are sent
         (frees the graph and trace off the event loop), or None."""
-        key = json.dumps(request.model_dump(), sort_keys=True)  # escapes lone surrogates, unlike model_dump_json
-        body = self.cache.get(key)
+        # A posted graph is not cached: its key would cost about what its answer does, on the event loop.
+        key = None if request.graph else json.dumps(request.model_dump(), sort_keys=True)  # escapes lone surrogates
+        body = None if key is None else self.cache.get(key)
         if body is not None:
             return body, None
         body, leftovers = await self.run(answer_json, request, self.limits)
-        self.cache.put(key, body)
+        if key is not None:
+            self.cache.put(key, body)
         return body, leftovers.free

@@ -16,6 +16,8 @@ class Limits:
     max_collection_length: int = 100_000  # items in one list, tuple or dict, or consumed by one sum/min/max/list
     max_backward_calls: int = 10_000  # calls of backward()
     max_printed_characters: int = 100_000  # characters print() may write in all
+    # Graphs posted whole:
+    max_label_length: int = 200  # characters of one node's label
 
     def __post_init__(self):
         for name, value in self.__dict__.items():

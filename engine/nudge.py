@@ -20,6 +20,10 @@ REPLAY = {
     "exp": lambda xs, node: xs[0].exp(),
     "relu": lambda xs, node: xs[0].relu(),
     "tanh": lambda xs, node: xs[0].tanh(),
+    # only in graphs posted whole, where a learner's class has them as ops of their own:
+    "-": lambda xs, node: xs[0] - xs[1],
+    "/": lambda xs, node: xs[0] / xs[1],
+    "neg": lambda xs, node: -xs[0],
 }
 
 

@@ -170,7 +170,7 @@ def _describe(node, children):
     args = [format_number(x) for x in children]
     if node.op is None:
         return node.label or "a constant"
-    if node.op in ("+", "*"):
+    if node.op in ("+", "*", "-", "/"):
         return f"{args[0]} {node.op} {args[1]}"
     if node.op == "**":
         base = f"({args[0]})" if children[0] < 0 else args[0]

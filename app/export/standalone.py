@@ -178,7 +178,7 @@ def request_html(
     """The self-contained file replaying a request's program (its seed, run and variables included)."""
     return standalone_html(
         exported(request, limits),
-        expression=request.expression,
+        expression=request.expression or "",  # a posted graph has no program to show
         variables=variables_text(request.variables),
         options=options,
         title=title,

@@ -36,13 +36,19 @@ async def post_backward(
         schemas.BackwardRequest,
         Body(
             openapi_examples={
-                "chapter 2": {"summary": "Chapter 2's graph", "value": {"expression": schemas.CHAPTER_2_PROGRAM}}
+                "chapter 2": {"summary": "Chapter 2's graph", "value": {"expression": schemas.CHAPTER_2_PROGRAM}},
+                "a graph": {
+                    "summary": "Chapter 2's graph as a learner's own Value class in any language writes it",
+                    "value": {"graph": schemas.CHAPTER_2_GRAPH},
+                },
             }
         ),
     ],
     service: ServiceDep,
 ) -> Response:
-    """Run a program and its backward pass; return the graph, its gradients and every step."""
+    """Run a program and its backward pass; return the graph, its gradients and every step. With
+    `graph` instead of a program: the same for a graph built elsewhere, with each node's
+    expected_grad and the gradient_check of the learner's own grads."""
     return await _answer(request, service)
 
 

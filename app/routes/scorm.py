@@ -26,7 +26,7 @@ def _package(request: schemas.BackwardRequest, limits, options: EmbedOptions, ti
 
 
 async def _answer(body: schemas.BackwardRequest, query, title: str | None, service: Service) -> Response:
-    chosen = lesson_title(body.expression, title)
+    chosen = lesson_title(body.expression or "", title)
     package = await service.run(_package, body, service.limits, EmbedOptions.from_query(query), chosen)
     return Response(
         package,

@@ -26,6 +26,11 @@ export function reviveNumbers(response) {
     node.local_grads = node.local_grads.map(number);
     if ("numeric_grad" in node) node.numeric_grad = number(node.numeric_grad);
     if ("exponent" in node) node.exponent = number(node.exponent);
+    if ("expected_grad" in node) node.expected_grad = number(node.expected_grad);
+  }
+  for (const problem of response.gradient_check?.local ?? []) {
+    problem.stored = number(problem.stored);
+    problem.expected = number(problem.expected);
   }
   for (const run of response.runs ?? []) run.data = number(run.data);
   for (const step of response.trace?.propagate ?? []) {

@@ -62,7 +62,11 @@ export function formula(node, nodes) {
       return node.label === null ? "a constant" : "a leaf";
     case "+":
     case "*":
+    case "-": // "-", "/" and "neg" come only in graphs posted whole, from a learner's own class
+    case "/":
       return `${args[0]} ${node.op} ${args[1]}`;
+    case "neg":
+      return `-${args[0]}`;
     case "**":
       return `${args[0]} ** ${formatNumber(node.exponent)}`;
     default:

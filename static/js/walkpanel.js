@@ -15,6 +15,9 @@ const LOCAL_GRADIENT_RULE = {
   exp: () => "exp(x), which is this node's own data",
   tanh: () => "1 − tanh(x)², from this node's own data",
   relu: () => "1 if the input is positive, else 0",
+  "-": () => "1 for the first input, −1 for the second",
+  "/": () => "1 / b for a, −a / b² for b",
+  neg: () => "−1",
 };
 
 function item(doc, text, className = "") {

@@ -1,0 +1,152 @@
+"""A 100,000-node graph posted to a real server (POST /backward with `graph`), against the time budget.
+
+    python -m benchmarks.bench_graph [--nodes N] [--repeats R]
+
+One uvicorn server (benchmarks.apps:create_bench_app) with the node limit and the body size
+raised for the graph (VALUEGRAPH_MAX_NODES, VALUEGRAPH_MAX_BODY_BYTES); the time budget is the
+server's own (VALUEGRAPH_TIME_BUDGET, 2 s unless set). The graph is a residual chain, as a
+learner's network makes them: x = x * w + x over a thousand shared weights, every node used
+twice. It is posted with the learner's grads right (the check confirms them) and with the grads
+that `=` for `+=` gives (the check then recomputes under every hypothesis before naming one),
+without the trace and with it. Beside them, the peer: the same graph as engine Values traced
+and written in-process (the /backward work without HTTP or reading a graph), and reading the
+body alone (json.loads), so the table shows what the graph path adds.
+"""
+
+import argparse
+import json
+import os
+
+import httpx
+
+from app.serialize import backward_json
+from benchmarks.bench_http import Server
+from benchmarks.common import clock, load, machine, median, ms, print_table, verdict
+from engine import Limits, Value, trace
+from engine.autograd import operation_order
+
+
+def residual_chain(size: int):
+    """(engine output Value, the graph as a learner's class writes it) with about `size` nodes."""
+    weights = [Value(0.001 * (k % 7 - 3), label=f"w{k}") for k in range(1000)]
+    x = Value(1.0, label="x")
+    made = 1001
+    k = 0
+    while made + 2 <= size:
+        x = x * weights[k % 1000] + x
+        made += 2
+        k += 1
+    return x
+
+
+def as_graph(output, grads):
+    steps = trace(output, Limits(max_nodes=10**7, max_variant_steps=10**7))
+    ids = steps.ids
+    nodes = [
+        {
+            "id": i,
+            "label": value.label,
+            "op": value.op,
+            "data": value.data,
+            "grad": grads[value],
+            "children": [ids[child] for child in value._children],
+            "local_grads": list(value._local_grads),
+        }
+        for i, value in enumerate(steps.nodes)
+    ]
+    return {"nodes": nodes, "output": steps.output}
+
+
+def reached(output) -> list:
+    values, stack, seen = [], [output], {output}
+    while stack:
+        value = stack.pop()
+        values.append(value)
+        for child in value._children:
+            if child not in seen:
+                seen.add(child)
+                stack.append(child)
+    return values
+
+
+def course_grads(output):
+    values = reached(output)
+    for value in values:
+        value.grad = 0.0
+    output.backward()
+    return {value: value.grad for value in values}
+
+
+def assigned_grads(output):
+    """What a backward with `=` for `+=` leaves: each input keeps only its last contribution."""
+    order = operation_order(output)
+    grads = dict.fromkeys(reached(output), 0.0)
+    grads[output] = 1.0
+    for value in reversed(order):
+        for child, local in zip(value._children, value._local_grads):
+            grads[child] = local * grads[value]
+    return grads
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nodes", type=int, default=100_000)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args(argv)
+
+    output = residual_chain(args.nodes)
+    bodies = {
+        "grads right (status ok)": {"graph": as_graph(output, course_grads(output)), "trace": False},
+        "= for += (status wrong, every hypothesis tried)": {
+            "graph": as_graph(output, assigned_grads(output)),
+            "trace": False,
+        },
+    }
+    bodies["grads right, with the trace"] = {**bodies["grads right (status ok)"], "trace": True}
+    encoded = {name: json.dumps(body).encode() for name, body in bodies.items()}
+    count = len(bodies["grads right (status ok)"]["graph"]["nodes"])
+    budget = float(os.environ.get("VALUEGRAPH_TIME_BUDGET", "2.0"))
+    environment = {"VALUEGRAPH_MAX_NODES": str(max(count, 50_000)), "VALUEGRAPH_MAX_BODY_BYTES": str(64_000_000)}
+
+    rows = []
+    with Server(1, environment=environment) as server, httpx.Client(base_url=server.url, timeout=120) as client:
+        for name, body in encoded.items():
+            times, statuses, answer = [], set(), None
+            for _ in range(args.repeats):
+                started = clock()
+                response = client.post("/backward", content=body, headers={"content-type": "application/json"})
+                times.append(clock() - started)
+                statuses.add(response.status_code)
+                answer = response
+            check = answer.json().get("gradient_check", {}) if answer.status_code == 200 else {}
+            took = median(times)
+            rows.append(
+                [
+                    f"POST /backward graph, {name}",
+                    f"{len(body) / 1e6:.1f} MB",
+                    ms(took),
+                    ",".join(map(str, sorted(statuses))) + (f" {check.get('status')}" if check else ""),
+                    verdict(took <= budget and statuses == {200}),
+                ]
+            )
+
+    body = encoded["grads right, with the trace"]
+    started = clock()
+    json.loads(body)
+    reading = clock() - started
+    started = clock()
+    steps = trace(output, Limits(max_nodes=10**7))
+    backward_json(steps)
+    in_process = clock() - started
+    rows.append(["peer: the same graph as engine Values, traced and written in-process", "", ms(in_process), "", ""])
+    rows.append(["peer: json.loads of the body alone", f"{len(body) / 1e6:.1f} MB", ms(reading), "", ""])
+    print_table(
+        f"A {count:,}-node graph posted whole (median of {args.repeats}; time budget {budget:g} s)",
+        ["request", "body", "ms", "status", f"within {budget:g} s"],
+        rows,
+        [machine(), load()],
+    )
+
+
+if __name__ == "__main__":
+    main()

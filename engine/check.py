@@ -1,0 +1,616 @@
+"""The gradient check: where does a learner's own backward go wrong, and why?
+
+Input: a graph as the learner's own Value class left it (CheckNode per node, children before
+parents, ids of the learner's choosing) and the output's id; optionally the learner's recorded
+walk (the node ids in the order their per-node backward steps ran). Output: each node's
+expected_grad, the course's iterative backward from the output on the same graph (same data,
+same local gradients, += into each input), and the gradient_check record of the wire format.
+
+The likely cause is found by recomputing, not guessing: the learner's grads are compared with
+what each known mistake gives on this very graph (`=` for `+=`, no visited set, no topological
+order, no seed of 1, grads not reset between backward() calls), and the stored data and local
+gradients with each op's rule. Numbers follow IEEE 754 throughout (engine.ieee): nothing here
+raises on NaN, an infinity or a zero divisor.
+"""
+
+import math
+from collections import deque
+from functools import cached_property
+from typing import NamedTuple
+
+from . import ieee
+from .trace import format_number
+
+TOLERANCE = 1e-9  # relative: a grad further than this from the expected one is wrong
+MAX_RESETS = 8  # backward() calls without a reset tried when looking for the cause
+DEFAULT_MAX_STEPS = 200_000  # steps a simulated broken walk may take (it can unfold a graph into a tree)
+
+
+class CheckNode(NamedTuple):
+    id: int
+    label: str | None
+    op: str | None  # None: not known (the local gradients are then not checked)
+    data: float
+    grad: float | None  # None: the learner's backward never set it
+    children: tuple  # ids, aligned with local_grads; a * a has the same id twice
+    local_grads: tuple
+    exponent: float | None = None  # the n of a ** n, when known
+
+
+class Check(NamedTuple):
+    expected_grad: dict  # id -> the course's gradient (0 for nodes the output does not reach)
+    gradient_check: dict  # status, wrong, first, message, local
+
+
+# Each op's rule: (arity, forward value, local gradients); xs are the inputs' data, n the exponent.
+def _relu(x):
+    return 0.0 if x <= 0 else x  # relu(NaN) stays NaN, as C#'s Math.Max(0, NaN)
+
+
+RULES = {
+    "+": (2, lambda xs, n: xs[0] + xs[1], lambda xs, out, n: (1.0, 1.0)),
+    "*": (2, lambda xs, n: xs[0] * xs[1], lambda xs, out, n: (xs[1], xs[0])),
+    "-": (2, lambda xs, n: xs[0] - xs[1], lambda xs, out, n: (1.0, -1.0)),
+    "/": (
+        2,
+        lambda xs, n: ieee.divide(xs[0], xs[1]),
+        lambda xs, out, n: (ieee.divide(1.0, xs[1]), -ieee.divide(xs[0], xs[1] * xs[1])),
+    ),
+    "neg": (1, lambda xs, n: -xs[0], lambda xs, out, n: (-1.0,)),
+    "**": (1, lambda xs, n: ieee.power(xs[0], n), lambda xs, out, n: (n * ieee.power(xs[0], n - 1),)),
+    "exp": (1, lambda xs, n: ieee.exp(xs[0]), lambda xs, out, n: (ieee.exp(xs[0]),)),
+    "log": (1, lambda xs, n: ieee.log(xs[0]), lambda xs, out, n: (ieee.divide(1.0, xs[0]),)),
+    "relu": (1, lambda xs, n: _relu(xs[0]), lambda xs, out, n: (1.0 if xs[0] > 0 else 0.0,)),
+    "tanh": (1, lambda xs, n: math.tanh(xs[0]), lambda xs, out, n: (1.0 - math.tanh(xs[0]) ** 2,)),
+}
+RULE_TEXT = {
+    "+": "1 for each input",
+    "*": "the other input's data",
+    "-": "1 and -1",
+    "/": "1/b and -a/b²",
+    "neg": "-1",
+    "**": "n·xⁿ⁻¹",
+    "exp": "eˣ, the node's own data",
+    "log": "1/x",
+    "relu": "1 if the input is positive, else 0",
+    "tanh": "1 - tanh(x)², from the node's own data",
+}
+SYMBOL = {"+": "+", "*": "×", "-": "-", "/": "÷"}
+ALIASES = {
+    "add": "+",
+    "mul": "*",
+    "sub": "-",
+    "div": "/",
+    "truediv": "/",
+    "pow": "**",
+    "negate": "neg",
+}
+# What the learner calls each op's method, per language; None: name the op itself.
+METHODS = {
+    "python": {
+        "+": "__add__",
+        "*": "__mul__",
+        "-": "__sub__",
+        "/": "__truediv__",
+        "neg": "__neg__",
+        "**": "__pow__",
+    },
+    "csharp": {
+        "+": "operator +",
+        "*": "operator *",
+        "-": "operator -",
+        "/": "operator /",
+        "neg": "operator -",
+        "**": "Pow",
+        "exp": "Exp",
+        "log": "Log",
+        "relu": "Relu",
+        "tanh": "Tanh",
+    },
+    "typescript": {"+": "add", "*": "mul", "-": "sub", "/": "div", "neg": "neg", "**": "pow"},
+    "java": {"+": "add", "*": "mul", "-": "sub", "/": "div", "neg": "neg", "**": "pow"},
+}
+METHODS["javascript"] = METHODS["typescript"]
+# How the learner writes "the first input's data" and "the second input's data".
+INPUT_DATA = {
+    "python": ("self.data", "other.data"),
+    "csharp": ("a.Data", "b.Data"),
+    "typescript": ("this.data", "other.data"),
+    "javascript": ("this.data", "other.data"),
+    "java": ("this.data", "other.data"),
+}
+
+
+def canonical_op(op) -> tuple[str | None, float | None]:
+    """(op, exponent from the name) in RULES' terms, or (None, None) when not one of them:
+    'ReLU' and 'Relu' are relu, 'add' is +, micrograd's '**2' is ** with exponent 2."""
+    if not isinstance(op, str):
+        return None, None
+    if op.startswith("**") and len(op) > 2:
+        try:
+            return "**", float(op[2:])
+        except ValueError:
+            return None, None
+    name = ALIASES.get(op.lower(), op.lower()) if op not in RULES else op
+    return (name, None) if name in RULES else (None, None)
+
+
+def check(nodes, output, walk=None, language=None, max_steps=DEFAULT_MAX_STEPS) -> Check:
+    """nodes: CheckNodes, children before parents; output: the output's id; walk: the ids in the
+    order the learner's per-node backward steps ran, or None; language: 'python', 'csharp',
+    'typescript', 'javascript', 'java' or None, for naming the learner's methods in the message."""
+    return _Checker(nodes, output, walk, language, max_steps).run()
+
+
+class _Checker:
+    def __init__(self, nodes, output, walk, language, max_steps):
+        self.nodes = list(nodes)
+        self.position = {node.id: i for i, node in enumerate(self.nodes)}
+        if len(self.position) != len(self.nodes):
+            raise ValueError("node ids must be distinct")
+        if all(node.id == i for i, node in enumerate(self.nodes)):  # ids are positions: as the answer's are
+            self.children = [node.children for node in self.nodes]
+        else:
+            position = self.position.__getitem__
+            self.children = [tuple(map(position, node.children)) for node in self.nodes]
+        self.local = [node.local_grads for node in self.nodes]
+        self.data = [node.data for node in self.nodes]
+        self.output = self.position[output]
+        self.walk = None if walk is None else [self.position[i] for i in walk if i in self.position]
+        self.language = language
+        self.max_steps = max_steps
+        self.order = _course_order(self.children, self.output)  # children before parents, each once
+
+    @cached_property
+    def forward_rank(self) -> dict:
+        return {node: rank for rank, node in enumerate(self.order)}
+
+    @cached_property
+    def parents(self) -> list:
+        """(parent, slot) per use of each node, among the reached nodes (needed only to explain)."""
+        parents = [[] for _ in self.nodes]
+        for parent in self.order:
+            for slot, child in enumerate(self.children[parent]):
+                parents[child].append((parent, slot))
+        return parents
+
+    # The course's backward, and the tolerance of a comparison with it.
+    def run(self) -> Check:
+        expected, self.scale = _propagate(self.order, self.children, self.local, self.output, len(self.nodes))
+        self.expected = expected
+        expected_grad = {node.id: expected[i] for i, node in enumerate(self.nodes)}
+        local, data_problems = self._rules()
+        learner = [node.grad for node in self.nodes]
+        if all(grad is None for grad in learner):
+            message = "No gradients to check: backward() has not run, so every grad is what the course's walk gives."
+            if local or data_problems:
+                message = self._rule_message(local, data_problems)
+            return Check(expected_grad, self._record("no_backward", [], None, message, local))
+        self.learner = learner
+        scale = self.scale
+        wrong = [
+            i
+            for i in reversed(self.order)
+            if learner[i] != expected[i] and learner[i] is not None and not _close(learner[i], expected[i], scale[i])
+        ]
+        if not wrong:
+            if local or data_problems:
+                first = self._first_rule_problem(local, data_problems)
+                return Check(
+                    expected_grad, self._record("wrong", [], first, self._rule_message(local, data_problems), local)
+                )
+            name = self._name(self.output)
+            message = f"Your gradients match the course's backward from {name} on every node."
+            return Check(expected_grad, self._record("ok", [], None, message, local))
+        message = self._cause(wrong)
+        if local or data_problems:
+            message = self._rule_message(local, data_problems) + " " + message
+        return Check(expected_grad, self._record("wrong", sorted(wrong), wrong[0], message, local))
+
+    def _record(self, status, wrong, first, message, local):
+        ids = [node.id for node in self.nodes]
+        return {
+            "status": status,
+            "wrong": [ids[i] for i in wrong],
+            "first": None if first is None else ids[first],
+            "message": message,
+            "local": [
+                {"node": ids[i], "input": slot, "stored": stored, "expected": rule} for i, slot, stored, rule in local
+            ],
+        }
+
+    def _matches(self, grads, reference, i) -> bool:
+        """grads[i] is reference[i] within TOLERANCE of the larger of the two and of the terms
+        summed into it (two orders of the same sum may differ in the last bits)."""
+        a, b = grads[i], reference[i]
+        if a is None:
+            return True
+        return _close(a, b, self.scale[i])
+
+    def _all_match(self, simulated) -> bool:
+        return simulated is not None and all(self._matches(self.learner, simulated, i) for i in self.order)
+
+    # Data and local gradients against each op's rule.
+    def _rules(self):
+        local, data_problems = [], []
+        data, children, local_grads = self.data, self.children, self.local
+        for i in reversed(self.order):
+            node = self.nodes[i]
+            if node.op is None:
+                continue
+            kids = children[i]
+            if node.op == "+" and len(kids) == 2:  # the common ops, exactly right: no rule to call
+                if data[i] == data[kids[0]] + data[kids[1]] and tuple(local_grads[i]) == (1.0, 1.0):
+                    continue
+            elif node.op == "*" and len(kids) == 2:
+                a, b = data[kids[0]], data[kids[1]]
+                if data[i] == a * b and tuple(local_grads[i]) == (b, a):
+                    continue
+            op, n = self._op_of(i)
+            if op is None:
+                continue
+            arity, forward, gradients = RULES[op]
+            xs = [self.data[c] for c in self.children[i]]
+            if len(xs) != arity or len(self.local[i]) != arity or (op == "**" and n is None):
+                continue
+            value = forward(xs, n)
+            if not _close(node.data, value, 0.0):
+                data_problems.append((i, value))
+            for slot, (stored, rule) in enumerate(zip(self.local[i], gradients(xs, node.data, n))):
+                if not _close(stored, rule, 0.0):
+                    local.append((i, slot, stored, rule))
+        return local, data_problems
+
+    def _op_of(self, i):
+        node = self.nodes[i]
+        op, n = canonical_op(node.op)
+        if op == "-" and len(self.children[i]) == 1:
+            op = "neg"
+        if op == "**" and n is None:
+            n = node.exponent
+        return op, n
+
+    def _first_rule_problem(self, local, data_problems):
+        """Wrong data first, the earliest made (the later ones may only follow from it); else the
+        first wrong local gradient walking back from the output."""
+        if data_problems:
+            return min(data_problems, key=lambda problem: self.forward_rank[problem[0]])[0]
+        flagged = {i for i, *_ in local}
+        return next(i for i in reversed(self.order) if i in flagged)
+
+    def _rule_message(self, local, data_problems) -> str:
+        first = self._first_rule_problem(local, data_problems)
+        for i, value in data_problems:
+            if i == first:
+                value, yours = format_number(value), format_number(self.data[i])
+                name = self._name(i)
+                name = name if name.startswith("node ") else f"node {name}"
+                return f"{name}: {self._formula(i)} is {value}, yours holds {yours}."
+        slots = [(slot, stored, rule) for i, slot, stored, rule in local if i == first]
+        return self._local_message(first, slots)
+
+    def _local_message(self, i, slots) -> str:
+        op, n = self._op_of(i)
+        method = self._method(op)
+        names = INPUT_DATA.get(self.language)
+        if op == "*" and len(slots) == 2 and self.data[self.children[i][0]] != self.data[self.children[i][1]]:
+            a, b = (self.data[c] for c in self.children[i])
+            if _close(slots[0][1], a, 0.0) and _close(slots[1][1], b, 0.0):
+                if names:
+                    return (
+                        f"Your {method} gives the first input the local gradient `{names[0]}`; "
+                        f"it should be `{names[1]}` (and the second `{names[0]}`)."
+                    )
+                return (
+                    f"Your {method} gives each input its own data as its local gradient ({self._name(i)}); "
+                    "each should get the other input's data."
+                )
+        slot, stored, rule = slots[0]
+        which = "the" if len(self.children[i]) == 1 else ("the first" if slot == 0 else "the second")
+        return (
+            f"Your {method} gives {which} input of {self._name(i)} the local gradient {format_number(stored)}; "
+            f"the rule ({RULE_TEXT[op]}) gives {format_number(rule)}."
+        )
+
+    def _method(self, op) -> str:
+        method = METHODS.get(self.language, {}).get(op)
+        if method:
+            return f"`{method}`"
+        return f"`{op}`"
+
+    def _formula(self, i) -> str:
+        op, n = self._op_of(i)
+        xs = [format_number(self.data[c]) for c in self.children[i]]
+        if op in SYMBOL:
+            return f"{xs[0]} {SYMBOL[op]} {xs[1]}"
+        if op == "**":
+            return f"{xs[0]} ** {format_number(n)}"
+        if op == "neg":
+            return f"-{xs[0]}"
+        return f"{op}({xs[0]})"
+
+    # The cause of wrong grads, by recomputing under each hypothesis.
+    def _cause(self, wrong) -> str:
+        for hypothesis in (
+            self._unseeded,
+            self._learners_walk,
+            self._assigned,
+            self._no_visited_set,
+            self._no_topological_order,
+            self._forwards,
+            self._not_reset,
+            self._wrong_local_in_backward,
+        ):
+            message = hypothesis(wrong)
+            if message:
+                return message
+        first = wrong[0]
+        return (
+            f"{self._name(first)} is the first wrong node walking back from {self._name(self.output)}: "
+            f"yours {format_number(self.learner[first])}, expected {format_number(self.expected[first])}."
+        )
+
+    def _simulate(self, order, seed=1.0, accumulate=True):
+        grads, _ = _propagate(order, self.children, self.local, self.output, len(self.nodes), seed, accumulate)
+        return grads
+
+    def _unseeded(self, wrong):
+        seed = self.learner[self.output]
+        if seed is None or _close(seed, 1.0, 0.0) or not self._all_match(self._simulate(self.order, seed)):
+            return None
+        name = self._name(self.output)
+        if seed == 0:
+            return (
+                f"The output {name}'s grad was never seeded with 1, so nothing was passed back: "
+                f"set {name}.grad = 1 before the walk."
+            )
+        return f"The output {name}'s grad starts at {format_number(seed)}, not 1: the walk back must start from 1."
+
+    def _learners_walk(self, wrong):
+        """The learner's own recorded walk, replayed: which of its defects gives their grads."""
+        if not self.walk:
+            return None
+        for accumulate in (True, False):
+            if not self._all_match(self._simulate(list(reversed(self.walk)), accumulate=accumulate)):
+                continue
+            if not accumulate:
+                return self._assign_message(wrong)
+            counts = {}
+            for i in self.walk:
+                counts[i] = counts.get(i, 0) + 1
+            repeated = [i for i in self.walk if counts[i] > 1 and self.children[i]]
+            if repeated:
+                i = repeated[0]
+                return (
+                    f"{self._name(i)}'s backward ran {counts[i]} times, passing its gradient on each time: "
+                    "your topological sort needs a visited set, so each node is added once."
+                )
+            done = set()
+            for i in self.walk:  # a node passes on before a user of it has
+                done.add(i)
+                for parent, _ in self.parents[i]:
+                    if parent not in done and self.children[i]:
+                        return self._early_message(i, parent)
+            missing = [i for i in reversed(self.order) if self.children[i] and i not in done]
+            if missing:
+                name = self._name(missing[0])
+                return f"{name}'s backward never ran: your walk leaves it out, so its inputs get nothing from it."
+        return None
+
+    def _assigned(self, wrong):
+        if not self._all_match(self._simulate(self.order, accumulate=False)):
+            return None
+        return self._assign_message(wrong)
+
+    def _assign_message(self, wrong):
+        shared = [i for i in wrong if len(self.parents[i]) > 1] or wrong
+        i = shared[0]
+        users = {parent for parent, _ in self.parents[i]}
+        uses = len(self.parents[i])
+        used = f"used by {len(users)} nodes" if len(users) > 1 else f"used {uses} times"
+        return (
+            f"{self._name(i)} is {used}; its grad holds only the last one "
+            f"(yours {format_number(self.learner[i])}, expected {format_number(self.expected[i])}): "
+            "add each contribution with +=, not =."
+        )
+
+    def _unfolded(self, visit):
+        """The order of a walk that does not remember visited nodes, or None past max_steps."""
+        size = {}
+        for i in self.order:
+            size[i] = 1 + sum(size[c] for c in self.children[i])
+            if size[i] > self.max_steps:
+                return None
+        return visit()
+
+    def _no_visited_set(self, wrong):
+        order = self._unfolded(lambda: _postorder_unvisited(self.children, self.output))
+        if order is None or not self._all_match(self._simulate(order)):
+            return None
+        counts = {}
+        for i in order:
+            counts[i] = counts.get(i, 0) + 1
+        shared = [i for i in reversed(self.order) if counts[i] > 1 and self.children[i]]
+        i = shared[0] if shared else wrong[0]
+        return (
+            f"{self._name(i)} is reached by {counts[i]} paths and passed its gradient on {counts[i]} times: "
+            "your topological sort needs a visited set, so each node is added once."
+        )
+
+    def _no_topological_order(self, wrong):
+        for simulate in (self._depth_first, self._breadth_first):
+            simulated = simulate()
+            if self._all_match(simulated):
+                shared = [i for i in reversed(self.order) if len(self.parents[i]) > 1 and self.children[i]]
+                i = shared[0] if shared else wrong[0]
+                users = [parent for parent, _ in self.parents[i]]
+                return self._early_message(i, users[-1] if users else None)
+        return None
+
+    def _early_message(self, i, user):
+        later = f" ({self._name(user)} uses it too)" if user is not None else ""
+        return (
+            f"{self._name(i)} passed its gradient on before all of its users had added theirs{later}: "
+            "walk the nodes in reverse topological order, so each passes on its whole gradient once."
+        )
+
+    def _depth_first(self):
+        """Each node adds into an input and walks into it at once, with no order (the engine's
+        no-topological-order variant)."""
+        if self._unfolded(lambda: True) is None:
+            return None
+        grads = [0.0] * len(self.nodes)
+        grads[self.output] = 1.0
+        stack = [(self.output, 0)]
+        while stack:
+            node, slot = stack.pop()
+            if slot < len(self.children[node]):
+                child = self.children[node][slot]
+                grads[child] += self.local[node][slot] * grads[node]
+                stack += [(node, slot + 1), (child, 0)]
+        return grads
+
+    def _breadth_first(self):
+        """A queue from the output, each node passing on once when it leaves the queue."""
+        grads = [0.0] * len(self.nodes)
+        grads[self.output] = 1.0
+        queue, seen = deque([self.output]), {self.output}
+        while queue:
+            node = queue.popleft()
+            for slot, child in enumerate(self.children[node]):
+                grads[child] += self.local[node][slot] * grads[node]
+                if child not in seen:
+                    seen.add(child)
+                    queue.append(child)
+        return grads
+
+    def _forwards(self, wrong):
+        if not self._all_match(self._simulate(list(reversed(self.order)))):
+            return None
+        return (
+            "Your walk goes from the leaves towards the output, so only the output's own inputs get a gradient: "
+            "walk the topological order in reverse, from the output back."
+        )
+
+    def _not_reset(self, wrong):
+        grads = self.expected
+        for calls in range(2, MAX_RESETS + 1):
+            times = [g * calls for g in self.expected]
+            if self._all_match(times):  # the seed added with += each call: every grad times the calls
+                break
+            # the seed set with = each call: one more walk on top of the last call's grads
+            grads = _propagate(self.order, self.children, self.local, self.output, len(self.nodes), 1.0, True, grads)[0]
+            if self._all_match(grads):
+                break
+        else:
+            return None
+        return (
+            f"These are the grads of {calls} backward() calls with no reset in between: "
+            "set every grad back to 0 before calling backward() again."
+        )
+
+    def _wrong_local_in_backward(self, wrong):
+        """The first wrong node gets a wrong amount from one of its users: the local gradient
+        that user's backward step really applied, against the op's rule."""
+        first = wrong[0]
+        for parent, slot in self.parents[first]:
+            parent_grad = self.expected[parent]
+            if parent_grad == 0 or not math.isfinite(parent_grad):
+                continue
+            applied = self.local[parent][slot] + (self.learner[first] - self.expected[first]) / parent_grad
+            op, n = self._op_of(parent)
+            if op is None:
+                continue
+            if len(self.parents[first]) > 1 and not self._is_known_mistake(op, parent, slot, applied, n):
+                continue
+            applied_text, rule = format_number(applied), format_number(self.local[parent][slot])
+            return (
+                f"{self._name(first)} gets {applied_text} × {format_number(parent_grad)} from {self._name(parent)} "
+                f"in your backward, so its local gradient there is {applied_text}; "
+                f"the rule for {self._method(op)} ({RULE_TEXT[op]}) gives {rule}: check its backward step."
+            )
+        return None
+
+    def _is_known_mistake(self, op, parent, slot, applied, n) -> bool:
+        xs = [self.data[c] for c in self.children[parent]]
+        guesses = {
+            "*": lambda: [xs[slot]],
+            "**": lambda: [ieee.power(xs[0], n) * n, ieee.power(xs[0], n - 1), n * xs[0]] if n is not None else [],
+            "tanh": lambda: [1.0 - xs[0] ** 2],
+            "exp": lambda: [xs[0]],
+            "log": lambda: [xs[0]],
+        }.get(op, list)()
+        return any(_close(applied, guess, 0.0) for guess in guesses)
+
+    def _name(self, i) -> str:
+        label = self.nodes[i].label
+        return label if label else f"node {self.nodes[i].id}"
+
+
+def _close(a: float, b: float, scale: float) -> bool:
+    if a == b:
+        return True
+    if a != a or b != b:
+        return a != a and b != b
+    if math.isinf(a) or math.isinf(b):
+        return False
+    return abs(a - b) <= TOLERANCE * max(abs(a), abs(b), scale)
+
+
+def _course_order(children, output):
+    """Chapter 2's iterative (node, inputIndex) walk: children before parents, each node once.
+    The node being scanned and its next input's index are kept in locals, and only the nodes
+    waiting for it on the stack (as engine.autograd walks), one push per node, not per edge."""
+    order, visited = [], {output}
+    waiting, resume_at = [], []
+    node, index = output, 0
+    while True:
+        inputs = children[node]
+        count = len(inputs)
+        while index < count:
+            child = inputs[index]
+            index += 1
+            if child not in visited:
+                visited.add(child)
+                waiting.append(node)
+                resume_at.append(index)
+                node, index = child, 0
+                break
+        else:
+            order.append(node)
+            if not waiting:
+                return order
+            node = waiting.pop()
+            index = resume_at.pop()
+
+
+def _postorder_unvisited(children, output):
+    """The same walk with no visited set: a node is emitted once per path to it."""
+    order = []
+    stack = [(output, 0)]
+    while stack:
+        node, index = stack.pop()
+        if index < len(children[node]):
+            stack += [(node, index + 1), (children[node][index], 0)]
+        else:
+            order.append(node)
+    return order
+
+
+def _propagate(order, children, local, output, size, seed=1.0, accumulate=True, grads=None):
+    """Seed the output, then input.grad += local * grad in reverse order (= when not accumulate);
+    a node whose grad is 0 passes nothing on, as in the course. Also returns each node's scale,
+    the largest term added into it, for comparing sums taken in another order."""
+    grads = [0.0] * size if grads is None else list(grads)
+    scale = [0.0] * size
+    grads[output] = seed
+    for node in reversed(order):
+        grad = grads[node]
+        if grad == 0:
+            continue
+        for child, gradient in zip(children[node], local[node]):
+            term = gradient * grad
+            grads[child] = grads[child] + term if accumulate else term
+            if term == term:
+                scale[child] = max(scale[child], abs(term))
+    return grads, scale

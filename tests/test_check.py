@@ -1,0 +1,334 @@
+"""The gradient check (engine.check): learner-style Value classes, correct and broken, run here
+in CPython; their graphs go to the check as they left them, and the check must name the cause
+that was put in, by recomputing under each hypothesis."""
+
+import math
+
+import pytest
+
+from engine.check import CheckNode, canonical_op, check
+
+
+class Learner:
+    """A course-style Value (data, grad, children, local gradients computed when the op runs),
+    whose backward can be given each mistake the check knows."""
+
+    mul_locals = staticmethod(lambda a, b: (b.data, a.data))
+    pow_local = staticmethod(lambda x, n: n * x ** (n - 1))
+
+    def __init__(self, data, children=(), local_grads=(), op=None, label=None):
+        self.data = data
+        self.grad = 0.0
+        self.children = children
+        self.local_grads = local_grads
+        self.op = op
+        self.label = label
+
+    def __add__(self, other):
+        return type(self)(self.data + other.data, (self, other), (1.0, 1.0), "+")
+
+    def __mul__(self, other):
+        return type(self)(self.data * other.data, (self, other), self.mul_locals(self, other), "*")
+
+    def __pow__(self, n):
+        out = type(self)(self.data**n, (self,), (self.pow_local(self.data, n),), "**")
+        out.exponent = n
+        return out
+
+    def tanh(self):
+        t = math.tanh(self.data)
+        return type(self)(t, (self,), (1 - t * t,), "tanh")
+
+    def log(self):
+        return type(self)(math.log(self.data), (self,), (1 / self.data,), "log")
+
+    def topo(self, visited=True):
+        order, seen = [], set()
+
+        def build(v):
+            if visited and v in seen:
+                return
+            seen.add(v)
+            for child in v.children:
+                build(child)
+            order.append(v)
+
+        build(self)
+        return order
+
+    def backward(self, mistake=None):
+        walk = []
+        if mistake == "recursive":  # passes on and walks into each input at once
+            self.grad = 1.0
+
+            def down(v):
+                walk.append(v)
+                for child, local in zip(v.children, v.local_grads):
+                    child.grad += local * v.grad
+                    down(child)
+
+            down(self)
+            return walk
+        order = self.topo(visited=mistake != "no-visited")
+        if mistake != "unseeded":
+            self.grad = 1.0
+        nodes = order if mistake == "forwards" else list(reversed(order))
+        for v in nodes:
+            walk.append(v)
+            for child, local in zip(v.children, v.local_grads):
+                if mistake == "assign":
+                    child.grad = local * v.grad
+                else:
+                    child.grad += local * v.grad
+        return walk
+
+
+def graph_of(output, with_grads=True, with_ops=True):
+    """The learner's graph as the check takes it: ids in creation order (a post-order)."""
+    order = output.topo()
+    ids = {v: i for i, v in enumerate(order)}
+    return [
+        CheckNode(
+            ids[v],
+            v.label,
+            v.op if with_ops else None,
+            v.data,
+            v.grad if with_grads else None,
+            tuple(ids[c] for c in v.children),
+            tuple(v.local_grads),
+            getattr(v, "exponent", None),
+        )
+        for v in order
+    ], ids
+
+
+def chapter_2(cls=Learner):
+    a, b = cls(2.0, label="a"), cls(3.0, label="b")
+    c = a * b
+    c.label = "c"
+    L = c + a
+    L.label = "L"
+    return a, b, c, L
+
+
+def shared_chain(cls=Learner):
+    """A graph where a shared node has users at different depths, so that every broken walk
+    gives a different set of grads: d = a*b; e = d + a; f = e * d; L = f.tanh() + d."""
+    a, b = cls(0.5, label="a"), cls(-1.5, label="b")
+    d = a * b
+    d.label = "d"
+    e = d + a
+    e.label = "e"
+    f = e * d
+    f.label = "f"
+    t = f.tanh()
+    t.label = "t"
+    L = t + d
+    L.label = "L"
+    return L
+
+
+def run_check(output, mistake=None, walk=False, **options):
+    recorded = output.backward(mistake)
+    nodes, ids = graph_of(output)
+    result = check(nodes, ids[output], [ids[v] for v in recorded] if walk else None, **options)
+    return result, ids
+
+
+def test_chapter_2_correct_is_ok_with_the_course_grads():
+    a, b, c, L = chapter_2()
+    result, ids = run_check(L)
+    assert result.gradient_check["status"] == "ok"
+    assert result.gradient_check["wrong"] == [] and result.gradient_check["first"] is None
+    assert result.gradient_check["local"] == []
+    assert result.expected_grad == {ids[a]: 4.0, ids[b]: 2.0, ids[c]: 1.0, ids[L]: 1.0}
+
+
+def test_no_grads_is_no_backward_with_the_expected_grads():
+    a, b, c, L = chapter_2()
+    nodes, ids = graph_of(L, with_grads=False)
+    result = check(nodes, ids[L])
+    assert result.gradient_check["status"] == "no_backward"
+    assert result.expected_grad[ids[a]] == 4.0
+
+
+def test_assign_instead_of_add_names_the_shared_node():
+    a, b, c, L = chapter_2()
+    result, ids = run_check(L, "assign")
+    check_ = result.gradient_check
+    assert check_["status"] == "wrong"
+    assert check_["wrong"] == [ids[a]] and check_["first"] == ids[a]
+    assert check_["message"].startswith("a is used by 2 nodes; its grad holds only the last one")
+    assert "+=" in check_["message"]
+
+
+@pytest.mark.parametrize("walk", [False, True])
+def test_no_visited_set(walk):
+    L = shared_chain()
+    result, ids = run_check(L, "no-visited", walk=walk)
+    message = result.gradient_check["message"]
+    assert result.gradient_check["status"] == "wrong"
+    assert "visited set" in message, message
+    assert message.startswith(("d is reached by 3 paths", "d's backward ran 3 times"))
+
+
+@pytest.mark.parametrize("walk", [False, True])
+def test_no_topological_order(walk):
+    L = shared_chain()
+    result, ids = run_check(L, "recursive", walk=walk)
+    message = result.gradient_check["message"]
+    assert result.gradient_check["status"] == "wrong"
+    assert "before all of its users had added theirs" in message, message
+    assert message.startswith("d passed")
+
+
+def test_walk_forwards():
+    L = shared_chain()
+    result, _ = run_check(L, "forwards")
+    assert "from the leaves towards the output" in result.gradient_check["message"]
+
+
+def test_unseeded():
+    a, b, c, L = chapter_2()
+    result, ids = run_check(L, "unseeded")
+    check_ = result.gradient_check
+    assert check_["status"] == "wrong" and check_["first"] == ids[L]
+    assert set(check_["wrong"]) == set(ids.values())
+    assert "never seeded with 1" in check_["message"]
+
+
+@pytest.mark.parametrize("calls", [2, 3])
+def test_not_reset_between_calls(calls):
+    L = shared_chain()
+    for _ in range(calls - 1):
+        L.backward()
+    result, _ = run_check(L)
+    assert result.gradient_check["status"] == "wrong"
+    assert f"{calls} backward() calls with no reset" in result.gradient_check["message"]
+
+
+def test_mul_local_gradients_swapped_python_words():
+    class Swapped(Learner):
+        mul_locals = staticmethod(lambda a, b: (a.data, b.data))
+
+    a, b, c, L = chapter_2(Swapped)
+    result, ids = run_check(L, language="python")
+    check_ = result.gradient_check
+    assert check_["status"] == "wrong"
+    assert check_["message"].startswith(
+        "Your `__mul__` gives the first input the local gradient `self.data`; it should be `other.data`"
+    )
+    assert check_["local"] == [
+        {"node": ids[c], "input": 0, "stored": 2.0, "expected": 3.0},
+        {"node": ids[c], "input": 1, "stored": 3.0, "expected": 2.0},
+    ]
+    # the backward itself is right for the local gradients stored: no grad is wrong, c is where to look
+    assert check_["wrong"] == [] and check_["first"] == ids[c]
+
+
+def test_mul_local_gradients_swapped_csharp_words():
+    class Swapped(Learner):
+        mul_locals = staticmethod(lambda a, b: (a.data, b.data))
+
+    *_, L = chapter_2(Swapped)
+    result, _ = run_check(L, language="csharp")
+    assert (
+        "`operator *` gives the first input the local gradient `a.Data`; it should be `b.Data`"
+        in (result.gradient_check["message"])
+    )
+
+
+def test_wrong_pow_local_gradient_stored():
+    class WrongPow(Learner):
+        pow_local = staticmethod(lambda x, n: n * x**n)
+
+    a = WrongPow(3.0, label="a")
+    p = a**2
+    p.label = "p"
+    result, ids = run_check(p, language="python")
+    check_ = result.gradient_check
+    assert check_["local"] == [{"node": ids[p], "input": 0, "stored": 18.0, "expected": 6.0}]
+    assert "Your `__pow__` gives the input of p the local gradient 18; the rule (n·xⁿ⁻¹) gives 6." in check_["message"]
+
+
+def test_wrong_local_gradient_in_a_backward_closure():
+    """micrograd style: the stored local gradients are the rule's (derived from the op), but the
+    learner's _backward for ** applied n * x**n; the check finds the local gradient applied."""
+    a = Learner(3.0, label="a")
+    b = Learner(2.0, label="b")
+    p = a**2
+    p.label = "p"
+    L = p * b
+    L.label = "L"
+    L.backward()
+    a.grad = 2 * 3.0**2 * b.data  # what the learner's wrong closure left: n * x**n * p.grad
+    nodes, ids = graph_of(L)
+    check_ = check(nodes, ids[L], language="python").gradient_check
+    assert check_["status"] == "wrong" and check_["first"] == ids[a] and check_["wrong"] == [ids[a]]
+    assert check_["local"] == []
+    assert "a gets 18 × 2 from p in your backward" in check_["message"]
+    assert "the rule for `__pow__` (n·xⁿ⁻¹) gives 6" in check_["message"]
+
+
+def test_data_against_the_op_rule():
+    a, b, c, L = chapter_2()
+    L.backward()
+    nodes, ids = graph_of(L)
+    nodes[ids[c]] = nodes[ids[c]]._replace(data=5.0)
+    check_ = check(nodes, ids[L]).gradient_check
+    assert check_["status"] == "wrong"
+    assert check_["message"] == "node c: 2 × 3 is 6, yours holds 5."
+
+
+def test_grads_off_by_rounding_are_not_wrong():
+    a, b, c, L = chapter_2()
+    L.backward()
+    nodes, ids = graph_of(L)
+    nodes[ids[a]] = nodes[ids[a]]._replace(grad=4.0 * (1 + 1e-12))
+    assert check(nodes, ids[L]).gradient_check["status"] == "ok"
+    nodes[ids[a]] = nodes[ids[a]]._replace(grad=4.0 * (1 + 1e-8))
+    check_ = check(nodes, ids[L]).gradient_check
+    assert check_["status"] == "wrong" and check_["wrong"] == [ids[a]]
+    assert check_["message"].startswith("a is the first wrong node walking back from L")
+
+
+def test_ieee_numbers_never_raise():
+    """log(0), 0 * -inf, NaN data: compared as IEEE values, nothing raises. z = y * x with
+    y = log(0): y gets 0 (and passes nothing on, as in the course), x gets -inf."""
+    nodes = [
+        CheckNode(0, "x", None, 0.0, -math.inf, (), ()),
+        CheckNode(1, "y", "log", -math.inf, 0.0, (0,), (math.inf,)),
+        CheckNode(2, "z", "*", math.nan, 1.0, (1, 0), (0.0, -math.inf)),
+    ]
+    result = check(nodes, 2)
+    assert result.expected_grad == {0: -math.inf, 1: 0.0, 2: 1.0}
+    assert result.gradient_check["status"] == "ok" and result.gradient_check["local"] == []
+    nodes[0] = nodes[0]._replace(grad=math.nan)
+    assert check(nodes, 2).gradient_check["wrong"] == [0]
+
+
+def test_canonical_ops():
+    assert canonical_op("ReLU") == ("relu", None)
+    assert canonical_op("Relu") == ("relu", None)
+    assert canonical_op("**2") == ("**", 2.0)
+    assert canonical_op("add") == ("+", None)
+    assert canonical_op("sigmoid") == (None, None)
+    assert canonical_op(None) == (None, None)
+
+
+@pytest.mark.parametrize(
+    "op,xs,data,local",
+    [
+        ("-", [5.0, 3.0], 2.0, (1.0, -1.0)),
+        ("/", [6.0, 3.0], 2.0, (1 / 3, -6 / 9)),
+        ("neg", [4.0], -4.0, (-1.0,)),
+        ("exp", [0.0], 1.0, (1.0,)),
+        ("relu", [-1.0], 0.0, (0.0,)),
+    ],
+)
+def test_derived_ops_are_checked_by_their_rule(op, xs, data, local):
+    leaves = [CheckNode(i, f"x{i}", None, x, None, (), ()) for i, x in enumerate(xs)]
+    node = CheckNode(len(xs), "y", op, data, None, tuple(range(len(xs))), local)
+    assert check(leaves + [node], len(xs)).gradient_check["local"] == []
+    wrong = node._replace(local_grads=tuple(g + 1 for g in local))
+    assert len(check(leaves + [wrong], len(xs)).gradient_check["local"]) == len(xs)

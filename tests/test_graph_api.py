@@ -1,0 +1,506 @@
+"""POST /backward with `graph` (issue 25, "A graph from any language"): the usual answer on a
+graph built elsewhere, with expected_grad and gradient_check; every bad graph a 422 naming the
+node and the field; any answer's nodes and output post back as they stand."""
+
+import copy
+import json
+import math
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from app.schemas import CHAPTER_2_GRAPH
+
+pytestmark = pytest.mark.anyio
+
+NODE_FIELDS = ("id", "label", "op", "data", "grad", "children", "local_grads")
+
+
+def chapter_2(**changes):
+    graph = copy.deepcopy(CHAPTER_2_GRAPH)
+    graph.update(changes)
+    return graph
+
+
+async def post_graph(client, graph, **options):
+    return await client.post("/backward", json={"graph": graph, **options})
+
+
+def only_error(response, loc):
+    assert response.status_code == 422, response.text
+    (problem,) = response.json()["detail"]
+    assert problem["loc"] == ["body", "graph", *loc], problem
+    return problem["msg"]
+
+
+async def test_chapter_2_graph_is_ok_and_traced(client):
+    response = await post_graph(client, chapter_2(), layout=True)
+    assert response.status_code == 200
+    answer = response.json()
+    assert [node["expected_grad"] for node in answer["nodes"]] == [4.0, 2.0, 1.0, 1.0]
+    assert [node["grad"] for node in answer["nodes"]] == [4.0, 2.0, 1.0, 1.0]
+    assert answer["gradient_check"] == {
+        "status": "ok",
+        "wrong": [],
+        "first": None,
+        "message": "Your gradients match the course's backward from L on every node.",
+        "local": [],
+    }
+    # valuegraph's own walk on that graph: chapter 2's tables
+    assert [step["action"] for step in answer["trace"]["sort"]].count("skip") == 1
+    assert answer["trace"]["propagate"][0]["updates"][1] == {"child": 0, "local_grad": 1.0, "delta": 1.0, "grad": 1.0}
+    assert answer["layout"]["ranks"] == 3
+
+
+async def test_assign_for_add_is_wrong_and_names_the_first_wrong_node(client):
+    graph = chapter_2()
+    graph["nodes"][0]["grad"] = 3.0  # the learner's = kept only c's contribution
+    answer = (await post_graph(client, graph)).json()
+    check = answer["gradient_check"]
+    assert check["status"] == "wrong" and check["wrong"] == [0] and check["first"] == 0
+    assert check["message"].startswith("a is used by 2 nodes; its grad holds only the last one")
+    assert answer["nodes"][0]["grad"] == 3.0 and answer["nodes"][0]["expected_grad"] == 4.0
+
+
+async def test_without_grads_no_backward_and_the_walk_still_plays(client):
+    graph = chapter_2()
+    for node in graph["nodes"]:
+        del node["grad"]
+    answer = (await post_graph(client, graph)).json()
+    assert answer["gradient_check"]["status"] == "no_backward"
+    assert [node["grad"] for node in answer["nodes"]] == [4.0, 2.0, 1.0, 1.0]  # the course's walk's grads
+    assert len(answer["trace"]["propagate"]) == 4
+
+
+async def test_op_rules_check_data_and_local_gradients(client):
+    graph = chapter_2()
+    graph["nodes"][2]["data"] = 5.0
+    check = (await post_graph(client, graph)).json()["gradient_check"]
+    assert check["status"] == "wrong"
+    assert check["message"] == "node c: 2 × 3 is 6, yours holds 5."
+    graph = chapter_2(language="csharp")
+    graph["nodes"][2]["local_grads"] = [2.0, 3.0]
+    graph["nodes"][0]["grad"] = 3.0  # what the backward gives with those
+    graph["nodes"][1]["grad"] = 3.0
+    check = (await post_graph(client, graph)).json()["gradient_check"]
+    assert check["local"] == [
+        {"node": 2, "input": 0, "stored": 2.0, "expected": 3.0},
+        {"node": 2, "input": 1, "stored": 3.0, "expected": 2.0},
+    ]
+    assert check["message"].startswith("Your `operator *` gives the first input the local gradient `a.Data`")
+
+
+async def test_the_learners_walk_names_a_missing_visited_set(client):
+    # d = a * b; L = d * d: without a visited set d's step runs twice
+    nodes = [
+        {"id": 10, "label": "a", "data": 2.0, "grad": 0.0, "children": [], "local_grads": []},
+        {"id": 11, "label": "b", "data": 3.0, "grad": 0.0, "children": [], "local_grads": []},
+        {"id": 12, "label": "d", "op": "*", "data": 6.0, "grad": 12.0, "children": [10, 11], "local_grads": [3.0, 2.0]},
+        {"id": 13, "label": "L", "op": "*", "data": 36.0, "grad": 1.0, "children": [12, 12], "local_grads": [6.0, 6.0]},
+    ]
+    nodes[0]["grad"], nodes[1]["grad"] = 72.0, 48.0  # d passed its 12 on twice: 2 * 36, 2 * 24
+    graph = {"nodes": nodes, "output": 13, "walk": [13, 12, 11, 10, 12, 11, 10]}
+    answer = (await post_graph(client, graph)).json()
+    check = answer["gradient_check"]
+    assert check["status"] == "wrong" and check["wrong"] == [0, 1]  # the answer's ids: positions
+    assert check["message"].startswith("d's backward ran 2 times")
+
+
+async def test_derived_ops_ids_and_labels_as_given(client):
+    graph = {
+        "nodes": [
+            {"id": 7, "label": "x", "data": 6.0, "children": [], "local_grads": []},
+            {"id": 3, "label": "y", "data": 3.0, "children": [], "local_grads": []},
+            {"id": 9, "label": "q", "op": "div", "data": 2.0, "children": [7, 3], "local_grads": [1 / 3, -6 / 9]},
+            {"id": 1, "label": "r", "op": "-", "data": -1.0, "children": [9, 3], "local_grads": [1.0, -1.0]},
+            {"id": 4, "label": "s", "op": "**2", "data": 1.0, "children": [1], "local_grads": [-2.0]},
+        ],
+        "output": 4,
+    }
+    answer = (await post_graph(client, graph, check=True)).json()
+    assert [node["op"] for node in answer["nodes"]] == [None, None, "/", "-", "**"]
+    assert answer["nodes"][4]["exponent"] == 2.0
+    assert answer["gradient_check"]["status"] == "no_backward" and answer["gradient_check"]["local"] == []
+    x = answer["nodes"][0]
+    assert math.isclose(x["expected_grad"], -2.0 / 3.0) and math.isclose(x["numeric_grad"], -2.0 / 3.0, rel_tol=1e-3)
+
+
+async def test_op_recognised_when_left_out(client):
+    graph = chapter_2()
+    for node in graph["nodes"]:
+        node.pop("op", None)
+    answer = (await post_graph(client, graph)).json()
+    assert [node["op"] for node in answer["nodes"]] == [None, None, "*", "+"]
+
+
+async def test_non_finite_numbers_as_strings(client):
+    graph = {
+        "nodes": [
+            {"id": 0, "label": "x", "data": 0.0, "grad": "-Infinity", "children": [], "local_grads": []},
+            {"id": 1, "op": "log", "data": "-Infinity", "grad": 1.0, "children": [0], "local_grads": ["Infinity"]},
+        ],
+        "output": 1,
+    }
+    response = await post_graph(client, graph)
+    assert response.status_code == 200, response.text
+    answer = response.json()
+    assert answer["nodes"][0]["expected_grad"] == "Infinity"
+    assert answer["gradient_check"]["status"] == "wrong" and answer["gradient_check"]["wrong"] == [0]
+
+
+# Bad graphs: a 422 naming the node and the field.
+
+
+async def test_cycle_through_a_later_node(client):
+    graph = chapter_2()
+    graph["nodes"][2]["children"] = [0, 3]  # c's input is L, whose input is c
+    msg = only_error(await post_graph(client, graph), ("nodes", 2, "children", 1))
+    assert msg == "a cycle: 2 → 3 → 2 (each a child of the one before)"
+
+
+async def test_node_its_own_child(client):
+    graph = chapter_2()
+    graph["nodes"][3]["children"] = [2, 3]
+    assert (
+        only_error(await post_graph(client, graph), ("nodes", 3, "children", 1))
+        == "a cycle: node 3 (L) is its own child"
+    )
+
+
+async def test_forward_child(client):
+    graph = chapter_2()
+    graph["nodes"][2]["children"] = [0, 1]
+    graph["nodes"][0], graph["nodes"][2] = graph["nodes"][2], graph["nodes"][0]
+    msg = only_error(await post_graph(client, graph), ("nodes", 0, "children", 0))
+    assert msg.startswith("node 2 (c): child 0 comes later in nodes")
+
+
+async def test_unknown_child(client):
+    graph = chapter_2()
+    graph["nodes"][3]["children"] = [2, 99]
+    assert only_error(await post_graph(client, graph), ("nodes", 3, "children", 1)) == (
+        "node 3 (L): child 99 is not the id of any node"
+    )
+
+
+async def test_duplicate_ids(client):
+    graph = chapter_2()
+    graph["nodes"][1]["id"] = 0
+    assert "id 0 is already the id of node 0" in only_error(await post_graph(client, graph), ("nodes", 1, "id"))
+
+
+async def test_children_and_local_grads_of_different_lengths(client):
+    graph = chapter_2()
+    graph["nodes"][2]["local_grads"] = [3.0]
+    assert only_error(await post_graph(client, graph), ("nodes", 2, "local_grads")).startswith(
+        "node 2 (c) has 2 children but 1 local gradients"
+    )
+
+
+async def test_output_not_a_node(client):
+    assert only_error(await post_graph(client, chapter_2(output=12)), ("output",)) == (
+        "the output 12 is not the id of any node"
+    )
+
+
+@pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity", "1e999"])
+async def test_non_finite_json_numbers_are_refused(client, literal):
+    body = json.dumps({"graph": chapter_2()}).replace('"data": 3.0', f'"data": {literal}')
+    response = await client.post("/backward", content=body, headers={"content-type": "application/json"})
+    assert response.status_code == 422
+    locs = [problem["loc"][:6] for problem in response.json()["detail"]]
+    assert ["body", "graph", "nodes", 1, "data", "float"] in locs
+
+
+async def test_over_long_label(make_client):
+    client = make_client(max_label_length=5)
+    graph = chapter_2()
+    graph["nodes"][1]["label"] = "b" * 6
+    msg = only_error(await post_graph(client, graph), ("nodes", 1, "label"))
+    assert msg == "node 1's label is 6 characters; the limit is 5 (VALUEGRAPH_MAX_LABEL_LENGTH)"
+    graph["nodes"][1]["label"] = "b" * 5
+    assert (await post_graph(client, graph)).status_code == 200
+
+
+async def test_more_nodes_than_the_node_limit(make_client):
+    client = make_client(max_nodes=3)
+    msg = only_error(await post_graph(client, chapter_2()), ("nodes",))
+    assert msg == "the graph has 4 nodes; the limit is 3 (VALUEGRAPH_MAX_NODES)"
+    assert (await post_graph(make_client(max_nodes=4), chapter_2())).status_code == 200
+
+
+async def test_unknown_op_and_wrong_arity(client):
+    graph = chapter_2()
+    graph["nodes"][3]["op"] = "sigmoid"
+    assert "unknown op 'sigmoid'" in only_error(await post_graph(client, graph), ("nodes", 3, "op"))
+    graph["nodes"][3]["op"] = "tanh"
+    assert only_error(await post_graph(client, graph), ("nodes", 3, "children")) == (
+        "node 3 (L): op 'tanh' takes 1 input, the node has 2"
+    )
+
+
+async def test_grad_on_some_nodes_only(client):
+    graph = chapter_2()
+    del graph["nodes"][1]["grad"]
+    assert "no grad while 3 other nodes have one" in only_error(await post_graph(client, graph), ("nodes", 1, "grad"))
+
+
+async def test_unknown_walk_id(client):
+    assert only_error(await post_graph(client, chapter_2(walk=[3, 8])), ("walk", 1)) == (
+        "walk step 1: 8 is not the id of any node"
+    )
+
+
+async def test_nudge_test_needs_ops(client):
+    graph = chapter_2()
+    graph["nodes"][2]["op"] = None
+    graph["nodes"][2]["local_grads"] = [3.5, 2.0]  # no rule fits: stays without an op
+    assert "replays each node's op" in only_error(await post_graph(client, graph, check=True), ("nodes", 2, "op"))
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"expression": "a = 2", "graph": CHAPTER_2_GRAPH},
+        {},
+        {"graph": CHAPTER_2_GRAPH, "variables": {"a": 1.0}},
+        {"graph": {**CHAPTER_2_GRAPH, "nodes": [{**CHAPTER_2_GRAPH["nodes"][0], "lable": "x"}]}},
+    ],
+)
+async def test_request_shape_problems(client, body):
+    assert (await client.post("/backward", json=body)).status_code == 422
+
+
+async def test_a_large_bad_graph_is_refused_within_the_budget(make_client):
+    """A 20,000-node chain whose first node takes the last as its input: the cycle is found in
+    one pass, and the 422 names the whole loop's ends. (The budget is generous for a loaded machine:
+    the point is a 422 found in linear time, where a search per node would take minutes.)"""
+    client = make_client(max_body_bytes=10_000_000, time_budget=30.0)
+    n = 20_000
+    nodes = [{"id": 0, "data": 1.0, "children": [n - 1], "local_grads": [1.0]}]
+    nodes += [{"id": i, "data": 1.0, "children": [i - 1], "local_grads": [1.0]} for i in range(1, n)]
+    response = await post_graph(client, {"nodes": nodes, "output": n - 1})
+    msg = only_error(response, ("nodes", 0, "children", 0))
+    assert msg.startswith("a cycle: 0 → 19999 → 19998") and msg.endswith("→ 1 → 0 (each a child of the one before)")
+
+
+# Round trips: the nodes and output of any answer are a valid graph, and give the same graph back.
+
+
+def as_graph(answer):
+    return {"nodes": answer["nodes"], "output": answer["output"]}
+
+
+def graph_part(answer):
+    return [{field: node.get(field) for field in NODE_FIELDS + ("exponent",)} for node in answer["nodes"]]
+
+
+PROGRAMS = [
+    "a = 2; b = 3; c = a * b; L = c + a",
+    "x = -1.5; y = x ** 3; z = y.tanh() + y.relu() + x.exp(); L = z / (x - 4)",
+    "a = 0; L = log(a) * 2",  # -Infinity data, NaN on the way
+    "a = 3; L = a * a * a",
+    "a = 2; b = -a; L = (b + 1) ** 2",
+]
+
+
+@pytest.mark.parametrize("program", PROGRAMS)
+async def test_an_answer_posts_back_as_a_graph(client, program):
+    first = (await client.post("/backward", json={"expression": program})).json()
+    again = await post_graph(client, as_graph(first))
+    assert again.status_code == 200, again.text
+    second = again.json()
+    assert graph_part(second) == graph_part(first)
+    assert second["trace"] == first["trace"] and second["order"] == first["order"]
+    assert second["gradient_check"]["status"] == "ok"
+    assert [node["expected_grad"] for node in second["nodes"]] == [node["grad"] for node in first["nodes"]]
+    third = (await post_graph(client, as_graph(second))).json()  # a graph answer posts back too
+    assert graph_part(third) == graph_part(second) and third["gradient_check"] == second["gradient_check"]
+
+
+async def test_a_python_program_answer_posts_back(client):
+    program = "a = Value(2.0)\nb = Value(-3.0)\nc = (a * b).tanh() + a ** 2\nc.backward()\nprint(a.grad)"
+    first = (await client.post("/backward", json={"expression": program})).json()
+    second = (await post_graph(client, as_graph(first))).json()
+    assert graph_part(second) == graph_part(first) and second["gradient_check"]["status"] == "ok"
+
+
+async def test_ordinary_programs_carry_no_check_fields(client):
+    answer = (await client.post("/backward", json={"expression": PROGRAMS[0]})).json()
+    assert "gradient_check" not in answer and all("expected_grad" not in node for node in answer["nodes"])
+
+
+async def test_the_openapi_schema_describes_graph_and_check(client):
+    schema = (await client.get("/openapi.json")).json()["components"]["schemas"]
+    assert "graph" in schema["BackwardRequest"]["properties"]
+    assert set(schema["GraphNode"]["required"]) == {"id", "data", "children", "local_grads"}
+    assert "gradient_check" in schema["BackwardResponse"]["properties"]
+    assert "expected_grad" in schema["Node"]["properties"]
+    assert schema["GradientCheck"]["properties"]["status"]["enum"] == ["ok", "wrong", "no_backward"]
+
+
+LEAF_NAMES = st.sampled_from("abcdefgh")
+
+
+@st.composite
+def programs(draw):
+    """Random shorthand programs: leaves, then operations on any earlier names (so with reuse)."""
+    names = []
+    lines = []
+    for name in draw(st.lists(LEAF_NAMES, min_size=1, max_size=4, unique=True)):
+        lines.append(f"{name} = {draw(st.integers(-3, 3))}")
+        names.append(name)
+    for k in range(draw(st.integers(1, 8))):
+        a, b = draw(st.sampled_from(names)), draw(st.sampled_from(names))
+        form = draw(
+            st.sampled_from(["{a} + {b}", "{a} * {b}", "{a} - {b}", "tanh({a})", "relu({a}) * {b}", "{a} ** 2"])
+        )
+        lines.append(f"v{k} = " + form.format(a=a, b=b))
+        names.append(f"v{k}")
+    return "; ".join(lines)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(program=programs())
+async def test_random_answers_round_trip(client, program):
+    first = (await client.post("/backward", json={"expression": program})).json()
+    second = (await post_graph(client, as_graph(first))).json()
+    assert graph_part(second) == graph_part(first), program
+    assert second["gradient_check"]["status"] == "ok", second["gradient_check"]
+    assert second["trace"] == first["trace"]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(program=programs(), node=st.integers(0, 100), delta=st.sampled_from([1.0, -0.5, 1e6]))
+async def test_a_changed_grad_is_found(client, program, node, delta):
+    first = (await client.post("/backward", json={"expression": program})).json()
+    graph = copy.deepcopy(as_graph(first))
+    target = graph["nodes"][node % len(graph["nodes"])]
+    target["grad"] = target["grad"] + delta
+    check = (await post_graph(client, graph)).json()["gradient_check"]
+    assert check["status"] == "wrong" and target["id"] in check["wrong"] and check["first"] is not None
+
+
+def test_a_graph_answer_written_a_chunk_at_a_time_is_the_built_answer(monkeypatch):
+    from app import schemas, serialize
+    from app.service import compute
+    from engine import Limits
+
+    monkeypatch.setattr(serialize, "CHUNK", 3)
+    graph = chapter_2()
+    graph["nodes"][0]["grad"] = 3.0
+    made = compute(schemas.BackwardRequest(graph=graph, layout=True), Limits())
+    written = made.json()
+    assert written == serialize.to_json(made.response())
+    assert b'"expected_grad":4.0' in written and b'"gradient_check":{"status":"wrong"' in written
+
+
+def test_the_page_writes_the_derived_ops_of_posted_graphs(tmp_path):
+    """format.js (run by node, as the page imports it) writes "-" and "/" between their inputs
+    and neg before its one, as for the engine's own ops."""
+    import pathlib
+    import shutil
+    import subprocess
+
+    format_js = pathlib.Path(__file__).parent.parent / "static" / "js" / "format.js"
+    script = (
+        f"import {{ formula }} from {json.dumps(format_js.as_uri())};\n"
+        "const nodes = [{id: 0, label: 'x', op: null, children: []}, {id: 1, label: 'y', op: null, children: []},\n"
+        "  {id: 2, label: 'q', op: '/', children: [0, 1]}, {id: 3, label: 'r', op: '-', children: [2, 1]},\n"
+        "  {id: 4, label: 's', op: 'neg', children: [3]}];\n"
+        "console.log(JSON.stringify(nodes.slice(2).map((node) => formula(node, nodes))));\n"
+    )
+    node = shutil.which("node")
+    assert node, "node is not installed"
+    done = subprocess.run(
+        [node, "--input-type=module", "-e", script], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert json.loads(done.stdout) == ["x / y", "q - y", "-r"]
+
+
+NUMBERS = st.one_of(
+    st.floats(allow_nan=False, allow_infinity=False, width=64),
+    st.sampled_from(["NaN", "Infinity", "-Infinity", 0.0, -0.0, 1.0]),
+)
+OPS = st.sampled_from([None, "+", "*", "**", "-", "/", "neg", "exp", "log", "relu", "ReLU", "tanh", "**3"])
+
+
+@st.composite
+def any_graphs(draw):
+    """Graphs of any numbers, ops and sharing (children always earlier), grads on all nodes or none."""
+    size = draw(st.integers(1, 12))
+    with_grads = draw(st.booleans())
+    nodes = []
+    for i in range(size):
+        children = draw(st.lists(st.integers(0, i - 1), max_size=2)) if i else []
+        node = {
+            "id": i,
+            "data": draw(NUMBERS),
+            "children": children,
+            "local_grads": [draw(NUMBERS) for _ in children],
+            "op": draw(OPS),
+        }
+        if with_grads:
+            node["grad"] = draw(NUMBERS)
+        nodes.append(node)
+    walk = draw(st.none() | st.lists(st.integers(0, size - 1), max_size=20))
+    return {"nodes": nodes, "output": size - 1, **({"walk": walk} if walk is not None else {})}
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(graph=any_graphs(), check_=st.booleans())
+async def test_any_graph_is_answered_or_refused_never_a_500(client, graph, check_):
+    """IEEE numbers never raise: whatever the numbers, ops and grads, the answer is 200 with a
+    gradient_check, or a 422 naming the node (an op whose inputs do not fit it)."""
+    response = await post_graph(client, graph, check=check_)
+    assert response.status_code in (200, 422), response.text
+    if response.status_code == 200:
+        answer = response.json()
+        assert answer["gradient_check"]["status"] in ("ok", "wrong", "no_backward")
+        assert all("expected_grad" in node for node in answer["nodes"])
+    else:
+        assert response.json()["detail"][0]["loc"][:3] == ["body", "graph", "nodes"]
+
+
+async def test_the_page_revives_the_checks_numbers(client, tmp_path):
+    """api.js's reviveNumbers (run by node) turns the strings of non-finite numbers back into
+    numbers in expected_grad and in gradient_check.local, as in every other number field."""
+    import pathlib
+    import shutil
+    import subprocess
+
+    graph = {
+        "nodes": [
+            {"id": 0, "label": "x", "data": 0.0, "grad": 1.0, "children": [], "local_grads": []},
+            {"id": 1, "op": "log", "data": "-Infinity", "grad": 1.0, "children": [0], "local_grads": [2.0]},
+        ],
+        "output": 1,
+    }
+    answer = (await post_graph(client, graph)).json()
+    assert answer["nodes"][0]["expected_grad"] == 2.0 and answer["gradient_check"]["local"][0]["expected"] == "Infinity"
+    (tmp_path / "answer.json").write_text(json.dumps(answer))
+    api_js = pathlib.Path(__file__).parent.parent / "static" / "js" / "api.js"
+    script = (
+        f"import {{ reviveNumbers }} from {json.dumps(api_js.as_uri())};\n"
+        "import { readFileSync } from 'node:fs';\n"
+        "const answer = reviveNumbers(JSON.parse(readFileSync('answer.json', 'utf8')));\n"
+        "const local = answer.gradient_check.local[0];\n"
+        "console.log(JSON.stringify([answer.nodes[1].data === -Infinity, local.expected === Infinity,"
+        " typeof answer.nodes[0].expected_grad]));\n"
+    )
+    node = shutil.which("node")
+    assert node, "node is not installed"
+    done = subprocess.run(
+        [node, "--input-type=module", "-e", script], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [True, True, "number"]
+
+
+@pytest.mark.parametrize("path", ["/export/html", "/export/scorm"])
+async def test_exports_take_a_graph_too(client, path):
+    """The HTML file and the SCORM package replay a posted graph as they replay a program."""
+    response = await client.post(path, json={"graph": chapter_2()})
+    assert response.status_code == 200, response.text[:300]
+    assert len(response.content) > 1000
