@@ -7,6 +7,7 @@
 // While following, a student's own moves switch to "Explore on my own"; "Rejoin" jumps back to
 // the teacher's current state. Every text is set as text.
 
+import { createRoom } from "./api.js";
 import { make } from "./courseapi.js";
 
 const SOCKET_PATH = "/rooms/ws";
@@ -166,9 +167,7 @@ export function startClassroom(box, app, { location = window.location } = {}) {
     teachButton.disabled = true;
     setStatus("Starting a room…");
     try {
-      const answer = await fetch("/rooms", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ state: app.state() }) });
-      const body = await answer.json();
-      if (!answer.ok) throw new Error(body?.detail?.message ?? `The server answered ${answer.status}.`);
+      const body = await createRoom(app.state());
       store?.setItem(TOKEN_KEY + body.code, body.token);
       enter(body.code, body.token);
     } catch (error) {

@@ -1,0 +1,74 @@
+"""Issue 24: one view state. A Python program whose graph depends on its seed (it draws from
+`random`) and on which backward() call is shown (each call's graph is larger) shows the same nodes
+with seed 5 and run 2 wherever the page's state goes: the page, the downloaded HTML file, the embed
+the share dialog makes, the share link, and a Teach live student's page."""
+
+import re
+
+from pagehelpers import url_for, wait_for_graph
+from playwright.sync_api import expect
+
+# Four backward() calls: call k (0-based) builds 3 + 2k nodes from fresh random draws.
+PROGRAM = """import random
+w = Value(random.uniform(-1, 1), label='w')
+for i in range(4):
+    x = Value(random.uniform(-1, 1), label='x')
+    L = w * x
+    for j in range(i):
+        L = L + x * w
+    L.backward()
+"""
+SEED, RUN = 5, 2
+RUN_NODES = 7  # call 2: w, x, w * x, then two more (x * w, +)
+
+
+def shown_nodes(page):
+    """What the graph on screen shows: each drawn node's id, label and value, in id order."""
+    wait_for_graph(page)
+    return page.evaluate(
+        """() => [...document.querySelectorAll('[data-node-id]')]
+            .map((n) => [Number(n.dataset.nodeId), n.querySelector('.vg-label')?.textContent ?? '',
+                         n.querySelector('.vg-data')?.textContent ?? ''])
+            .sort((a, b) => a[0] - b[0])"""
+    )
+
+
+def open_reference(page):
+    """The page opened on seed 5, run 2: its nodes, checked to differ from seed 0's and from the last call's."""
+    page.goto(url_for(PROGRAM))
+    last_call_seed_0 = shown_nodes(page)
+    page.goto(url_for(PROGRAM, run=RUN))
+    run_seed_0 = shown_nodes(page)
+    page.goto(url_for(PROGRAM, seed=SEED, run=RUN))
+    nodes = shown_nodes(page)
+    assert len(nodes) == RUN_NODES and len(last_call_seed_0) == RUN_NODES + 2, "run picks the call"
+    assert [n[2] for n in nodes] != [n[2] for n in run_seed_0], "the seed changes the values"
+    expect(page.get_by_label("Seed")).to_have_value(str(SEED))
+    return nodes
+
+
+def test_the_downloaded_html_file_shows_the_pages_seed_and_run(page, tmp_path):
+    nodes = open_reference(page)
+    page.locator('[data-vg="export-menu"] summary').click()
+    expect(page.locator('[data-vg="export-html"]')).to_have_text(re.compile(r"Self-contained HTML \(\d+ kB\)"))
+    with page.expect_download() as info:
+        page.locator('[data-vg="export-html"]').click()
+    lesson = tmp_path / "lesson.html"
+    info.value.save_as(lesson)
+    page.goto(lesson.as_uri())
+    assert shown_nodes(page) == nodes
+
+
+def test_the_share_link_and_the_embed_show_the_pages_seed_and_run(page, context):
+    nodes = open_reference(page)
+    page.get_by_role("button", name="Share / embed").click()
+    link = page.locator('[data-vg="share-link"]').input_value()
+    embed = page.locator('[data-vg="share-snippet"]').get_attribute("data-url")
+    page.locator('[data-vg="share-close"]').click()
+
+    other = context.new_page()
+    other.goto(link)
+    assert shown_nodes(other) == nodes
+    other.goto(embed)
+    assert shown_nodes(other) == nodes
+    other.close()
