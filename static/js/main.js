@@ -16,7 +16,7 @@ import { bestBands, placeGraph } from "./layout.js";
 import { createLossCurve } from "./losscurve.js";
 import { addPresenter } from "./presenter.js";
 import { createGraphView } from "./render.js";
-import { createScopes } from "./scopes.js";
+import { createScopes } from "./scopeview.js";
 import { createTables } from "./table.js";
 import { buildTimeline, frameAt } from "./timeline.js";
 import { fromRoomState, programChoices, programOf, programRequest, readField, readState, roomState, sameProgram, stateSearch, urlGives } from "./state.js";
@@ -86,11 +86,10 @@ export function startValuegraph(root, { location = window.location, history = wi
       if (done < total) setNote(`Drawing ${grouped(done)} of ${grouped(total)} nodes…`);
       else setNote(compactNote());
     },
-    onUserView: () => camera.pause(),
     onResize: () => resized(),
   });
   // The embed's frame is small: it opens on the whole graph, and Follow is one press away.
-  const camera = createCamera(graph, { button: addViewButtons(el("fit"), graph), follow: !root.matches("[data-valuegraph-embed]") });
+  const camera = createCamera(graph, { buttons: addViewButtons(el("fit")), follow: !root.matches("[data-valuegraph-embed]") });
   let flowOn = false; // "Gradient flow"
   let flows = null; // edgeFlows(tl) while it is on
   // The page (not the embed, whose frame is its screen) has presenter mode.
@@ -175,27 +174,27 @@ export function startValuegraph(root, { location = window.location, history = wi
   // Fit, + and − are the learner's own moves: they pause following, as a drag or the wheel does.
   el("fit").addEventListener("click", () => {
     camera.pause();
-    graph.fit();
+    camera.fit();
   });
   el("zoom-in").addEventListener("click", () => {
     camera.pause();
-    graph.zoomBy(1.4);
+    camera.zoomBy(1.4);
   });
   el("zoom-out").addEventListener("click", () => {
     camera.pause();
-    graph.zoomBy(1 / 1.4);
+    camera.zoomBy(1 / 1.4);
   });
   function resized() {
     if (model && view.autoDirection && bestDirection() !== view.direction) redraw({ refit: true });
-    else if (placement?.compact && bestBands(placeGraph(model, { direction: view.direction, compact: true }), graph.visible().width, graph.visible().height) !== placement.bands) redraw({ refit: true });
+    else if (placement?.compact && bestBands(placeGraph(model, { direction: view.direction, compact: true }), camera.visible().width, camera.visible().height) !== placement.bands) redraw({ refit: true });
     else if (camera.following) camera.refresh();
-    else graph.fit(false);
+    else camera.fit(false);
   }
 
   /** The direction whose whole-graph view is larger in the panel (left to right unless clearly not). */
   function bestDirection() {
     const compact = model.nodes.length > COMPACT_ABOVE;
-    const { width, height } = graph.visible();
+    const { width, height } = camera.visible();
     const scale = (direction) => {
       const p = placeGraph(model, { direction, compact });
       return Math.min(width / p.width, height / p.height);
@@ -294,7 +293,7 @@ export function startValuegraph(root, { location = window.location, history = wi
     placement = scopes.place(model, view.direction, COMPACT_ABOVE); // with collapsed scopes as boxes
     // A long, thin big graph (the 3,001-node chain) is folded into bands to fill the panel.
     if (!placement.boxes) {
-      const { width, height } = graph.visible();
+      const { width, height } = camera.visible();
       const bands = bestBands(placement, width, height);
       if (bands > 1) placement = placeGraph(model, { direction: view.direction, compact, bands });
     }
@@ -309,7 +308,7 @@ export function startValuegraph(root, { location = window.location, history = wi
     graph.applyFrame(frame);
     scopes.applyFrame(frame);
     if (refit || reshaped) {
-      graph.fit(false); // the whole graph, unless the camera is following the walk
+      camera.fit(false); // the whole graph, unless the camera is following the walk
       camera.show(frame, { force: true });
     }
     const complete = await drawing;
@@ -364,7 +363,7 @@ export function startValuegraph(root, { location = window.location, history = wi
         button.textContent = `Show ${nodeName(model.nodes[w.node])}`;
         button.addEventListener("click", () => {
           pinned = w.node;
-          graph.reveal(w.node);
+          camera.reveal(w.node);
           graph.pin(w.node);
           showStory();
         });

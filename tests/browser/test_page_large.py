@@ -130,7 +130,7 @@ def test_the_largest_full_view_lays_out_only_the_texts_that_can_be_read(page):
     assert fitted["k"] < 0.35 and fitted["inView"] > 300
     assert fitted["recordsShown"] == 0 and fitted["labelsShown"] == 0, "texts under 6 px are not laid out"
 
-    page.evaluate("document.querySelector('[data-valuegraph]').valuegraph.graph.reveal(0)")  # x, at a readable zoom
+    page.evaluate("document.querySelector('[data-valuegraph]').valuegraph.camera.reveal(0)")  # x, at a readable zoom
     page.wait_for_timeout(600)
     back = page.evaluate(TEXTS)
     assert back["k"] >= 0.35 and back["inViewShown"] == back["inView"] > 0

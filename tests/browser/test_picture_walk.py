@@ -252,7 +252,7 @@ def test_a_long_thin_big_graph_is_folded_to_use_the_panel(page):
             const svg = document.querySelector('[data-vg=graph] svg');
             const unfolded = placeGraph(app.model, { direction: 'LR', compact: true });
             const box = svg.getBoundingClientRect();
-            return { folded: app.graph.fitScale(),
+            return { folded: app.camera.fitScale(),
                      unfolded: Math.min(box.width / unfolded.width, box.height / unfolded.height), height: box.height };
         }"""
     )
