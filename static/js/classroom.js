@@ -230,6 +230,7 @@ export function startClassroom(box, app, { location = window.location } = {}) {
       if (message.type === "state" && message.version <= roomVersion) return;
       roomVersion = message.version;
       roomState = message.state;
+      box.dataset.roomStep = String(roomState.step); // the room's step as last heard, shown or not (for tests)
       if (message.type === "welcome") {
         codeText.textContent = `Room ${message.code}`;
         if (role === "teacher") {

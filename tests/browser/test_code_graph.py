@@ -5,7 +5,7 @@ import re
 from urllib.parse import quote
 
 import pytest
-from pagehelpers import last_step, node, url_for, wait_for_graph
+from pagehelpers import last_step, node, url_for, wait_for_graph, wait_until_still
 from playwright.sync_api import expect
 
 ANSWERED_400 = r"status of 400"
@@ -168,7 +168,7 @@ def test_an_mlp_forward_pass_opens_collapsed_to_layers_and_reads_at_1280x720(pag
     assert "125 nodes" in page.locator('[data-vg="graph-summary"]').text_content()
     # The camera may be following the walk (zoomed on the output); the whole folded graph fits too.
     page.get_by_role("button", name="Fit to screen").click()
-    page.wait_for_timeout(500)
+    wait_until_still(page)
     graph = page.locator('[data-vg="graph"]').bounding_box()
     for title in boxes.locator(".vg-scope-title").all() + [node(page, "y").locator(".vg-label")]:
         box = title.bounding_box()
@@ -190,7 +190,7 @@ def test_an_mlp_forward_pass_opens_collapsed_to_layers_and_reads_at_1280x720(pag
 def fit(page):
     """The whole graph in view (the camera may be following the walk); following pauses."""
     page.get_by_role("button", name=re.compile("^Fit")).click()
-    page.wait_for_timeout(400)
+    wait_until_still(page)
 
 
 def test_a_collapsed_scope_expands_on_click_and_collapses_again(page):

@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
-from pagehelpers import grad_text, node, open_program
+from pagehelpers import grad_text, next_frames, node, open_program, wait_until_still
 
 AXE = Path(__file__).parent / "vendor" / "axe-core.v4.14.1.min.js"
 README_SCREENSHOT = Path(__file__).resolve().parents[2] / "static" / "img" / "screenshot-chapter2.png"
@@ -57,7 +57,8 @@ def test_chapter_2_at_the_end_of_the_walk_screenshot(page, artifacts):
     node(page, "a").click()  # a's story beside the graph: its grad as the sum from two parents
     assert [grad_text(page, name) for name in "abcL"] == ["4", "2", "1", "1"]
     assert page.locator("g.vg-update-label").count() == 2
-    page.wait_for_timeout(400)  # the fit and the transitions settle
+    wait_until_still(page)  # the fit and the transitions settle
+    next_frames(page)
     shot = page.screenshot(path=str(artifacts / "chapter2-end.png"))
     README_SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
     README_SCREENSHOT.write_bytes(shot)
