@@ -33,8 +33,8 @@ export const FIELDS = Object.freeze([
   { name: "direction", url: "dir", fallback: "LR", room: true, read: (text) => (text.toUpperCase() === "BT" ? "BT" : "LR"), write: (value) => value.toLowerCase() },
   { name: "speed", url: "speed", fallback: 1, room: true, read: (text) => (Number(text) > 0 && Number.isFinite(Number(text)) ? Number(text) : undefined) },
   { name: "variant", url: "variant", fallback: "correct", program: true, room: true, read: (text) => text || undefined },
-  { name: "seed", url: "seed", fallback: 0, program: true, read: wholeNumber(MAX_SEED) },
-  { name: "run", url: "run", fallback: null, program: true, read: wholeNumber(Number.MAX_SAFE_INTEGER) }, // which backward() call; null: the last
+  { name: "seed", url: "seed", fallback: 0, program: true, room: true, read: wholeNumber(MAX_SEED) },
+  { name: "run", url: "run", fallback: null, program: true, room: true, read: wholeNumber(Number.MAX_SAFE_INTEGER) }, // which backward() call; null: the last
   { name: "playing", url: null, fallback: false, room: true },
   { name: "pinned", url: null, fallback: null, room: true }, // the node clicked, whose story stays shown
   // The scopes folded into boxes (keys from scopes.js). null: the graph's own default, which

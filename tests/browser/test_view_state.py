@@ -72,3 +72,23 @@ def test_the_share_link_and_the_embed_show_the_pages_seed_and_run(page, context)
     other.goto(embed)
     assert shown_nodes(other) == nodes
     other.close()
+
+
+def test_a_teach_live_student_sees_the_teachers_seed_and_run(page, browser, live_server):
+    nodes = open_reference(page)
+    page.get_by_role("button", name="Teach live").click()
+    expect(page.locator('[data-vg="room-code-shown"]')).to_have_text(re.compile(r"^Room "))
+    link = page.locator('[data-vg="room-link"]').input_value()
+
+    student_context = browser.new_context(reduced_motion="reduce")
+    student = student_context.new_page()
+    student.goto(link)
+    expect(student.locator("[data-vg-classroom]")).to_have_attribute("data-following", "true")
+    expect(student.locator('[data-vg="program"]')).to_have_value(PROGRAM)
+    expect(student.locator('[data-vg="graph"] svg')).to_have_attribute("data-node-count", str(RUN_NODES))
+    assert shown_nodes(student) == nodes
+    expect(student.get_by_label("Seed")).to_have_value(str(SEED))
+    # The teacher's later moves still reach the student: a step on this graph's walk.
+    page.get_by_role("button", name="End", exact=True).click()
+    expect(student.locator('[data-vg="scrubber"]')).to_have_value(page.locator('[data-vg="scrubber"]').input_value())
+    student_context.close()
