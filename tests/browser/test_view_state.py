@@ -92,3 +92,73 @@ def test_a_teach_live_student_sees_the_teachers_seed_and_run(page, browser, live
     page.get_by_role("button", name="End", exact=True).click()
     expect(student.locator('[data-vg="scrubber"]')).to_have_value(page.locator('[data-vg="scrubber"]').input_value())
     student_context.close()
+
+
+def test_the_view_state_declares_each_field_once_and_speaks_the_servers_wire_format(page):
+    """state.js's table against the README's link parameters and app/schemas.py: the fields that make
+    the graph are those the request and the room share, a room carries every RoomState field but the
+    server's own `stage`, and a full state goes through the URL, the request, the room and the embed
+    link and comes back whole."""
+    from app import schemas
+
+    page.goto(url_for("a = 1"))
+    wait_for_graph(page)
+    answer = page.evaluate(
+        """async () => {
+            const main = new URL(document.querySelector('script[type=module]').src).pathname;
+            const s = await import(main.replace(/main\\.js.*$/, 'state.js'));
+            const full = { expression: 'y = w * 2', variables: 'w = 3', step: 4, direction: 'BT', speed: 2,
+                           variant: 'assign', seed: 5, run: 2, playing: true, pinned: 1, collapsed: null };
+            return {
+                fields: s.FIELDS.map((f) => ({ name: f.name, url: f.url, fallback: f.fallback,
+                                               program: Boolean(f.program), room: Boolean(f.room) })),
+                full,
+                search: s.stateSearch(full),
+                back: s.readState(s.stateSearch(full)),
+                defaults: s.stateSearch(s.defaultState()),
+                request: s.programRequest(full).request,
+                room: s.roomState(full),
+                fromRoom: s.fromRoomState(s.roomState(full)),
+                embed: s.embedSearch(full, { controls: 'minimal', theme: 'auto' }, { controls: 'full', theme: 'auto' }),
+            };
+        }"""
+    )
+    fields = {f["name"]: f for f in answer["fields"]}
+    assert len(fields) == len(answer["fields"]), "each field is declared once"
+    linked = [f for f in answer["fields"] if f["url"]]
+    assert [f["url"] for f in linked] == ["expression", "variables", "step", "dir", "speed", "variant", "seed", "run"]
+    assert {f["name"]: f["fallback"] for f in linked} == {
+        "expression": None,
+        "variables": "",
+        "step": None,
+        "direction": "LR",
+        "speed": 1,
+        "variant": "correct",
+        "seed": 0,
+        "run": None,
+    }
+    assert answer["defaults"] == "", "defaults stay out of links"
+
+    program = {name for name, f in fields.items() if f["program"]}
+    assert program == set(schemas.BackwardRequest.model_fields) & set(schemas.RoomState.model_fields)
+    assert {name for name, f in fields.items() if f["room"]} == set(schemas.RoomState.model_fields) - {"stage"}
+
+    full = answer["full"]
+    assert (
+        answer["search"]
+        == "?expression=y+%3D+w+*+2&variables=w+%3D+3&step=4&dir=bt&speed=2&variant=assign&seed=5&run=2"
+    )
+    assert {f["name"]: answer["back"][f["name"]] for f in linked} == {f["name"]: full[f["name"]] for f in linked}
+    assert answer["request"] == {
+        "expression": "y = w * 2",
+        "variables": {"w": 3},
+        "variant": "assign",
+        "seed": 5,
+        "run": 2,
+    }
+    schemas.BackwardRequest.model_validate(answer["request"])
+    schemas.RoomState.model_validate(answer["room"])
+    assert {name: answer["fromRoom"][name] for name in answer["room"]} == {name: full[name] for name in answer["room"]}
+    assert answer["embed"] == (
+        "?expression=y+%3D+w+*+2&variables=w+%3D+3&dir=bt&speed=2&variant=assign&seed=5&run=2&step=4&controls=minimal"
+    )
