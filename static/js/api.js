@@ -1,4 +1,5 @@
-// Talking to the server: POST /backward, with the graph, the trace and the layout.
+// Every request to the server is built here: POST /backward (the graph, the trace and the
+// layout), /layout, /export/html and /rooms.
 
 /** A problem in the program, with its place (line and column are 1-based, offset 0-based). */
 export class ProgramError extends Error {
@@ -51,26 +52,29 @@ function messageOf(detail, fallback) {
   return fallback;
 }
 
-/**
- * Run a program on the server. Resolves to the response with numbers revived; rejects with a
- * ProgramError (with its place when the server gives one), or an AbortError when `signal` fires.
- * `fields` overrides request fields (trace, layout, check, nudge, variant, seed, run).
- */
-export async function fetchBackward({ expression, variables = {}, variant = "correct", seed = 0, run = null }, { signal, baseUrl = "", fields = {} } = {}) {
-  // seed and run only when they differ from the server's defaults (0 and the last backward() call).
-  const chosen = { ...(seed ? { seed } : {}), ...(run !== null && run !== undefined ? { run } : {}) };
-  let response;
+async function post(url, body, signal) {
   try {
-    response = await fetch(`${baseUrl}/backward`, {
+    return await fetch(url, {
       method: "POST",
       headers: { "Content-Type": "application/json", Accept: "application/json" },
-      body: JSON.stringify({ expression, variables, variant, ...chosen, trace: true, layout: true, ...fields }),
+      body: JSON.stringify(body),
       signal,
     });
   } catch (error) {
     if (error.name === "AbortError") throw error;
     throw new ProgramError("The server could not be reached. Is valuegraph still running?");
   }
+}
+
+/**
+ * Run a program on the server. `request` is the program's part of the view state as state.js's
+ * programRequest makes it ({expression, variables, variant?, seed?, run?}); `fields` adds or
+ * overrides request fields (trace, layout, check, nudge, variant). Resolves to the response with
+ * numbers revived; rejects with a ProgramError (with its place when the server gives one), or an
+ * AbortError when `signal` fires.
+ */
+export async function fetchBackward(request, { signal, baseUrl = "", fields = {} } = {}) {
+  const response = await post(`${baseUrl}/backward`, { ...request, trace: true, layout: true, ...fields }, signal);
   let body = null;
   try {
     body = await response.json();
@@ -88,19 +92,28 @@ export async function fetchBackward({ expression, variables = {}, variant = "cor
  * view with scopes collapsed into boxes. Resolves to the layout; rejects like fetchBackward.
  */
 export async function fetchLayout(children, { signal, baseUrl = "" } = {}) {
-  let response;
-  try {
-    response = await fetch(`${baseUrl}/layout`, {
-      method: "POST",
-      headers: { "Content-Type": "application/json", Accept: "application/json" },
-      body: JSON.stringify({ children }),
-      signal,
-    });
-  } catch (error) {
-    if (error.name === "AbortError") throw error;
-    throw new ProgramError("The server could not be reached. Is valuegraph still running?");
-  }
+  const response = await post(`${baseUrl}/layout`, { children }, signal);
   const body = await response.json().catch(() => null);
   if (response.ok && body) return body;
   throw new ProgramError(messageOf(body?.detail, `The server answered ${response.status}.`));
+}
+
+/**
+ * The self-contained HTML file (POST /export/html) of the graph `request` makes (as for
+ * fetchBackward), opening at `step`. Resolves to a Blob.
+ */
+export async function fetchStandalone(request, step, { baseUrl = "" } = {}) {
+  const response = await post(`${baseUrl}/export/html?step=${encodeURIComponent(step)}`, request);
+  if (!response.ok) throw new Error(`The server answered ${response.status}`);
+  return response.blob();
+}
+
+/** A Teach live room (POST /rooms) showing `room` (state.js's roomState); resolves to {code, token, ...}. */
+// `token` remakes a room the server lost under its old code (the teacher's page holds it).
+export async function createRoom(room, { baseUrl = "", maxStudents = null, token = null } = {}) {
+  const body = { state: room, ...(maxStudents === null ? {} : { max_students: maxStudents }), ...(token === null ? {} : { token }) };
+  const response = await post(`${baseUrl}/rooms`, body);
+  const answer = await response.json().catch(() => null);
+  if (!response.ok) throw new Error(messageOf(answer?.detail, `The server answered ${response.status}.`));
+  return answer;
 }

@@ -1,25 +1,123 @@
-// The camera: keeps the step being shown in view, at a zoom where a record's numbers can be read.
+// The camera: where the graph is seen from (pan and zoom), and keeping the step being shown in
+// view, at a zoom where a record's numbers can be read.
 //
-// While the walk plays, steps, scrubs or jumps, the view moves to the current node and the inputs
-// its edges are updating. When the whole graph fits at a readable size it simply stays fitted.
-// The learner's own pan or zoom (or Fit, + and −) pauses following until Follow is pressed again.
-// Moves are short transitions, or none under prefers-reduced-motion.
+// It speaks to the renderer only through the renderer interface (render.js's header): it reads
+// the learner's pan and zoom gestures on renderer.element and tells the renderer the view to draw
+// with renderer.setView. While the walk plays, steps, scrubs or jumps, the view moves to the
+// current node and the inputs its edges are updating. When the whole graph fits at a readable
+// size it simply stays fitted. The learner's own pan or zoom (or Fit, + and −) pauses following
+// until Follow is pressed again. Moves are short transitions, or none under prefers-reduced-motion.
 
 import { make } from "./courseapi.js";
+import d3 from "./d3.js";
+import { track } from "./motion.js";
 
 export const MIN_TEXT_PX = 12; // the smallest a record's data and grad may be drawn, in CSS px
 const MOVE_MS = 280;
+const FIT_MS = 300;
+const ZOOM_MS = 200;
 const MARGIN = 24; // px a followed node keeps from the edge of the view
 const ZOOM_MARGIN = 1.08; // following zooms this much past the smallest readable size
+const MAX_FIT_SCALE = 1.5;
+const MAX_SCALE = 4;
+// The smallest zoom; also what Fit uses in a panel with no room left for the graph (an embed whose
+// frame is no taller than its controls): padding alone would make the fitted scale negative.
+const MIN_SCALE = 0.005;
+const FIT_PADDING = 28;
 
 const reducedMotion = () => window.matchMedia?.("(prefers-reduced-motion: reduce)").matches ?? false;
 
-/** `graph` is render.js's view; `button` the Follow toggle (aria-pressed). */
-export function createCamera(graph, { button, textPx = MIN_TEXT_PX, follow = true } = {}) {
+/**
+ * `renderer` is render.js's view (or any renderer with its interface); `buttons` the Follow and
+ * Move graph toggles (addViewButtons); `onUserView()` hears every pan or zoom the learner makes
+ * with the mouse, wheel or touch (not the ones the page makes).
+ */
+export function createCamera(renderer, { buttons = {}, textPx = MIN_TEXT_PX, follow = true, onUserView = () => {} } = {}) {
+  const button = buttons.follow;
   let following = follow;
   let minText = textPx;
   let frame = null;
+  const element = d3.select(renderer.element);
 
+  // ---- pan and zoom ----
+  // One finger on a touch screen scrolls the page (touch-action: pan-y); two fingers, or one
+  // while "Move graph" is on (moveByTouch), pan and zoom the graph. The extent is given, not
+  // measured: d3 would read the element's size and force a layout.
+  let moveByTouch = false;
+  const zoom = d3.zoom().scaleExtent([MIN_SCALE, MAX_SCALE]).extent(() => [[0, 0], renderer.size()])
+    .filter((event) => (!event.ctrlKey || event.type === "wheel") && !event.button && (event.type !== "touchstart" || moveByTouch || event.touches.length > 1))
+    .on("zoom", (event) => {
+      if (event.sourceEvent) {
+        setFollowing(false);
+        onUserView();
+      }
+      renderer.setView(event.transform);
+    });
+  element.call(zoom).on("dblclick.zoom", null);
+
+  /** Move the view to `target` (a d3 zoom transform), over `duration` ms or at once. */
+  function moveTo(target, duration) {
+    element.interrupt();
+    if (duration > 0) track(renderer.element, element.transition().duration(duration).call(zoom.transform, target));
+    else element.call(zoom.transform, target);
+  }
+
+  /** Room around the fitted graph: less on a narrow panel (a phone), where every pixel counts. */
+  function fitRoom(width, margin) {
+    return { padding: Math.min(FIT_PADDING, width / 60), margin: Math.min(margin, width / 40) };
+  }
+
+  /** The scale at which fit() shows the whole graph, and that view. */
+  function fitted() {
+    const extent = renderer.extent();
+    if (!extent) return null;
+    const [vw, vh] = renderer.size();
+    const { padding, margin } = fitRoom(vw, extent.margin);
+    const w = extent.width + 2 * margin;
+    const h = extent.height + 2 * margin;
+    const k = Math.max(MIN_SCALE, Math.min(MAX_FIT_SCALE, (vw - 2 * padding) / w, (vh - 2 * padding) / h));
+    return { k, target: d3.zoomIdentity.translate((vw - w * k) / 2 + margin * k, (vh - h * k) / 2 + margin * k).scale(k) };
+  }
+
+  /** Zoom and pan so the whole graph fits. */
+  function fit(animate = true) {
+    const view = fitted();
+    if (view) moveTo(view.target, animate ? FIT_MS : 0);
+  }
+
+  const fitScale = () => fitted()?.k ?? 1;
+
+  function zoomBy(factor) {
+    track(renderer.element, element.transition().duration(ZOOM_MS).call(zoom.scaleBy, factor));
+  }
+
+  /** The visible part of the graph, in graph coordinates, and the scale. */
+  function visible() {
+    const [vw, vh] = renderer.size();
+    const t = d3.zoomTransform(renderer.element);
+    return { k: t.k, x0: -t.x / t.k, y0: -t.y / t.k, x1: (vw - t.x) / t.k, y1: (vh - t.y) / t.k, width: vw, height: vh };
+  }
+
+  /** Centre the graph point (cx, cy) at scale k, over `duration` ms. */
+  function centreOn(cx, cy, k, duration) {
+    const [vw, vh] = renderer.size();
+    moveTo(d3.zoomIdentity.translate(vw / 2 - cx * k, vh / 2 - cy * k).scale(k), duration);
+  }
+
+  /** Centre a node, zoomed in enough to read it. */
+  function reveal(id) {
+    const box = renderer.nodeBounds(id);
+    if (!box) return;
+    const k = Math.max(d3.zoomTransform(renderer.element).k, renderer.revealZoom());
+    centreOn((box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2, k, FIT_MS);
+  }
+
+  function setTouchMove(on) {
+    moveByTouch = on;
+    renderer.element.classList.toggle("vg-touch-move", on);
+  }
+
+  // ---- following the walk ----
   function setFollowing(on, always = false) {
     if (on === following && !always) return; // every wheel notch pauses: touch the button once
     following = on;
@@ -30,9 +128,14 @@ export function createCamera(graph, { button, textPx = MIN_TEXT_PX, follow = tru
     setFollowing(!following);
     if (following) show(frame, { force: true });
   });
+  buttons.move?.addEventListener("click", () => {
+    const on = buttons.move.getAttribute("aria-pressed") !== "true";
+    buttons.move.setAttribute("aria-pressed", String(on));
+    setTouchMove(on);
+  });
 
   /** The smallest scale at which records' numbers measure at least minText px. */
-  const readableScale = () => minText / graph.textSize();
+  const readableScale = () => minText / renderer.textSize();
 
   /** Which nodes a step is about: the current node and the inputs it is updating or exploring. */
   function targets(f) {
@@ -51,30 +154,36 @@ export function createCamera(graph, { button, textPx = MIN_TEXT_PX, follow = tru
     if (!following || !f) return;
     const duration = reducedMotion() ? 0 : MOVE_MS;
     const readable = readableScale();
-    if (graph.fitScale() >= readable) { // the whole graph can be read: show it all
-      const view = graph.visible();
-      if (force || Math.abs(view.k - graph.fitScale()) > 1e-3) graph.fit(duration > 0);
+    if (fitScale() >= readable) { // the whole graph can be read: show it all
+      const view = visible();
+      if (force || Math.abs(view.k - fitScale()) > 1e-3) fit(duration > 0);
       return;
     }
     const ids = targets(f);
     if (ids.length === 0) return;
-    const focusBox = graph.nodeBounds(ids[0]);
+    const focusBox = renderer.nodeBounds(ids[0]);
     if (!focusBox) return;
-    const view = graph.visible();
+    const view = visible();
     // A little above the minimum (and no more than 1.6× it, if the view was closer).
     const k = Math.max(readable * ZOOM_MARGIN, Math.min(view.k, readable * 1.6));
     const margin = MARGIN / k;
-    const whole = union(ids.map((id) => graph.nodeBounds(id)).filter(Boolean));
+    const whole = union(ids.map((id) => renderer.nodeBounds(id)).filter(Boolean));
     const fits = (b) => (b.x1 - b.x0) + 2 * margin <= view.width / k && (b.y1 - b.y0) + 2 * margin <= view.height / k;
     const box = fits(whole) ? whole : focusBox;
     const inside = view.k >= readable - 1e-6 && box.x0 - margin >= view.x0 && box.x1 + margin <= view.x1 && box.y0 - margin >= view.y0 && box.y1 + margin <= view.y1;
     if (inside && !force) return;
-    graph.centreOn((box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2, k, duration);
+    centreOn((box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2, k, duration);
   }
 
   setFollowing(follow, true);
   return {
     show,
+    fit,
+    fitScale,
+    zoomBy,
+    reveal,
+    visible,
+    setTouchMove,
     /** The learner moved the view: stop following until Follow is pressed. */
     pause: () => setFollowing(false),
     get following() {
@@ -91,14 +200,13 @@ export function createCamera(graph, { button, textPx = MIN_TEXT_PX, follow = tru
     /** The panel changed size: keep showing what was shown (the whole graph, or the step). */
     refresh() {
       if (frame) show(frame, { force: true });
-      else graph.fit(false);
+      else fit(false);
     },
-
   };
 }
 
-/** The Follow toggle (and, for touch screens, Move graph), put before the Fit button; returns Follow. */
-export function addViewButtons(fitButton, graph) {
+/** The Follow toggle (and, for touch screens, Move graph), put before the Fit button; returns {follow, move}. */
+export function addViewButtons(fitButton) {
   const follow = make("button", { className: fitButton.className, text: "Follow", attrs: { type: "button", "data-vg": "follow", "aria-pressed": "true" } });
   const move = make("button", {
     className: `${fitButton.className} vg-touch-only`,
@@ -110,12 +218,7 @@ export function addViewButtons(fitButton, graph) {
       "aria-pressed": "false",
     },
   });
-  move.addEventListener("click", () => {
-    const on = move.getAttribute("aria-pressed") !== "true";
-    move.setAttribute("aria-pressed", String(on));
-    graph.setTouchMove(on);
-  });
   fitButton.before(follow);
   fitButton.after(move);
-  return follow;
+  return { follow, move };
 }

@@ -7,6 +7,7 @@
 // While following, a student's own moves switch to "Explore on my own"; "Rejoin" jumps back to
 // the teacher's current state. Every text is set as text.
 
+import { createRoom } from "./api.js";
 import { make } from "./courseapi.js";
 
 const SOCKET_PATH = "/rooms/ws";
@@ -196,10 +197,7 @@ export function startClassroom(box, app, { location = window.location } = {}) {
     setStatus("Starting a room…");
     try {
       const size = sizeInput.value.trim() === "" ? null : Number(sizeInput.value);
-      const asked = { state: app.state(), ...(size === null ? {} : { max_students: size }) };
-      const answer = await fetch("/rooms", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(asked) });
-      const body = await answer.json();
-      if (!answer.ok) throw new Error(typeof body?.detail?.message === "string" ? body.detail.message : `The server answered ${answer.status}.`);
+      const body = await createRoom(app.state(), { maxStudents: size });
       store?.setItem(TOKEN_KEY + body.code, body.token);
       enter(body.code, body.token);
     } catch (error) {
@@ -251,12 +249,11 @@ export function startClassroom(box, app, { location = window.location } = {}) {
   // state, so it makes the room again under the same code and token; students rejoin by themselves.
   async function remake(token) {
     try {
-      const answer = await fetch("/rooms", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ state: app.state(), token }) });
-      if (answer.ok) return "The server lost the room; made it again: reconnecting…";
-      const body = await answer.json().catch(() => null);
-      return `The server lost the room; making it again (${body?.detail?.message ?? `the server answered ${answer.status}`})…`;
-    } catch {
-      return "The server lost the room; making it again when the server answers…";
+      await createRoom(app.state(), { token });
+      return "The server lost the room; made it again: reconnecting…";
+    } catch (error) {
+      if (error instanceof TypeError) return "The server lost the room; making it again when the server answers…";
+      return `The server lost the room; making it again (${error.message})…`;
     }
   }
 
@@ -290,6 +287,7 @@ export function startClassroom(box, app, { location = window.location } = {}) {
       if (message.type === "state" && message.version <= roomVersion) return;
       roomVersion = message.version;
       roomState = message.state;
+      box.dataset.roomStep = String(roomState.step); // the room's step as last heard, shown or not (for tests)
       if (message.type === "welcome") {
         codeText.textContent = `Room ${message.code}`;
         if (role === "teacher") {

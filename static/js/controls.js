@@ -1,7 +1,7 @@
 // The player: the one timer, the buttons, the scrubber, the speed and the keyboard shortcuts.
 // It knows step numbers only; what a step shows is the caller's business (onStep).
 
-const STEP_MS = 1200; // one step at 1×: time to read a caption
+export const STEP_MS = 1200; // one step at 1×: time to read a caption
 
 /**
  * Wire the player inside `root` (elements found by their data-vg names).

@@ -5,7 +5,7 @@
 import { EXAMPLES } from "./examples.js";
 import { createLessons, lessonStep } from "./lessons.js";
 import { createNudgePanel } from "./nudge.js";
-import { readState } from "./url.js";
+import { readState } from "./state.js";
 import { createVariantsPanel } from "./variants.js";
 
 export function startCoursePanels(root, app) {

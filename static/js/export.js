@@ -2,6 +2,8 @@
 // JSON, the two step tables as CSV, and the self-contained HTML file made by POST /export/html.
 // The running page is found on its root element (main.js puts it there as root.valuegraph).
 
+import { fetchStandalone } from "./api.js";
+import { programRequest } from "./state.js";
 import { caption as captionAt, tableRow } from "./timeline.js";
 
 // The properties a drawn graph needs to look the same without the page's stylesheet.
@@ -185,23 +187,6 @@ function download(blob, name) {
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
-/** The self-contained file for the page's current program, from the server. */
-async function fetchStandalone(app, root) {
-  const variables = root.querySelector('[data-vg="variables"]').value;
-  const parsed = {};
-  for (const part of variables.split(/[,;\n]/)) {
-    const match = part.match(/^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(\S+)\s*$/);
-    if (match && Number.isFinite(Number(match[2]))) parsed[match[1]] = Number(match[2]);
-  }
-  const response = await fetch(`/export/html?step=${app.controls.step}`, {
-    method: "POST",
-    headers: { "Content-Type": "application/json" },
-    body: JSON.stringify({ expression: app.editor.value, variables: parsed, variant: app.model?.variant ?? "correct" }),
-  });
-  if (!response.ok) throw new Error(`The server answered ${response.status}`);
-  return response.blob();
-}
-
 export function wireExports(root) {
   const app = root.valuegraph;
   const el = (name) => root.querySelector(`[data-vg="${name}"]`);
@@ -226,13 +211,16 @@ export function wireExports(root) {
   el("export-csv-sort").addEventListener("click", guarded(() => download(new Blob([tableCsv(app.timeline, "sort")], { type: "text/csv" }), "valuegraph-sort.csv")));
   el("export-csv-propagate").addEventListener("click", guarded(() => download(new Blob([tableCsv(app.timeline, "propagate")], { type: "text/csv" }), "valuegraph-propagate.csv")));
 
-  // The file is made when the menu opens, so the button can say its size before it is pressed.
-  const programKey = () => `${app.editor.value}\n${el("variables").value}\n${app.model?.variant}\n${app.controls.step}`;
+  // The file is made when the menu opens, so the button can say its size before it is pressed. It
+  // holds the graph on screen: the request made from the page's view state (state.js), every
+  // program field included, at the step shown.
   async function prepareStandalone() {
-    const key = programKey();
+    const shown = app.shown();
+    const { request } = programRequest(shown);
+    const key = JSON.stringify([request, shown.step]);
     if (standalone?.key === key) return standalone.blob;
     htmlButton.textContent = "Self-contained HTML (preparing…)";
-    const blob = await fetchStandalone(app, root);
+    const blob = await fetchStandalone(request, shown.step);
     standalone = { key, blob };
     htmlButton.textContent = `Self-contained HTML (${formatSize(blob.size)})`;
     htmlButton.dataset.size = String(blob.size);

@@ -16,10 +16,10 @@ import { bestBands, placeGraph } from "./layout.js";
 import { createLossCurve } from "./losscurve.js";
 import { addPresenter } from "./presenter.js";
 import { createGraphView } from "./render.js";
-import { createScopes } from "./scopes.js";
+import { createScopes } from "./scopeview.js";
 import { createTables } from "./table.js";
 import { buildTimeline, frameAt } from "./timeline.js";
-import { parseVariables, readState, stateSearch } from "./url.js";
+import { fromRoomState, programChoices, programOf, programRequest, readField, readState, roomState, sameProgram, stateSearch, urlGives } from "./state.js";
 import { createWalkPanel } from "./walkpanel.js";
 
 /** Past this many nodes labels cannot be read: draw the compact view. */
@@ -38,9 +38,11 @@ export function startValuegraph(root, { location = window.location, history = wi
   const initial = { ...readState(location.search), ...state };
   // Unless a direction was asked for (the URL's dir, the button), the graph takes the one that
   // suits the panel's shape: a long chain on a phone reads better bottom to top.
-  const directionGiven = state.direction !== undefined || new URLSearchParams(location.search).has("dir");
-  const view = { direction: initial.direction, variant: initial.variant, autoDirection: !directionGiven, seed: initial.seed, run: initial.run };
-  let runProgram = initial.expression; // the program view.run (a backward() call) was chosen for
+  const directionGiven = state.direction !== undefined || urlGives(location.search, "direction");
+  const view = { direction: initial.direction, autoDirection: !directionGiven };
+  // The program's fields beyond the editor and the variables box (variant, seed, run: state.js).
+  const choices = programChoices(initial);
+  let runProgram = initial.expression; // the program choices.run (a backward() call) was chosen for
   let tl = null;
   let model = null;
   let placement = null;
@@ -50,7 +52,7 @@ export function startValuegraph(root, { location = window.location, history = wi
   let hovered = null;
   let urlTimer = null;
   let shapeKey = "";
-  let shownProgram = null; // the program, variables and variant of the graph on screen
+  let shownProgram = null; // the program fields (state.js) of the graph on screen
   const changeListeners = [];
   const changed = () => changeListeners.forEach((listener) => listener());
 
@@ -84,11 +86,10 @@ export function startValuegraph(root, { location = window.location, history = wi
       if (done < total) setNote(`Drawing ${grouped(done)} of ${grouped(total)} nodes…`);
       else setNote(compactNote());
     },
-    onUserView: () => camera.pause(),
     onResize: () => resized(),
   });
   // The embed's frame is small: it opens on the whole graph, and Follow is one press away.
-  const camera = createCamera(graph, { button: addViewButtons(el("fit"), graph), follow: !root.matches("[data-valuegraph-embed]") });
+  const camera = createCamera(graph, { buttons: addViewButtons(el("fit")), follow: !root.matches("[data-valuegraph-embed]") });
   let flowOn = false; // "Gradient flow"
   let flows = null; // edgeFlows(tl) while it is on
   // The page (not the embed, whose frame is its screen) has presenter mode.
@@ -132,19 +133,19 @@ export function startValuegraph(root, { location = window.location, history = wi
   });
   const lossCurve = createLossCurve(root, {
     onPick: (index) => {
-      view.run = index === model.runs.length - 1 ? null : index; // null: the last call, the default
+      choices.run = index === model.runs.length - 1 ? null : index; // null: the last call, the default
       runProgram = editor.value;
       run({ history: "push" });
     },
   });
   const seedInput = el("seed");
   seedInput?.addEventListener("change", () => {
-    const seed = Number(seedInput.value);
-    if (!Number.isInteger(seed) || seed < 0 || seed > 2 ** 32 - 1) {
+    const seed = readField("seed", seedInput.value.trim());
+    if (seed === undefined) {
       showError({ message: "Seed: write a whole number from 0 to 4294967295" });
       return;
     }
-    view.seed = seed;
+    choices.seed = seed;
     run({ history: "push" });
   });
   const codeLink = createCodeLink(root, {
@@ -173,27 +174,27 @@ export function startValuegraph(root, { location = window.location, history = wi
   // Fit, + and − are the learner's own moves: they pause following, as a drag or the wheel does.
   el("fit").addEventListener("click", () => {
     camera.pause();
-    graph.fit();
+    camera.fit();
   });
   el("zoom-in").addEventListener("click", () => {
     camera.pause();
-    graph.zoomBy(1.4);
+    camera.zoomBy(1.4);
   });
   el("zoom-out").addEventListener("click", () => {
     camera.pause();
-    graph.zoomBy(1 / 1.4);
+    camera.zoomBy(1 / 1.4);
   });
   function resized() {
     if (model && view.autoDirection && bestDirection() !== view.direction) redraw({ refit: true });
-    else if (placement?.compact && bestBands(placeGraph(model, { direction: view.direction, compact: true }), graph.visible().width, graph.visible().height) !== placement.bands) redraw({ refit: true });
+    else if (placement?.compact && bestBands(placeGraph(model, { direction: view.direction, compact: true }), camera.visible().width, camera.visible().height) !== placement.bands) redraw({ refit: true });
     else if (camera.following) camera.refresh();
-    else graph.fit(false);
+    else camera.fit(false);
   }
 
   /** The direction whose whole-graph view is larger in the panel (left to right unless clearly not). */
   function bestDirection() {
     const compact = model.nodes.length > COMPACT_ABOVE;
-    const { width, height } = graph.visible();
+    const { width, height } = camera.visible();
     const scale = (direction) => {
       const p = placeGraph(model, { direction, compact });
       return Math.min(width / p.width, height / p.height);
@@ -223,9 +224,11 @@ export function startValuegraph(root, { location = window.location, history = wi
   // ---- running a program ----
   async function run({ history: how = "replace", step = null, moveCaret = false } = {}) {
     const expression = editor.value;
-    const variables = parseVariables(variablesInput.value);
-    if (variables.error) {
-      showError({ message: variables.error });
+    if (choices.run !== null && expression !== runProgram) choices.run = null; // a new program: its last backward() call
+    const program = programOf(viewState());
+    const { request, error } = programRequest(program);
+    if (error) {
+      showError({ message: error });
       return;
     }
     pending?.abort();
@@ -233,18 +236,18 @@ export function startValuegraph(root, { location = window.location, history = wi
     const id = ++requestCount;
     const current = () => id === requestCount;
     summary.textContent = "Computing…";
-    if (view.run !== null && expression !== runProgram) view.run = null; // a new program: its last backward() call
     try {
-      const response = await backend({ expression, variables: variables.values, variant: view.variant, seed: view.seed, run: view.run }, { signal: pending.signal });
+      const response = await backend(request, { signal: pending.signal });
       if (!current()) return;
       hideError();
-      shownProgram = { expression, variables: variables.values, variant: view.variant };
+      shownProgram = program;
       await load(response, step, current);
       if (current()) codeLink.setModel(response, expression);
       if (current()) lossCurve.show(response);
       if (current()) writeUrl(how);
-      // The course panels (nudge test, broken walks) follow the graph on screen.
-      if (current()) root.dispatchEvent(new CustomEvent("valuegraph:loaded", { detail: { expression, variables: variables.values, seed: view.seed, run: view.run, model: response } }));
+      // The course panels (nudge test, broken walks) follow the graph on screen: `state` is the
+      // page's view state, the request's fields are the graph's program (variables as numbers).
+      if (current()) root.dispatchEvent(new CustomEvent("valuegraph:loaded", { detail: { ...program, ...request, state: linkState(), model: response } }));
     } catch (error) {
       if (error.name === "AbortError" || !current()) return;
       showError(error, { moveCaret });
@@ -290,7 +293,7 @@ export function startValuegraph(root, { location = window.location, history = wi
     placement = scopes.place(model, view.direction, COMPACT_ABOVE); // with collapsed scopes as boxes
     // A long, thin big graph (the 3,001-node chain) is folded into bands to fill the panel.
     if (!placement.boxes) {
-      const { width, height } = graph.visible();
+      const { width, height } = camera.visible();
       const bands = bestBands(placement, width, height);
       if (bands > 1) placement = placeGraph(model, { direction: view.direction, compact, bands });
     }
@@ -305,7 +308,7 @@ export function startValuegraph(root, { location = window.location, history = wi
     graph.applyFrame(frame);
     scopes.applyFrame(frame);
     if (refit || reshaped) {
-      graph.fit(false); // the whole graph, unless the camera is following the walk
+      camera.fit(false); // the whole graph, unless the camera is following the walk
       camera.show(frame, { force: true });
     }
     const complete = await drawing;
@@ -360,7 +363,7 @@ export function startValuegraph(root, { location = window.location, history = wi
         button.textContent = `Show ${nodeName(model.nodes[w.node])}`;
         button.addEventListener("click", () => {
           pinned = w.node;
-          graph.reveal(w.node);
+          camera.reveal(w.node);
           graph.pin(w.node);
           showStory();
         });
@@ -399,16 +402,31 @@ export function startValuegraph(root, { location = window.location, history = wi
     codeLink.showNodes(pointedScope.length ? pointedScope : tl ? [hovered ?? pinned] : []);
   }
 
-  // ---- the URL ----
-  function currentState() {
-    return { expression: editor.value, variables: variablesInput.value.trim(), step: tl ? controls.step : null, direction: view.autoDirection ? "LR" : view.direction, speed: controls.speed, variant: view.variant, seed: view.seed, run: view.run };
+  // ---- the view state (state.js): what the page shows, and what its links carry ----
+  function viewState() {
+    return {
+      ...choices,
+      expression: editor.value,
+      variables: variablesInput.value.trim(),
+      step: tl ? controls.step : null,
+      direction: view.direction,
+      speed: controls.speed,
+      playing: controls.playing,
+      pinned,
+      collapsed: scopes.collapsed,
+    };
+  }
+
+  /** The view state as a link carries it: a direction the panel picked by itself is left for the opener's panel to pick. */
+  function linkState() {
+    return { ...viewState(), direction: view.autoDirection ? "LR" : view.direction };
   }
 
   function writeUrl(how, { throttle = false } = {}) {
     clearTimeout(urlTimer);
     if (how === "none" || !history) return; // Back/Forward: the URL is already the state
     const write = () => {
-      const search = stateSearch(currentState());
+      const search = stateSearch(linkState());
       if (search === location.search) return;
       const url = `${location.pathname}${search}${location.hash}`;
       if (how === "push") history.pushState(null, "", url);
@@ -423,15 +441,13 @@ export function startValuegraph(root, { location = window.location, history = wi
     controls.pause();
     controls.speed = state.speed;
     const program = state.expression ?? DEFAULT_EXAMPLE.program;
-    const sameGraph = program === editor.value && state.variables === variablesInput.value.trim() && state.variant === view.variant && state.seed === view.seed && state.run === view.run;
+    const sameGraph = sameProgram({ ...state, expression: program }, viewState());
     const directionChanged = state.direction !== view.direction;
     view.direction = state.direction;
-    view.autoDirection = !new URLSearchParams(location.search).has("dir");
-    view.variant = state.variant;
-    view.seed = state.seed;
-    view.run = state.run;
+    view.autoDirection = !urlGives(location.search, "direction");
+    Object.assign(choices, programChoices(state));
     runProgram = program;
-    if (seedInput) seedInput.value = String(view.seed);
+    if (seedInput) seedInput.value = String(choices.seed);
     showDirection();
     if (sameGraph && model) {
       if (directionChanged) redraw({ refit: true });
@@ -450,17 +466,23 @@ export function startValuegraph(root, { location = window.location, history = wi
   const program = initial.expression ?? DEFAULT_EXAMPLE.program;
   editor.value = program;
   variablesInput.value = initial.variables;
-  if (seedInput) seedInput.value = String(view.seed);
+  if (seedInput) seedInput.value = String(choices.seed);
   examplesMenu.sync(program);
   const ready = run({ history: "replace", step: initial.step ?? 0 });
 
   // ---- Teach live (classroom.js): what the page shows, as a room's state, and back ----
   function shownState() {
     if (!tl || !shownProgram) return null;
-    return { ...shownProgram, step: controls.step, playing: controls.playing, speed: controls.speed, pinned, direction: view.direction };
+    return roomState({ ...viewState(), ...shownProgram }); // the graph on screen, not the editor's text
   }
 
-  async function apply(s) {
+  /** What the page shows, for the exports: the view state with the program of the graph on screen. */
+  function shownView() {
+    return shownProgram && { ...linkState(), ...shownProgram };
+  }
+
+  async function apply(room) {
+    const s = fromRoomState(room);
     controls.pause(); // the teacher's steps arrive one by one; a local timer would race them
     controls.speed = s.speed;
     if (s.direction !== view.direction) {
@@ -469,11 +491,12 @@ export function startValuegraph(root, { location = window.location, history = wi
       showDirection();
       if (model) redraw({ refit: true });
     }
-    const same = shownProgram && shownProgram.expression === s.expression && shownProgram.variant === s.variant && JSON.stringify(shownProgram.variables) === JSON.stringify(s.variables);
-    if (!same) {
+    if (!shownProgram || !sameProgram(shownProgram, s)) {
       editor.value = s.expression;
-      variablesInput.value = Object.entries(s.variables).map(([name, value]) => `${name} = ${value}`).join(", ");
-      view.variant = s.variant;
+      variablesInput.value = s.variables;
+      Object.assign(choices, programChoices(s));
+      runProgram = s.expression;
+      if (seedInput) seedInput.value = String(choices.seed);
       await run({ history: "replace", step: s.step });
     }
     controls.go(s.step, "follow");
@@ -484,7 +507,7 @@ export function startValuegraph(root, { location = window.location, history = wi
 
   const onChange = (listener) => changeListeners.push(listener);
 
-  return { run, controls, editor, ready, camera, graph, state: shownState, apply, onChange, get timeline() { return tl; }, get model() { return model; }, get svg() { return graphBox.querySelector("svg"); } };
+  return { run, controls, editor, ready, camera, graph, state: shownState, view: linkState, shown: shownView, apply, onChange, get timeline() { return tl; }, get model() { return model; }, get svg() { return graphBox.querySelector("svg"); } };
 }
 
 const root = document.querySelector("[data-valuegraph]");

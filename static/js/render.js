@@ -1,12 +1,29 @@
-// Drawing the graph with D3, inside one container element and nowhere else.
+// Drawing the graph as SVG with D3, inside one container element and nowhere else.
 //
 // Two looks: the full micrograd record (label | data | grad, an op circle, every edge labelled
 // with its local gradient) and, for graphs too big to read, a compact view. Both draw their nodes
 // in chunks, one animation frame each, so a big graph never freezes the page. A frame from
 // timeline.js is applied as a diff: only nodes whose text or state changed are touched.
+//
+// The renderer interface: what main.js, camera.js and the tests use, and all a second renderer
+// (canvas or WebGL, for large graphs) has to provide. Where the graph is seen from is the
+// camera's (camera.js); the renderer draws what it is told.
+//   element                           the element drawn into (pan and zoom gestures are read on
+//                                     it; data-node-count, data-edge-count and data-motion on it)
+//   setGraph(model, placement, tl)    draw a laid-out graph; resolves to true when all is drawn
+//   applyFrame(frame)                 show one step of the walk (timeline.js's frameAt)
+//   pin(id), setLinked(ids), showFlow(flows)   the node whose story is shown, the nodes a line of
+//                                     code made, the gradient flow on the edges
+//   setView({x, y, k})                draw as seen from this pan and zoom
+//   size() → [width, height]          the element's size in CSS px
+//   extent() → {width, height, margin} | null    the drawn graph's size, and room for tags around it
+//   nodeBounds(id) → {x0, y0, x1, y1} a node's record, op and tags, in graph coordinates
+//   textSize(), revealZoom()          a record's text size at zoom 1; the zoom that shows one node readably
+//   onNodeEnter/Leave/Click, onProgress, onResize    what it reports (createGraphView's options)
 
 import d3 from "./d3.js";
 import { placeCallouts } from "./labels.js";
+import { markStill, track } from "./motion.js";
 import { FLAG } from "./timeline.js";
 import { formatExact, formatNumber, isNonFinite, nodeName, opText, shortened } from "./format.js";
 
@@ -15,11 +32,7 @@ const EDGES_PER_PATH = 1500; // compact edges share paths: a few long paths are 
 const TEXT_ZOOM = 0.75; // compact view: node text shows from this zoom up
 const OVERVIEW_ZOOM = 0.3; // compact view below this zoom: nodes are too small to see one by one
 const FULL_TEXT_ZOOM = 0.35; // full view: texts show from this zoom up (below it a record's numbers are under 6 px)
-const MAX_FIT_SCALE = 1.5;
-// The smallest zoom; also what Fit uses in a panel with no room left for the graph (an embed whose
-// frame is no taller than its controls): padding alone would make the fitted scale negative.
-const MIN_SCALE = 0.005;
-const FIT_PADDING = 28;
+const GLIDE_MS = 350; // records and edges moving to their places in a new layout
 const FIT_MARGIN = 26; // room for badges and tags outside the records
 const STATE_CLASSES = [
   [FLAG.STACK, " is-stacked"],
@@ -52,13 +65,12 @@ let views = 0; // a counter for ids unique in the document (markers), when sever
 
 const nextFrame = () => new Promise((resolve) => requestAnimationFrame(() => resolve()));
 
-// onUserView() hears every pan or zoom the learner makes with the mouse, wheel or touch (not the
-// ones the page makes), so the camera can stop following the walk.
 // onResize() hears the panel change size (the window, the layout around it, presenter mode).
-export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave = () => {}, onNodeClick = () => {}, onProgress = () => {}, onUserView = () => {}, onResize = () => {} } = {}) {
+export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave = () => {}, onNodeClick = () => {}, onProgress = () => {}, onResize = () => {} } = {}) {
   const uid = ++views;
   const root = d3.select(container);
   const svg = root.append("svg").attr("class", "vg-svg").attr("role", "group").attr("aria-label", "Computation graph");
+  markStill(svg.node());
   const defs = svg.append("defs");
   for (const [id, cls] of [[`vg-arrow-${uid}`, "vg-arrow"], [`vg-arrow-hot-${uid}`, "vg-arrow vg-arrow-hot"]]) {
     defs.append("marker").attr("id", id).attr("viewBox", "0 0 10 10").attr("refX", 9).attr("refY", 5)
@@ -103,6 +115,7 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
   let allEdgesDrawn = false;
   let culled = new Uint8Array(0); // 1 for a node out of view: not drawn (compact), its texts not drawn (full)
   let size = null; // the container's size, kept by a ResizeObserver (reading it would force a layout)
+  let view = d3.zoomIdentity; // where the camera looks from
 
   new ResizeObserver(([entry]) => {
     const changed = size !== null && (size[0] !== entry.contentRect.width || size[1] !== entry.contentRect.height);
@@ -110,10 +123,6 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
     if (changed) onResize();
   }).observe(container);
 
-  // The extent is given, not measured: d3 would read the SVG's size and force a layout.
-  // One finger on a touch screen scrolls the page (touch-action: pan-y); two fingers, or one
-  // while "Move graph" is on (moveByTouch), pan and zoom the graph.
-  let moveByTouch = false;
   // The level of detail changes only when the zoom crosses a threshold, not on every zoom frame.
   let zoomedIn = null;
   let zoomedOut = null;
@@ -121,18 +130,15 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
     if (inside !== zoomedIn) svg.classed("vg-zoomed-in", (zoomedIn = inside));
     if (outside !== zoomedOut) svg.classed("vg-zoomed-out", (zoomedOut = outside));
   }
-  const zoom = d3.zoom().scaleExtent([MIN_SCALE, 4]).extent(() => [[0, 0], viewSize()])
-    .filter((event) => (!event.ctrlKey || event.type === "wheel") && !event.button && (event.type !== "touchstart" || moveByTouch || event.touches.length > 1))
-    .on("zoom", (event) => {
-      const { k } = event.transform;
-      if (event.sourceEvent) onUserView();
-      viewport.attr("transform", event.transform);
-      cull(event.transform);
-      if (compact) cullEdges(event.transform);
-      setLevelOfDetail(k >= TEXT_ZOOM, compact && k < OVERVIEW_ZOOM);
-      if (zoomedOut) overviewFocus.attr("r", 9 / k).attr("stroke-width", 3 / k); // only the overview shows it
-    });
-  svg.call(zoom).on("dblclick.zoom", null);
+  /** Draw as seen from the camera's pan and zoom (a d3 zoom transform: x, y, k). */
+  function setView(t) {
+    view = t;
+    viewport.attr("transform", t);
+    cull(t);
+    if (compact) cullEdges(t);
+    setLevelOfDetail(t.k >= TEXT_ZOOM, compact && t.k < OVERVIEW_ZOOM);
+    if (zoomedOut) overviewFocus.attr("r", 9 / t.k).attr("stroke-width", 3 / t.k); // only the overview shows it
+  }
 
   // One listener per event for all nodes (thousands of nodes, one handler).
   const idOf = (event) => {
@@ -238,7 +244,7 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
         nodeEls[d.id] = this;
       });
       update(nodes);
-      cull(d3.zoomTransform(svg.node()), first, last);
+      cull(view, first, last);
       if (lastFrame) applyNodes(lastFrame, first, last);
       onProgress(last, n);
       if (c + 1 < chunks.length) await nextFrame();
@@ -247,7 +253,7 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
   }
 
   function drawFullEdges(animate) {
-    const move = (sel) => (animate ? sel.transition().duration(350) : sel);
+    const move = (sel) => (animate ? track(svg.node(), sel.transition().duration(GLIDE_MS)) : sel);
     // Edges: keyed by (parent, slot), so `a + a` has two.
     const edges = edgeLayer.selectAll("path.vg-edge").data(placement.edges, (e) => e.key)
       .join((enter) => enter.append("path").attr("class", "vg-edge").attr("d", (e) => e.d));
@@ -332,7 +338,7 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
     const labelX = -W / 2 + c0 / 2;
     const dataX = -W / 2 + c0 + c1 / 2;
     const gradX = W / 2 - (W - c0 - c1) / 2;
-    (animate ? nodes.transition().duration(350) : nodes).attr("transform", (d) => translate(d.id));
+    (animate ? track(svg.node(), nodes.transition().duration(GLIDE_MS)) : nodes).attr("transform", (d) => translate(d.id));
     nodes.each(function (d) {
       const node = d3.select(this);
       node.selectAll("*").remove();
@@ -599,31 +605,6 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
     return [width || 800, height || 500];
   }
 
-  /** Zoom and pan so the whole graph fits. */
-  function fit(animate = true) {
-    if (!placement) return;
-    const [vw, vh] = viewSize();
-    const { padding, margin } = fitRoom(vw);
-    const w = placement.width + 2 * margin;
-    const h = placement.height + 2 * margin;
-    const k = Math.max(MIN_SCALE, Math.min(MAX_FIT_SCALE, (vw - 2 * padding) / w, (vh - 2 * padding) / h));
-    const target = d3.zoomIdentity.translate((vw - w * k) / 2 + margin * k, (vh - h * k) / 2 + margin * k).scale(k);
-    (animate ? svg.transition().duration(300) : svg).call(zoom.transform, target);
-  }
-
-  function zoomBy(factor) {
-    svg.transition().duration(200).call(zoom.scaleBy, factor);
-  }
-
-  /** Centre a node, zoomed in enough to read it. */
-  function reveal(id) {
-    const p = placement?.nodes[id];
-    if (!p) return;
-    const [vw, vh] = viewSize();
-    const k = Math.max(d3.zoomTransform(svg.node()).k, compact ? 1 : 0.8);
-    svg.transition().duration(300).call(zoom.transform, d3.zoomIdentity.translate(vw / 2 - p.cx * k, vh / 2 - p.cy * k).scale(k));
-  }
-
   /**
    * What nobody can read is not drawn. Chromium lays out every <text> again on each change of zoom
    * scale, even inside a hidden group, unless the text itself is display: none: 2,000 compact records,
@@ -659,24 +640,9 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
     }
   }
 
-  /** The scale at which fit() shows the whole graph. */
-  function fitScale() {
-    if (!placement) return 1;
-    const [vw, vh] = viewSize();
-    const { padding, margin } = fitRoom(vw);
-    return Math.max(MIN_SCALE, Math.min(MAX_FIT_SCALE, (vw - 2 * padding) / (placement.width + 2 * margin), (vh - 2 * padding) / (placement.height + 2 * margin)));
-  }
-
-  /** Room around the fitted graph: less on a narrow panel (a phone), where every pixel counts. */
-  function fitRoom(width) {
-    return { padding: Math.min(FIT_PADDING, width / 60), margin: Math.min(FIT_MARGIN, width / 40) };
-  }
-
-  /** The visible part of the graph, in graph coordinates, and the scale. */
-  function visible() {
-    const [vw, vh] = viewSize();
-    const t = d3.zoomTransform(svg.node());
-    return { k: t.k, x0: -t.x / t.k, y0: -t.y / t.k, x1: (vw - t.x) / t.k, y1: (vh - t.y) / t.k, width: vw, height: vh };
+  /** The drawn graph's size, and the room its badges and tags take outside the records. */
+  function extent() {
+    return placement && { width: placement.width, height: placement.height, margin: FIT_MARGIN };
   }
 
   /** A node's record and op circle, with room for its tags, in graph coordinates. */
@@ -689,16 +655,10 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
     return { x0, y0: y0 - 20, x1: p.cx + box.width / 2, y1: p.cy + box.height / 2 };
   }
 
-  /** Centre the graph point (cx, cy) at scale k, over `duration` ms. */
-  function centreOn(cx, cy, k, duration) {
-    const [vw, vh] = viewSize();
-    const target = d3.zoomIdentity.translate(vw / 2 - cx * k, vh / 2 - cy * k).scale(k);
-    svg.interrupt();
-    (duration > 0 ? svg.transition().duration(duration) : svg).call(zoom.transform, target);
-  }
-
   /** Record text size at scale 1, in px: the data and grad text of a record. */
   const textSize = () => (compact ? 11 : 16);
+  /** The zoom at which one node is shown to be read (a warning's Show button). */
+  const revealZoom = () => (compact ? 1 : 0.8);
 
   /** Widths and colours of the edges that carried a gradient (flow.js's flowAt), or null for none. */
   function showFlow(flows) {
@@ -714,11 +674,7 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
   }
 
   return {
-    setGraph, applyFrame, fit, zoomBy, reveal, pin, setLinked, fitScale, visible, nodeBounds, centreOn, textSize, showFlow,
-    setTouchMove(on) {
-      moveByTouch = on;
-      svg.classed("vg-touch-move", on);
-    },
-    svg: svg.node(),
+    element: svg.node(),
+    setGraph, applyFrame, pin, setLinked, showFlow, setView, size: viewSize, extent, nodeBounds, textSize, revealZoom,
   };
 }

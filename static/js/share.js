@@ -1,21 +1,16 @@
 // The "Share / embed" dialog: the page's link, an iframe snippet for the embed with the options
-// chosen in the dialog, and a live preview of that embed. All text is set as text or as values.
+// chosen in the dialog, and a live preview of that embed. Both links are made from the page's view
+// state (state.js). All text is set as text or as values.
+
+import { embedSearch, stateSearch } from "./state.js";
 
 // Each option's default, as app/export.py's EmbedOptions has it; defaults stay out of the URL.
 const EMBED_DEFAULTS = { stage: "both", controls: "full", editor: "shown", theme: "auto", table: "hidden", autoplay: "false" };
 const PREVIEW_DELAY_MS = 300;
 
-/** The /embed URL for a page state (URLSearchParams of the page) and the dialog's options. */
-export function embedUrl(origin, pageParams, options, step) {
-  const params = new URLSearchParams();
-  for (const name of ["expression", "variables", "speed", "variant", "seed", "run"]) {
-    if (pageParams.get(name)) params.set(name, pageParams.get(name));
-  }
-  if (step !== null && step !== undefined && step > 0) params.set("step", String(step));
-  for (const [name, value] of Object.entries(options)) {
-    if (value !== EMBED_DEFAULTS[name]) params.set(name, value);
-  }
-  return `${origin}/embed?${params}`;
+/** The /embed URL for a view state and the dialog's options. */
+export function embedUrl(origin, state, options) {
+  return `${origin}/embed${embedSearch(state, options, EMBED_DEFAULTS)}`;
 }
 
 export function iframeSnippet(url, height = 640) {
@@ -43,10 +38,9 @@ export function wireShare(root) {
   }
 
   function update({ reload = true } = {}) {
-    const pageParams = new URLSearchParams(window.location.search);
-    link.value = window.location.href;
-    const step = app.timeline ? app.controls.step : null;
-    const url = embedUrl(window.location.origin, pageParams, options(), step);
+    const state = app.view();
+    link.value = `${window.location.origin}${window.location.pathname}${stateSearch(state)}`;
+    const url = embedUrl(window.location.origin, state, options());
     snippet.value = iframeSnippet(url);
     snippet.dataset.url = url;
     if (!reload) return;

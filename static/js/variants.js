@@ -4,7 +4,7 @@
 
 import { askEngine, make } from "./courseapi.js";
 import { formatNumber, isNonFinite, nodeName } from "./format.js";
-import { stateSearch } from "./url.js";
+import { stateSearch } from "./state.js";
 
 export const VARIANTS = [
   {
@@ -31,11 +31,11 @@ export const VARIANTS = [
 
 const ROWS_SHOWN = 200;
 const STEPS_SHOWN = 60;
-const variablesText = (values) => Object.entries(values).map(([name, value]) => `${name} = ${value}`).join(", ");
 const same = (x, y) => Object.is(x, y) || (Number.isNaN(x) && Number.isNaN(y)) || x === y;
 
 export function createVariantsPanel(container, { initial = "correct" } = {}) {
   let source = null;
+  let shownState = null; // the page's view state (state.js) when the graph on screen was loaded
   let pending = null;
 
   const intro = make("p", {
@@ -134,7 +134,7 @@ export function createVariantsPanel(container, { initial = "correct" } = {}) {
     const play = make("a", {
       className: "vg-link",
       text: "Play the broken walk on the main graph",
-      attrs: { href: `/${stateSearch({ expression: source.expression, variables: variablesText(source.variables), variant, step: 0, seed: source.seed, run: source.run })}` },
+      attrs: { href: `/${stateSearch({ ...shownState, variant, step: 0 })}` },
     });
     result.replaceChildren(banner, table, walk, play);
     result.hidden = false;
@@ -144,8 +144,9 @@ export function createVariantsPanel(container, { initial = "correct" } = {}) {
 
   return {
     /** A new graph is on screen: compare again if a broken walk is switched on. */
-    load({ expression, variables, seed, run }) {
+    load({ expression, variables, seed, run, state }) {
       source = { expression, variables, seed, run };
+      shownState = state;
       if (selected() !== "correct") compare();
     },
     /** Switch to a variant (a lesson asks for one). */

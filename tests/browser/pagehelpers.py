@@ -24,6 +24,53 @@ def wait_for_graph(page, nodes=None):
     )
 
 
+def wait_until_still(page):
+    """Until the graph stops moving: no camera move (fit, zoom, follow) and no record gliding to a
+    new place is running (the svg's data-motion, set by static/js/motion.js)."""
+    page.wait_for_function("() => document.querySelector('[data-vg=\"graph\"] svg')?.dataset.motion === 'still'")
+
+
+def next_frames(page, frames=2):
+    """Until the browser has painted `frames` more frames and run the tasks queued meanwhile (a
+    PerformanceObserver's entries, a zoom's redraw)."""
+    page.evaluate(
+        "(n) => new Promise((done) => { const wait = (k) => (k ? requestAnimationFrame(() => wait(k - 1))"
+        " : setTimeout(done, 0)); wait(n); })",
+        frames,
+    )
+
+
+def wait_for_scroll_to_settle(page, frames=10):
+    """Until the page's scroll position has stayed the same for `frames` frames in a row (a
+    touch fling has come to rest)."""
+    page.evaluate(
+        """(frames) => new Promise((done) => {
+            let last = window.scrollY, same = 0;
+            const look = () => {
+                same = window.scrollY === last ? same + 1 : 0;
+                last = window.scrollY;
+                if (same >= frames) done(); else requestAnimationFrame(look);
+            };
+            requestAnimationFrame(look);
+        })""",
+        frames,
+    )
+
+
+def wait_for_ticks(page, ticks):
+    """As long as the player's timer takes for `ticks` steps at the speed chosen (controls.js's
+    STEP_MS over the speed): a step that was going to come would have come by then."""
+    page.evaluate(
+        """async (ticks) => {
+            const main = new URL(document.querySelector('script[type=module]').src).pathname;
+            const { STEP_MS } = await import(main.replace(/main\\.js.*$/, 'controls.js'));
+            const speed = Number(document.querySelector('[data-vg=speed]').value);
+            await new Promise((done) => setTimeout(done, ticks * STEP_MS / speed));
+        }""",
+        ticks,
+    )
+
+
 def open_program(page, program, nodes=None, **params):
     page.goto(url_for(program, **params))
     wait_for_graph(page, nodes)

@@ -57,7 +57,8 @@ def test_a_student_follows_the_teacher_explores_and_rejoins(page, browser, live_
     forward.click()
     forward.click()
     expect(page.locator('[data-vg="scrubber"]')).to_have_value("5")
-    student.wait_for_timeout(300)
+    # The teacher's step 5 reaches the student, who stays where they explored to.
+    expect(student.locator("[data-vg-classroom]")).to_have_attribute("data-room-step", "5")
     assert student_step(student) == 1
 
     # Rejoin: straight to the teacher's current step, and following again.

@@ -5,7 +5,7 @@ import re
 from urllib.parse import quote
 
 import pytest
-from pagehelpers import last_step, node, url_for, wait_for_graph
+from pagehelpers import last_step, node, url_for, wait_for_graph, wait_until_still
 from playwright.sync_api import expect
 
 ANSWERED_400 = r"status of 400"
@@ -168,7 +168,7 @@ def test_an_mlp_forward_pass_opens_collapsed_to_layers_and_reads_at_1280x720(pag
     assert "125 nodes" in page.locator('[data-vg="graph-summary"]').text_content()
     # The camera may be following the walk (zoomed on the output); the whole folded graph fits too.
     page.get_by_role("button", name="Fit to screen").click()
-    page.wait_for_timeout(500)
+    wait_until_still(page)
     graph = page.locator('[data-vg="graph"]').bounding_box()
     for title in boxes.locator(".vg-scope-title").all() + [node(page, "y").locator(".vg-label")]:
         box = title.bounding_box()
@@ -190,7 +190,7 @@ def test_an_mlp_forward_pass_opens_collapsed_to_layers_and_reads_at_1280x720(pag
 def fit(page):
     """The whole graph in view (the camera may be following the walk); following pauses."""
     page.get_by_role("button", name=re.compile("^Fit")).click()
-    page.wait_for_timeout(400)
+    wait_until_still(page)
 
 
 def test_a_collapsed_scope_expands_on_click_and_collapses_again(page):
@@ -415,3 +415,39 @@ def test_the_embed_links_code_and_graph_and_folds_scopes(page):
     expect(layer2).to_have_count(0)
     node(page, "y").hover()
     expect(page.locator("mark.vg-link-mark")).to_have_text(["n(x)"])
+
+
+def test_what_a_box_shows_is_computed_apart_from_drawing_it(page):
+    """scopes.js's pure functions give each collapsed box its inputs, outputs and description, and the
+    boxes drawn say exactly that: for the MLP, three layer boxes, each one's outputs feeding the next."""
+    page.goto(url_for(MLP_FORWARD))
+    wait_for_graph(page)
+    expect(page.locator(".vg-scope-box")).to_have_count(3)
+    computed = page.evaluate(
+        """async () => {
+            const scopes = await import('/static/js/scopes.js');
+            const { collapsedGraph, defaultCollapsed, placeScoped, scopeBoxes, scopeFrames, scopeInstances } = scopes;
+            const { fetchLayout } = await import('/static/js/api.js');
+            const model = document.querySelector('[data-valuegraph]').valuegraph.model;
+            const instances = scopeInstances(model);
+            const collapsed = defaultCollapsed(model, instances);
+            const folded = collapsedGraph(model, instances, collapsed);
+            folded.layout = await fetchLayout(folded.items.map((item) => item.children));
+            const placement = placeScoped(model, folded, 'LR', 400);
+            const boxes = scopeBoxes(model, folded, placement).map((b) => ({ key: b.scope.key, members: b.item.members,
+                inputs: b.inputs, outputs: b.outputs, description: b.description }));
+            const expanded = placeScoped(model, null, 'LR', 400);
+            const frames = scopeFrames(instances, new Set(), expanded).map((f) => f.scope.key);
+            return { boxes, frames, layers: [...collapsed] };
+        }"""
+    )
+    boxes = computed["boxes"]
+    assert [b["key"] for b in boxes] == [f"MLP.__call__ › Layer[{i}]#0" for i in range(3)]
+    for box in boxes:  # (the first layer's inputs are plain floats, made into Values inside it)
+        assert not set(box["inputs"]) & set(box["members"]), "inputs come from outside"
+        assert box["outputs"] and set(box["outputs"]) <= set(box["members"]), "outputs are made inside"
+    for before, after in zip(boxes, boxes[1:]):
+        assert set(before["outputs"]) == set(after["inputs"]), "a layer's outputs feed the next, and only they"
+    drawn = page.locator(".vg-scope-box")
+    assert [drawn.nth(i).get_attribute("aria-label") for i in range(3)] == [b["description"] for b in boxes]
+    assert sorted(computed["frames"]) == sorted(computed["layers"]), "expanded, each layer gets a frame"

@@ -140,7 +140,9 @@ def test_autoplay_plays_one_stage_at_the_chosen_speed_with_no_controls_no_editor
     page.goto(embed_url(stage="sort", autoplay="true", speed=50, controls="none", editor="hidden", theme="light"))
     wait_for_graph(page, 4)
     expect(page.locator('[data-vg="step-label"]')).to_have_text(f"{walk['sort_end']} / {walk['last']}", timeout=5000)
-    page.wait_for_timeout(300)  # and it stops at the end of stage 1
+    expect(page.locator('[data-vg="play"]')).to_have_attribute(
+        "aria-label", "Play"
+    )  # and it stops at the end of stage 1
     assert page.locator('[data-vg="step-label"]').text_content() == f"{walk['sort_end']} / {walk['last']}"
     assert page.locator('[data-vg="speed"]').input_value() == "50"
     assert not page.locator(".vg-transport").is_visible()

@@ -3,7 +3,7 @@
 import re
 
 import pytest
-from pagehelpers import grad_text, node, open_program, wait_for_graph
+from pagehelpers import grad_text, node, open_program, wait_for_graph, wait_until_still
 
 CHAPTER_2 = "a = 2\nb = 3\nc = a * b\nL = c + a"
 
@@ -76,7 +76,7 @@ def test_direction_switch_turns_the_graph_and_is_kept_in_the_url(page):
     assert lx > ax, "left to right: the output is right of its inputs"
     page.get_by_role("button", name="Bottom to top").click()
     page.wait_for_url(re.compile(r"dir=bt"))
-    page.wait_for_timeout(400)  # the records glide to their new places
+    wait_until_still(page)  # the records glide to their new places
     (_, ay), (_, ly) = centre("a"), centre("L")
     assert ly < ay, "bottom to top: the output is above its inputs"
     assert page.get_by_role("button", name="Left to right").get_attribute("aria-pressed") == "true"
@@ -87,10 +87,10 @@ def test_pan_zoom_and_fit(page):
     viewport = page.locator(".vg-viewport")
     fitted = viewport.get_attribute("transform")
     page.get_by_role("button", name="Zoom in").click()
-    page.wait_for_timeout(300)
+    wait_until_still(page)
     assert viewport.get_attribute("transform") != fitted
     page.get_by_role("button", name="Fit to screen").click()
-    page.wait_for_timeout(400)
+    wait_until_still(page)
     assert viewport.get_attribute("transform") == fitted
     box = page.locator('[data-vg="graph"]').bounding_box()
     page.mouse.move(box["x"] + 40, box["y"] + 40)

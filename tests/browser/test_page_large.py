@@ -2,7 +2,7 @@
 
 import json
 
-from pagehelpers import url_for
+from pagehelpers import next_frames, url_for, wait_until_still
 
 # Records every main-thread task over 50 ms (the browser's "long task") from the first moment.
 LONG_TASKS = """
@@ -31,7 +31,7 @@ def test_a_2000_node_graph_draws_without_a_long_task(page, artifacts):
         timeout=20_000,
     )
     ready_ms = page.evaluate("performance.now()")
-    page.wait_for_timeout(500)  # let the last frames paint
+    next_frames(page)  # let the last frames paint
     tasks = page.evaluate("window.__longTasks")
     asked = page.evaluate(
         "performance.getEntriesByType('resource').find((r) => r.name.endsWith('/backward')).startTime"
@@ -66,7 +66,7 @@ def test_zoomed_in_a_big_graph_draws_the_edges_in_view_and_fit_draws_them_all(pa
     page.goto(url_for(chain(666)))
     page.wait_for_function("() => document.querySelectorAll('[data-node-id]').length === 1999", timeout=20_000)
     page.get_by_role("button", name="Fit").click()
-    page.wait_for_timeout(400)
+    wait_until_still(page)
     whole = page.evaluate(EDGES_AND_VIEW)
     assert len(whole["subpaths"]) == whole["edges"] == 1998
 
@@ -74,8 +74,8 @@ def test_zoomed_in_a_big_graph_draws_the_edges_in_view_and_fit_draws_them_all(pa
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     for _ in range(25):  # zoom in with the wheel, as a learner would
         page.mouse.wheel(0, -100)
-        page.wait_for_timeout(20)
-    page.wait_for_timeout(300)
+        next_frames(page, 1)
+    next_frames(page)
     zoomed = page.evaluate(EDGES_AND_VIEW)
     x0, y0, x1, y1 = zoomed["view"]
     assert x1 - x0 < 3000, "the camera did not zoom in"
@@ -88,7 +88,7 @@ def test_zoomed_in_a_big_graph_draws_the_edges_in_view_and_fit_draws_them_all(pa
             assert subpath in drawn, subpath
 
     page.get_by_role("button", name="Fit").click()
-    page.wait_for_timeout(400)
+    wait_until_still(page)
     assert len(page.evaluate(EDGES_AND_VIEW)["subpaths"]) == 1998
 
 
@@ -118,20 +118,20 @@ def test_the_largest_full_view_lays_out_only_the_texts_that_can_be_read(page):
     page.set_viewport_size({"width": 1440, "height": 900})
     page.goto(url_for(chain(133)))  # 400 nodes, the most the page draws in full
     page.wait_for_function("() => document.querySelectorAll('[data-node-id] .vg-data').length === 400", timeout=20_000)
-    page.wait_for_timeout(500)
+    wait_until_still(page)
     opened = page.evaluate(TEXTS)  # the page opens at a readable zoom on the output
     assert opened["k"] >= 0.35 and opened["inView"] > 0
     assert opened["inViewShown"] == opened["inView"], "every record in view shows its numbers"
     assert opened["recordsShown"] < opened["records"] / 10 and opened["labelsShown"] < opened["labels"] / 10
 
     page.get_by_role("button", name="Fit to screen").click()
-    page.wait_for_timeout(600)
+    wait_until_still(page)
     fitted = page.evaluate(TEXTS)
     assert fitted["k"] < 0.35 and fitted["inView"] > 300
     assert fitted["recordsShown"] == 0 and fitted["labelsShown"] == 0, "texts under 6 px are not laid out"
 
-    page.evaluate("document.querySelector('[data-valuegraph]').valuegraph.graph.reveal(0)")  # x, at a readable zoom
-    page.wait_for_timeout(600)
+    page.evaluate("document.querySelector('[data-valuegraph]').valuegraph.camera.reveal(0)")  # x, at a readable zoom
+    wait_until_still(page)
     back = page.evaluate(TEXTS)
     assert back["k"] >= 0.35 and back["inViewShown"] == back["inView"] > 0
     assert page.locator('[data-node-id="0"] .vg-data').text_content() == "0.3"

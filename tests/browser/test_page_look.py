@@ -5,7 +5,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from pagehelpers import grad_text, node, open_program
+from pagehelpers import grad_text, next_frames, node, open_program, wait_until_still
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "docs"))
 import screenshots  # noqa: E402  (docs/screenshots.py, a script)
@@ -59,5 +59,7 @@ def test_the_readme_picture_shows_chapter_2_as_c_passes_its_gradient(page, artif
     assert [grad_text(page, name) for name in "abcL"] == ["4", "2", "1", "1"]
     assert page.locator("g.vg-update-label").count() == 2
     assert page.get_by_role("button", name="Gradient flow").get_attribute("aria-pressed") == "true"
+    wait_until_still(page)  # the fit and the transitions settle
+    next_frames(page)
     shot = page.screenshot(path=str(artifacts / "chapter2-end.png"))
     assert shot[:8] == b"\x89PNG\r\n\x1a\n" and len(shot) > 20_000

@@ -2,7 +2,18 @@
 
 import re
 
-from pagehelpers import grad_text, last_step, node, open_program, step_of, url_for, wait_for_graph
+from pagehelpers import (
+    grad_text,
+    last_step,
+    next_frames,
+    node,
+    open_program,
+    step_of,
+    url_for,
+    wait_for_graph,
+    wait_for_ticks,
+    wait_until_still,
+)
 
 CHAPTER_2 = "a = 2\nb = 3\nc = a * b\nL = c + a"
 # Chapter 2's walk: a start step and 8 pops (stage 1), then a seed step and 4 nodes (stage 2).
@@ -95,7 +106,7 @@ def test_every_button(page):
     button(page, "Pause").click()
     paused_at = step_of(page)
     assert 3 <= paused_at < LAST
-    page.wait_for_timeout(200)
+    wait_for_ticks(page, 4)
     assert step_of(page) == paused_at, "Pause stops the timer"
     button(page, "Play").click()
     page.wait_for_function(f"() => Number(document.querySelector('[data-vg=scrubber]').value) === {LAST}")
@@ -211,10 +222,12 @@ def test_nothing_moves_on_the_page_while_the_walk_plays(page):
         " window.__shifts.push(e.value); }).observe({ type: 'layout-shift', buffered: true });"
     )
     open_program(page, CHAPTER_2, nodes=4)
-    page.wait_for_timeout(300)
+    wait_until_still(page)
+    next_frames(page)
     page.evaluate("window.__shifts = []")
     page.get_by_label("Speed").select_option("10")
     button(page, "Play").click()
     page.wait_for_function(f"() => Number(document.querySelector('[data-vg=scrubber]').value) === {LAST}", timeout=5000)
-    page.wait_for_timeout(200)
+    wait_until_still(page)
+    next_frames(page)
     assert page.evaluate("window.__shifts") == []

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from pagehelpers import open_program, wait_for_graph
+from pagehelpers import next_frames, open_program, wait_for_graph, wait_for_scroll_to_settle, wait_until_still
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "docs"))
 import screenshots  # noqa: E402  (docs/screenshots.py, a script)
@@ -35,9 +35,9 @@ def swipe_up(page, x, y, distance=300):
         cdp.send(
             "Input.dispatchTouchEvent", {"type": "touchMove", "touchPoints": [{"x": x, "y": y - distance * i / 10}]}
         )
-        page.wait_for_timeout(30)
+        next_frames(page, 1)
     cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
-    page.wait_for_timeout(600)  # the scroll's fling settles
+    wait_for_scroll_to_settle(page)  # the scroll's fling settles
 
 
 def view_of(page):
@@ -141,9 +141,10 @@ def test_two_fingers_zoom_the_graph_without_move_graph(phone):
                 "touchPoints": [{"x": x - 20 - 8 * i, "y": y, "id": 0}, {"x": x + 20 + 8 * i, "y": y, "id": 1}],
             },
         )
-        phone.wait_for_timeout(30)
+        next_frames(phone, 1)
     cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
-    phone.wait_for_timeout(300)
+    wait_until_still(phone)
+    next_frames(phone)
     after_scroll, after = view_of(phone)
     scale = lambda t: float(t.split("scale(")[1].rstrip(")"))  # noqa: E731
     assert scale(after) > 1.5 * scale(before), "a pinch zooms the graph"

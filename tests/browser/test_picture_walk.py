@@ -4,7 +4,8 @@ learner's own pan and zoom), the broken walks' records agree with the graph, cap
 a click or Enter and can give the program back (item 11), gradient flow and presenter mode."""
 
 import pytest
-from pagehelpers import open_program, url_for, wait_for_graph
+from pagehelpers import open_program, url_for, wait_for_graph, wait_until_still
+from playwright.sync_api import expect
 
 SOFTMAX = (
     "# three scores; the right answer is class 1\nz1 = 2; z2 = 1; z3 = 0.1\ne1 = exp(z1); e2 = exp(z2); e3 = exp(z3)\n"
@@ -49,8 +50,7 @@ def test_the_camera_follows_until_the_learner_moves_the_view_and_again_after_fol
     box = page.locator('[data-vg="graph"]').bounding_box()
     page.mouse.move(box["x"] + 40, box["y"] + 40)
     page.mouse.wheel(0, 400)
-    page.wait_for_timeout(100)
-    assert follow.get_attribute("aria-pressed") == "false"
+    expect(follow).to_have_attribute("aria-pressed", "false")
     held = transform(page)
     app_eval(page, "app.controls.go(10, 'step');")
     assert transform(page) == held
@@ -67,10 +67,10 @@ def test_moves_are_short_transitions_unless_reduced_motion(browser, base_url):
         page = context.new_page()
         page.goto(url_for(SOFTMAX, step=0))
         wait_for_graph(page)
-        page.wait_for_timeout(500)
+        wait_until_still(page)
         app_eval(page, "app.controls.go(30, 'step');")
         at_once = transform(page)
-        page.wait_for_timeout(600)
+        wait_until_still(page)
         assert (transform(page) != at_once) == animated, motion
         context.close()
 
@@ -156,9 +156,10 @@ def test_arrow_keys_on_the_examples_menu_do_not_replace_the_program_and_it_can_b
     open_program(page, mine, nodes=2)
     menu = page.get_by_label("Examples")
     menu.focus()
+    menu.evaluate("(m) => { window.__changes = 0; m.addEventListener('change', () => window.__changes++); }")
     page.keyboard.press("ArrowDown")
     page.keyboard.press("ArrowDown")
-    page.wait_for_timeout(300)
+    page.wait_for_function("() => window.__changes === 2")  # both moves reached the menu
     assert page.locator('[data-vg="program"]').input_value() == mine, "browsing with the arrows loads nothing"
     page.keyboard.press("Enter")  # the second example, chapter 1's exercise, loads now
     page.wait_for_function("() => document.querySelector('[data-vg=program]').value.endsWith('e = d ** 2')")
@@ -252,7 +253,7 @@ def test_a_long_thin_big_graph_is_folded_to_use_the_panel(page):
             const svg = document.querySelector('[data-vg=graph] svg');
             const unfolded = placeGraph(app.model, { direction: 'LR', compact: true });
             const box = svg.getBoundingClientRect();
-            return { folded: app.graph.fitScale(),
+            return { folded: app.camera.fitScale(),
                      unfolded: Math.min(box.width / unfolded.width, box.height / unfolded.height), height: box.height };
         }"""
     )

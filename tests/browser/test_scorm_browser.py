@@ -68,7 +68,9 @@ def test_the_package_reports_completion_at_the_end_of_the_walk(page, live_server
     assert calls()[4:] == [["LMSSetValue", "cmi.core.lesson_status", "completed"], ["LMSCommit", ""]]
     lesson.get_by_role("button", name="Step back").click()
     lesson.get_by_role("button", name="End", exact=True).click()  # the end again: reported once
-    page.wait_for_timeout(200)
+    frame.wait_for_function(
+        "() => { const s = document.querySelector('[data-vg=scrubber]'); return s.value === s.max; }"
+    )
     assert len(calls()) == 6
     page.evaluate("document.getElementById('sco').src = 'about:blank'")  # leaving the lesson
     page.wait_for_function("window.calls.length === 7")

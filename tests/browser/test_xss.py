@@ -35,7 +35,9 @@ def watched(page):
     page.add_init_script(WATCH)
     page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
     yield page
-    page.wait_for_timeout(300)  # an image error or a frame load would have fired by now
+    # Nothing is left loading: an injected image's error or frame's load would have fired by now.
+    page.wait_for_load_state("networkidle")
+    page.wait_for_function("() => [...document.images].every((image) => image.complete)")
     assert page.evaluate("window.__xss") == []
     assert page.locator(INJECTED).count() == 0
     assert dialogs == []

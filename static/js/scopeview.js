@@ -1,0 +1,288 @@
+// The scopes on the page: the collapsed set the learner chooses (boxes, the list under the graph,
+// the fold buttons), asking the server to lay out each collapsed view, and drawing the boxes, the
+// frames and the edges into boxes in a layer of the SVG renderer's viewport. What the boxes are,
+// hold and say is computed in scopes.js.
+
+import d3 from "./d3.js";
+import { formatNumber, grouped, nodeName } from "./format.js";
+import { collapsedGraph, defaultCollapsed, layerScopes, placeScoped, scopeBoxes, scopeFrames, scopeInstances } from "./scopes.js";
+
+const STORY_LISTED = 12; // inputs and outputs listed in the story panel
+const LIST_SHOWN = 300; // scopes listed under the graph (a long loop makes thousands)
+
+/**
+ * The page's scope view. `fetchLayout(children, {signal})` asks the server for a layout (null:
+ * no server, as in the self-contained file: everything stays expanded). `onChange()` is called
+ * when the learner collapses or expands a scope and the new layout is ready; `onPoint(ids)` when
+ * a box is pointed at (its member ids) or left ([]).
+ */
+export function createScopes(root, graph, { fetchLayout = null, onChange = () => {}, onPoint = () => {} } = {}) {
+  const el = (name) => root.querySelector(`[data-vg="${name}"]`);
+  const viewport = d3.select(graph.element).select(".vg-viewport");
+  const layer = viewport.insert("g", ".vg-nodes").attr("class", "vg-scope-layer");
+  const panel = el("scopes");
+  const list = el("scope-list");
+  const summary = el("scopes-summary");
+
+  let model = null;
+  let instances = [];
+  let collapsed = new Set();
+  let shape = ""; // the scope structure the collapsed set belongs to
+  let view = null; // {items, itemOf, layout} for the collapsed set, when something is collapsed
+  const layouts = new Map(); // collapsed keys -> the server's layout, for this model
+  let pending = null;
+  let boxEls = new Map(); // item index -> element
+  let focusItem = null;
+  let linkedItems = new Set();
+  let pointed = null; // the box pointed at: {item, inputs, outputs} (its members' code is marked)
+
+  function point(box) {
+    pointed = box;
+    onPoint(box ? box.item.members : []);
+  }
+
+  const canCollapse = () => fetchLayout !== null;
+
+  /** For a newly loaded model: its scopes, the collapsed set (kept when the scopes are the same), and its layout. */
+  async function prepare(newModel) {
+    model = newModel;
+    instances = scopeInstances(model);
+    const newShape = instances.map((s) => `${s.key}:${s.first}-${s.last}`).join("|");
+    if (newShape !== shape) {
+      shape = newShape;
+      collapsed = canCollapse() ? defaultCollapsed(model, instances) : new Set();
+    }
+    layouts.clear();
+    await load();
+    showList();
+  }
+
+  /** Fetch the layout of the current collapsed set (if any); false when a newer request replaced it. */
+  async function load() {
+    pending?.abort();
+    view = null;
+    if (collapsed.size === 0 || !canCollapse()) return true;
+    const graphView = collapsedGraph(model, instances, collapsed);
+    if (graphView.items.length === model.nodes.length) return true; // nothing to fold
+    const key = [...collapsed].sort().join("|");
+    let layout = layouts.get(key);
+    if (!layout) {
+      const controller = (pending = new AbortController());
+      try {
+        layout = await fetchLayout(graphView.items.map((item) => item.children), { signal: controller.signal });
+      } catch (error) {
+        if (error.name === "AbortError") return false;
+        collapsed = new Set(); // no layout, no boxes: the full graph is still right
+        return true;
+      }
+      layouts.set(key, layout);
+    }
+    view = { ...graphView, layout };
+    return true;
+  }
+
+  async function setCollapsed(next) {
+    collapsed = next;
+    const done = await load();
+    showList();
+    if (done) onChange();
+  }
+
+  function toggle(key) {
+    const next = new Set(collapsed);
+    if (next.has(key)) next.delete(key);
+    else next.add(key);
+    return setCollapsed(next);
+  }
+
+  /** Pixel positions for the renderer: placeGraph's, with collapsed nodes at their box. */
+  function place(shownModel, direction, compactAbove) {
+    const placed = placeScoped(shownModel, shownModel === model ? view : null, direction, compactAbove);
+    placed.scoped = shownModel === model; // draw() frames the scopes of this model only
+    return placed;
+  }
+
+  /** Draw the boxes and the edges into them (after render.js drew the placement). */
+  function draw(placement) {
+    boxEls = new Map();
+    layer.selectAll("*").remove();
+    if (pointed) point(null); // the box under the pointer is gone (no mouseleave comes)
+    if (placement.scoped && !placement.compact) drawFrames(placement);
+    if (!placement.boxes?.length || !view) return;
+    const edges = layer.append("g").attr("class", "vg-scope-edges");
+    for (const e of placement.boxEdges) {
+      edges.append("path").attr("class", "vg-edge vg-scope-edge").attr("d", e.d).attr("marker-end", "url(#" + arrowId() + ")");
+      if (e.count > 1 && !placement.compact) {
+        const label = edges.append("g").attr("class", "vg-scope-count").attr("transform", `translate(${e.lx},${e.ly})`);
+        const text = `×${e.count}`;
+        label.append("rect").attr("x", -(text.length * 4 + 7)).attr("y", -10).attr("width", text.length * 8 + 14).attr("height", 20).attr("rx", 9);
+        label.append("text").attr("text-anchor", "middle").attr("dy", "0.35em").text(text);
+      }
+    }
+    for (const shown of scopeBoxes(model, view, placement)) {
+      const { item, scope, x, y, w, h, title, sub, description } = shown;
+      const box = layer.append("g").attr("class", "vg-scope-box").attr("data-scope", scope.key)
+        .attr("role", "button").attr("tabindex", 0).attr("aria-expanded", "false").attr("aria-label", description);
+      box.append("title").text(description);
+      box.append("rect").attr("class", "vg-scope-rect").attr("x", x).attr("y", y).attr("width", w).attr("height", h).attr("rx", 10);
+      if (placement.compact) {
+        box.append("text").attr("class", "vg-scope-title").attr("x", x + 6).attr("y", y + h / 2).attr("dy", "0.35em").text(title);
+      } else {
+        box.append("text").attr("class", "vg-scope-title").attr("x", x + 12).attr("y", y + 22).style("font-size", `${shown.titleSize}px`).text(title);
+        box.append("text").attr("class", "vg-scope-sub").attr("x", x + 12).attr("y", y + h - 10).text(sub);
+      }
+      box.on("click", (event) => {
+        event.stopPropagation();
+        toggle(scope.key);
+      });
+      box.on("keydown", (event) => {
+        if (event.key !== "Enter" && event.key !== " ") return;
+        event.preventDefault();
+        event.stopPropagation();
+        toggle(scope.key);
+      });
+      const described = { item, inputs: shown.inputs, outputs: shown.outputs };
+      box.on("mouseenter focus", () => point(described)).on("mouseleave blur", () => point(null));
+      boxEls.set(item.index, box.node());
+    }
+    applyClasses();
+  }
+
+  /** The frames around expanded layer scopes, each with its fold button. */
+  function drawFrames(placement) {
+    const frames = layer.append("g").attr("class", "vg-scope-frames");
+    for (const frame of scopeFrames(instances, collapsed, placement)) {
+      const key = frame.scope.key;
+      frames.append("rect").attr("class", "vg-scope-frame").attr("x", frame.x).attr("y", frame.y)
+        .attr("width", frame.w).attr("height", frame.h).attr("rx", 12);
+      const label = frames.append("g").attr("class", "vg-scope-fold").attr("data-scope", key).attr("role", "button")
+        .attr("tabindex", 0).attr("aria-expanded", "true").attr("transform", `translate(${frame.x},${frame.y - 8})`);
+      label.attr("aria-label", frame.label);
+      label.append("rect").attr("class", "vg-scope-fold-pill").attr("y", -14).attr("height", 22).attr("rx", 8).attr("width", frame.pillWidth);
+      label.append("text").attr("x", 8).attr("dy", "0.1em").text(frame.text);
+      label.on("click", (event) => {
+        event.stopPropagation();
+        toggle(key);
+      });
+      label.on("keydown", (event) => {
+        if (event.key !== "Enter" && event.key !== " ") return;
+        event.preventDefault();
+        event.stopPropagation();
+        toggle(key);
+      });
+    }
+  }
+
+  /**
+   * The story of the box pointed at, in the story panel: what goes in and what comes out, with
+   * their data and their grads as the walk has them (gradsNow(): the frame's grads). False: no box.
+   */
+  function showStory(title, body, gradsNow) {
+    if (!pointed) return false;
+    const { item, inputs, outputs } = pointed;
+    const grads = gradsNow();
+    title.textContent = `${item.box.path}: collapsed`;
+    const doc = body.ownerDocument;
+    const section = (heading, ids) => {
+      const p = doc.createElement("p");
+      p.textContent = `${heading} (${grouped(ids.length)}):`;
+      const ul = doc.createElement("ul");
+      for (const id of ids.slice(0, STORY_LISTED)) {
+        const li = doc.createElement("li");
+        const grad = grads?.[id];
+        li.textContent = `${nodeName(model.nodes[id])}: data ${formatNumber(model.nodes[id].data)}, grad ${grad === null || grad === undefined ? "not reached yet" : formatNumber(grad)}`;
+        ul.append(li);
+      }
+      if (ids.length > STORY_LISTED) ul.append(Object.assign(doc.createElement("li"), { textContent: `and ${grouped(ids.length - STORY_LISTED)} more` }));
+      return [p, ul];
+    };
+    const summary = doc.createElement("p");
+    summary.textContent = `${grouped(item.members.length)} nodes made in this scope are folded into one box. Click it (or press Enter) to expand it.`;
+    body.replaceChildren(summary, ...section("In", inputs), ...section("Out", outputs));
+    return true;
+  }
+
+  function arrowId() {
+    return graph.element.querySelector("marker")?.id ?? "";
+  }
+
+  function itemOfNode(id) {
+    return view && id !== null && id !== undefined && id < model.nodes.length ? view.itemOf[id] : null;
+  }
+
+  function applyClasses() {
+    for (const [index, box] of boxEls) {
+      box.classList.toggle("is-focus", index === focusItem);
+      box.classList.toggle("is-linked", linkedItems.has(index));
+    }
+  }
+
+  /** The walk's current node: its box glows when it is inside one. */
+  function applyFrame(frame) {
+    focusItem = itemOfNode(frame?.focus ?? null);
+    applyClasses();
+  }
+
+  /** Nodes a line of code made: their boxes are marked too. */
+  function setLinked(ids) {
+    linkedItems = new Set(view ? ids.map((id) => itemOfNode(id)) : []);
+    applyClasses();
+  }
+
+  // ---- the list of scopes under the graph ----
+
+  function showList() {
+    if (!panel) return;
+    const named = new Set(instances.filter((s) => s.last > s.first || s.children.length)); // one-node scopes are not worth a box
+    panel.hidden = named.size === 0 || !canCollapse();
+    if (panel.hidden) return;
+    summary.textContent = `Scopes (${grouped(named.size)}, ${grouped(collapsed.size)} collapsed)`;
+    let listedCount = 0;
+    const make = (scopes) => {
+      const ul = document.createElement("ul");
+      for (const s of scopes) {
+        if (++listedCount > LIST_SHOWN) break;
+        const li = document.createElement("li");
+        const label = document.createElement("label");
+        const box = document.createElement("input");
+        box.type = "checkbox";
+        box.checked = collapsed.has(s.key);
+        box.dataset.scope = s.key;
+        box.addEventListener("change", () => toggle(s.key));
+        label.append(box, document.createTextNode(` ${s.name} `));
+        const count = document.createElement("span");
+        count.className = "vg-muted";
+        count.textContent = `(${grouped(s.last - s.first + 1)} nodes)`;
+        label.append(count);
+        li.append(label);
+        const inner = s.children.filter((c) => named.has(c));
+        if (inner.length) li.append(make(inner));
+        ul.append(li);
+      }
+      return ul;
+    };
+    list.replaceChildren(make([...named].filter((s) => s.parent === null || !named.has(s.parent))));
+    if (listedCount > LIST_SHOWN) {
+      const more = document.createElement("p");
+      more.className = "vg-muted";
+      more.textContent = `The first ${grouped(LIST_SHOWN)} scopes are listed; collapse or expand the others by their boxes.`;
+      list.append(more);
+    }
+  }
+
+  el("scopes-expand")?.addEventListener("click", () => setCollapsed(new Set()));
+  el("scopes-layers")?.addEventListener("click", () => setCollapsed(layerScopes(instances)));
+
+  return {
+    prepare,
+    place,
+    draw,
+    applyFrame,
+    setLinked,
+    showStory,
+    toggle,
+    get collapsed() {
+      return new Set(collapsed);
+    },
+  };
+}

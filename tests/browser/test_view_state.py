@@ -1,0 +1,164 @@
+"""Issue 24: one view state. A Python program whose graph depends on its seed (it draws from
+`random`) and on which backward() call is shown (each call's graph is larger) shows the same nodes
+with seed 5 and run 2 wherever the page's state goes: the page, the downloaded HTML file, the embed
+the share dialog makes, the share link, and a Teach live student's page."""
+
+import re
+
+from pagehelpers import url_for, wait_for_graph
+from playwright.sync_api import expect
+
+# Four backward() calls: call k (0-based) builds 3 + 2k nodes from fresh random draws.
+PROGRAM = """import random
+w = Value(random.uniform(-1, 1), label='w')
+for i in range(4):
+    x = Value(random.uniform(-1, 1), label='x')
+    L = w * x
+    for j in range(i):
+        L = L + x * w
+    L.backward()
+"""
+SEED, RUN = 5, 2
+RUN_NODES = 7  # call 2: w, x, w * x, then two more (x * w, +)
+
+
+def shown_nodes(page):
+    """What the graph on screen shows: each drawn node's id, label and value, in id order."""
+    wait_for_graph(page)
+    return page.evaluate(
+        """() => [...document.querySelectorAll('[data-node-id]')]
+            .map((n) => [Number(n.dataset.nodeId), n.querySelector('.vg-label')?.textContent ?? '',
+                         n.querySelector('.vg-data')?.textContent ?? ''])
+            .sort((a, b) => a[0] - b[0])"""
+    )
+
+
+def open_reference(page):
+    """The page opened on seed 5, run 2: its nodes, checked to differ from seed 0's and from the last call's."""
+    page.goto(url_for(PROGRAM))
+    last_call_seed_0 = shown_nodes(page)
+    page.goto(url_for(PROGRAM, run=RUN))
+    run_seed_0 = shown_nodes(page)
+    page.goto(url_for(PROGRAM, seed=SEED, run=RUN))
+    nodes = shown_nodes(page)
+    assert len(nodes) == RUN_NODES and len(last_call_seed_0) == RUN_NODES + 2, "run picks the call"
+    assert [n[2] for n in nodes] != [n[2] for n in run_seed_0], "the seed changes the values"
+    expect(page.get_by_label("Seed")).to_have_value(str(SEED))
+    return nodes
+
+
+def test_the_downloaded_html_file_shows_the_pages_seed_and_run(page, tmp_path):
+    nodes = open_reference(page)
+    page.locator('[data-vg="export-menu"] summary').click()
+    expect(page.locator('[data-vg="export-html"]')).to_have_text(re.compile(r"Self-contained HTML \(\d+ kB\)"))
+    with page.expect_download() as info:
+        page.locator('[data-vg="export-html"]').click()
+    lesson = tmp_path / "lesson.html"
+    info.value.save_as(lesson)
+    page.goto(lesson.as_uri())
+    assert shown_nodes(page) == nodes
+
+
+def test_the_share_link_and_the_embed_show_the_pages_seed_and_run(page, context):
+    nodes = open_reference(page)
+    page.get_by_role("button", name="Share / embed").click()
+    link = page.locator('[data-vg="share-link"]').input_value()
+    embed = page.locator('[data-vg="share-snippet"]').get_attribute("data-url")
+    page.locator('[data-vg="share-close"]').click()
+
+    other = context.new_page()
+    other.goto(link)
+    assert shown_nodes(other) == nodes
+    other.goto(embed)
+    assert shown_nodes(other) == nodes
+    other.close()
+
+
+def test_a_teach_live_student_sees_the_teachers_seed_and_run(page, browser, live_server):
+    nodes = open_reference(page)
+    page.get_by_role("button", name="Teach live").click()
+    expect(page.locator('[data-vg="room-code-shown"]')).to_have_text(re.compile(r"^Room "))
+    link = page.locator('[data-vg="room-link"]').input_value()
+
+    student_context = browser.new_context(reduced_motion="reduce")
+    student = student_context.new_page()
+    student.goto(link)
+    expect(student.locator("[data-vg-classroom]")).to_have_attribute("data-following", "true")
+    expect(student.locator('[data-vg="program"]')).to_have_value(PROGRAM)
+    expect(student.locator('[data-vg="graph"] svg')).to_have_attribute("data-node-count", str(RUN_NODES))
+    assert shown_nodes(student) == nodes
+    expect(student.get_by_label("Seed")).to_have_value(str(SEED))
+    # The teacher's later moves still reach the student: a step on this graph's walk.
+    page.get_by_role("button", name="End", exact=True).click()
+    expect(student.locator('[data-vg="scrubber"]')).to_have_value(page.locator('[data-vg="scrubber"]').input_value())
+    student_context.close()
+
+
+def test_the_view_state_declares_each_field_once_and_speaks_the_servers_wire_format(page):
+    """state.js's table against the README's link parameters and app/schemas.py: the fields that make
+    the graph are those the request and the room share, a room carries every RoomState field but the
+    server's own `stage`, and a full state goes through the URL, the request, the room and the embed
+    link and comes back whole."""
+    from app import schemas
+
+    page.goto(url_for("a = 1"))
+    wait_for_graph(page)
+    answer = page.evaluate(
+        """async () => {
+            const main = new URL(document.querySelector('script[type=module]').src).pathname;
+            const s = await import(main.replace(/main\\.js.*$/, 'state.js'));
+            const full = { expression: 'y = w * 2', variables: 'w = 3', step: 4, direction: 'BT', speed: 2,
+                           variant: 'assign', seed: 5, run: 2, playing: true, pinned: 1, collapsed: null };
+            return {
+                fields: s.FIELDS.map((f) => ({ name: f.name, url: f.url, fallback: f.fallback,
+                                               program: Boolean(f.program), room: Boolean(f.room) })),
+                full,
+                search: s.stateSearch(full),
+                back: s.readState(s.stateSearch(full)),
+                defaults: s.stateSearch(s.defaultState()),
+                request: s.programRequest(full).request,
+                room: s.roomState(full),
+                fromRoom: s.fromRoomState(s.roomState(full)),
+                embed: s.embedSearch(full, { controls: 'minimal', theme: 'auto' }, { controls: 'full', theme: 'auto' }),
+            };
+        }"""
+    )
+    fields = {f["name"]: f for f in answer["fields"]}
+    assert len(fields) == len(answer["fields"]), "each field is declared once"
+    linked = [f for f in answer["fields"] if f["url"]]
+    assert [f["url"] for f in linked] == ["expression", "variables", "step", "dir", "speed", "variant", "seed", "run"]
+    assert {f["name"]: f["fallback"] for f in linked} == {
+        "expression": None,
+        "variables": "",
+        "step": None,
+        "direction": "LR",
+        "speed": 1,
+        "variant": "correct",
+        "seed": 0,
+        "run": None,
+    }
+    assert answer["defaults"] == "", "defaults stay out of links"
+
+    program = {name for name, f in fields.items() if f["program"]}
+    assert program == set(schemas.BackwardRequest.model_fields) & set(schemas.RoomState.model_fields)
+    assert {name for name, f in fields.items() if f["room"]} == set(schemas.RoomState.model_fields) - {"stage"}
+
+    full = answer["full"]
+    assert (
+        answer["search"]
+        == "?expression=y+%3D+w+*+2&variables=w+%3D+3&step=4&dir=bt&speed=2&variant=assign&seed=5&run=2"
+    )
+    assert {f["name"]: answer["back"][f["name"]] for f in linked} == {f["name"]: full[f["name"]] for f in linked}
+    assert answer["request"] == {
+        "expression": "y = w * 2",
+        "variables": {"w": 3},
+        "variant": "assign",
+        "seed": 5,
+        "run": 2,
+    }
+    schemas.BackwardRequest.model_validate(answer["request"])
+    schemas.RoomState.model_validate(answer["room"])
+    assert {name: answer["fromRoom"][name] for name in answer["room"]} == {name: full[name] for name in answer["room"]}
+    assert answer["embed"] == (
+        "?expression=y+%3D+w+*+2&variables=w+%3D+3&dir=bt&speed=2&variant=assign&seed=5&run=2&step=4&controls=minimal"
+    )
