@@ -211,7 +211,7 @@ def collect(state, value, what):
     items = list(itertools.islice(iterate(value), limit + 1))
     if len(items) > limit:
         raise RunError(f"{what} would hold more than {limit:,} items; the limit is {limit:,}")
-    state.charge(len(items))
+    state.count(len(items))
     return items
 
 
@@ -219,13 +219,10 @@ def collect_lazily(state, value, what):
     """The items one by one (a generator's code runs in step with the consumer, as in Python),
     refusing more than the collection length limit."""
     limit = state.limits.max_collection_length
-    statements = state.limits.max_statements
     for count, item in enumerate(iterate(value)):
         if count >= limit:
             raise RunError(f"{what} would take more than {limit:,} items; the limit is {limit:,}")
-        state.steps += 1  # each item may make a Value (sum does): it counts as a statement
-        if state.steps > statements:
-            state.charge(0)  # raises the statement limit's error
+        state.count(1)  # each item may make a Value (sum does): it counts as a statement
         yield item
 
 

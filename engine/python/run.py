@@ -11,11 +11,13 @@ from ..limits import Limits
 from ..syntax import NO_ORIGIN, Span
 from ..value import Value
 from . import builtins as B
-from .interpreter import Compiler, Frame, State
+from .calls import Frame
+from .interpreter import Compiler
 from .objects import Builtin
 from .parse import parse_python
 from .prelude import NAMES as NN_NAMES
 from .prelude import NN_SOURCE
+from .state import State
 
 WHOLE_PROGRAM = Span(0, 1, 1, 0)
 
