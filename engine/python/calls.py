@@ -3,11 +3,14 @@ call-depth limit, the scope a node made inside shows), and the compiling of what
 functions (`def`, `lambda`, `f(...)`, `obj.method(...)`)."""
 
 import ast
+import sys
+import threading
 
 from ..value import Value
 from . import builtins as B
 from . import model
-from .objects import BoundMethod, Builtin, BuiltinType, Class, Function, Instance, type_name
+from .objects import BoundMethod, Builtin, BuiltinType, Class, Function, Instance, ProgramSet, type_name
+from .observe import node_fields
 
 
 class Frame:
@@ -43,7 +46,8 @@ class Calls:
         if kind is Builtin or kind is BuiltinType:
             return callee.run(self, args, kwargs)
         if kind is Class:
-            instance = Instance(callee)
+            self.instances += 1
+            instance = Instance(callee, self.instances)
             try:
                 init = callee.lookup("__init__")
             except KeyError:
@@ -72,15 +76,82 @@ class Calls:
         frame = Frame(variables, function.closure)
         outer = self.scope
         self.depth += 1
-        self.scope = outer + (scope_name or function.scope_name,)
-        if function.is_expression:
-            result = function.body(frame)
+        if len(outer) < LONGEST_SCOPE:
+            self.scope = outer + (scope_name or function.scope_name,)
+        if self.depth >= HOP_CHECK_DEPTH and _stack_is_deep(self.hop_frames):
+            result = self.on_fresh_stack(_run_body, function, frame)
         else:
-            signal = function.body(frame)
-            result = signal.value if type(signal) is Return else None
+            result = _run_body(function, frame)
         self.scope = outer
         self.depth -= 1
         return result
+
+    def on_fresh_stack(self, run, *args):
+        """run(*args) in a new thread, which has its own stack and its own count of Python's
+        recursion limit: the program's recursion is bounded by max_call_depth, never by the
+        server's recursion limit, and that limit stays as it is for the server's other threads.
+        This thread waits in short joins, so a stop the time budget sends it arrives; the new
+        thread is then stopped at its next statement."""
+        outcome = []
+
+        def target():
+            try:
+                outcome.append((True, run(*args)))
+            except BaseException as error:  # handed to the waiting thread, which raises it
+                outcome.append((False, error))
+
+        thread = threading.Thread(target=target, name="valuegraph program", daemon=True)
+        self.hops += 1
+        thread.start()
+        try:
+            if self.hops > 1:  # this thread is itself a fresh stack, which no stop is sent to
+                thread.join()
+            while thread.is_alive():  # the thread the run started in: only it polls
+                thread.join(0.05)
+        except BaseException:
+            self.steps = STOPPED  # the new thread's next statement ends the program
+            raise
+        finally:
+            self.hops -= 1
+        done, value = outcome[0]
+        if done:
+            return value
+        raise value
+
+
+# A deep recursion's nodes show the scope of its first calls: each call copies the scope, so an
+# unbounded one would make a recursion n deep cost n² (a 10,000-deep recursion: 50 million copies)
+LONGEST_SCOPE = 256
+HOP_CHECK_DEPTH = 8  # program calls open before the stack's depth is checked at every call
+STOPPED = 1 << 62  # a step count past every statement limit
+
+
+def _stack_is_deep(frames):
+    """Whether this thread runs more than `frames` Python frames (a walk of at most that many)."""
+    try:
+        sys._getframe(frames)
+    except ValueError:
+        return False
+    return True
+
+
+def _run_body(function, frame):
+    if function.is_expression:
+        return function.body(frame)
+    signal = function.body(frame)
+    return signal.value if type(signal) is Return else None
+
+
+def _nonlocal_names(function) -> frozenset:
+    """The names a function's own `nonlocal` statements declare (not those of functions inside it)."""
+    names, pending = set(), list(function.body)
+    while pending:
+        node = pending.pop()
+        if type(node) is ast.Nonlocal:
+            names.update(node.names)
+        elif type(node) not in (ast.FunctionDef, ast.Lambda, ast.ClassDef):
+            pending.extend(ast.iter_child_nodes(node))
+    return frozenset(names)
 
 
 def _bind(function, args, kwargs) -> dict:
@@ -128,7 +199,9 @@ class CallCompiler:
 
     def stmt_FunctionDef(self, node, in_class=False):
         params, defaults, stars = self.parameters(node.args)
+        outer_nonlocals, self.nonlocals = self.nonlocals, _nonlocal_names(node)
         body = self.block(node.body)
+        self.nonlocals = outer_nonlocals
         name = node.name
         prelude = self.prelude
 
@@ -252,6 +325,8 @@ class CallCompiler:
         value_method = {"tanh": Value.tanh, "exp": Value.exp, "log": Value.log, "relu": Value.relu}.get(name)
         list_method = B.LIST_METHODS.get(name)
         dict_method = B.DICT_METHODS.get(name)
+        set_method = B.SET_METHODS.get(name)
+        backward_step = name == "_backward"  # a node's closure: one step of the learner's walk
         get = model.get_attribute
 
         def call(obj, args, kwargs):
@@ -268,18 +343,27 @@ class CallCompiler:
             if kind is Instance:
                 fields = obj.fields
                 if name in fields:
+                    if backward_step and state.walk is not None:
+                        return state.backward_step(obj, fields[name], args, kwargs)
                     return state.call(fields[name], args, kwargs)
                 try:
                     attribute = obj.cls.lookup(name)
                 except KeyError:
                     raise B.RunError(f"a {obj.cls.name} has no method {name[:40]!r}") from None
-                if type(attribute) is Function:
-                    return state.call_function(attribute, (obj, *args), kwargs)
-                return state.call(attribute, args, kwargs)
+                if type(attribute) is not Function:
+                    return state.call(attribute, args, kwargs)
+                if name == "backward" and node_fields(obj) is not None:
+                    return state.learner_backward(obj, attribute, args, kwargs, line)
+                result = state.call_function(attribute, (obj, *args), kwargs)
+                if type(result) is Instance and result.made_by is None:
+                    result.made_by = name  # x.tanh() made it: its op, when it names none
+                return result
             if kind is list and list_method is not None:
                 return list_method(state, obj, args, kwargs)
             if kind is dict and dict_method is not None:
                 return dict_method(state, obj, args, kwargs)
+            if kind is ProgramSet and set_method is not None:
+                return set_method(state, obj, args, kwargs)
             if kind is str and name == "join":
                 return B.join(state, obj, args, kwargs)
             return state.call(get(obj, name), args, kwargs)

@@ -9,7 +9,7 @@ from ..value import Value
 from . import builtins as B
 from . import model
 from .calls import Frame
-from .objects import show, type_name
+from .objects import Instance, show, type_name
 from .state import as_program_error
 
 
@@ -53,6 +53,11 @@ class ExpressionCompiler:
         elements = [self.expr(e) for e in node.elts]
         return lambda frame: [element(frame) for element in elements]
 
+    def expr_Set(self, node):
+        elements = [self.expr(e) for e in node.elts]
+        state = self.state
+        return self.guard(node, lambda frame: B.make_set(state, [element(frame) for element in elements]))
+
     def expr_Dict(self, node):
         if any(key is None for key in node.keys):
             raise ProgramError("`**` unpacking in a dict is not available; write the keys out", self.span(node))
@@ -73,21 +78,32 @@ class ExpressionCompiler:
         chain.reverse()
         first = self.expr(node)
         steps = [
-            (self.binary_function(n.op), self.expr(n.right), self.recorder(n), n, type(n.op) in (ast.Add, ast.Mult))
+            (
+                self.binary_function(n.op),
+                type(n.op).__name__,
+                self.expr(n.right),
+                self.recorder(n),
+                n,
+                type(n.op) in (ast.Add, ast.Mult),
+            )
             for n in chain
         ]
         place = self.span
         state = self.state
         limit = state.limits.max_collection_length
+        on_instances = model.binary
 
         def run(frame):
             result = first(frame)
-            for operation, right, record, where, may_grow in steps:
+            for operation, kind, right, record, where, may_grow in steps:
                 other = right(frame)
                 try:
                     if may_grow and (type(result) in (list, tuple) or type(other) in (list, tuple)):
                         state.count(_check_sequence(result, other, limit))
-                    result = record(operation(result, other))
+                    if type(result) is Instance or type(other) is Instance:
+                        result = on_instances(state, kind, result, other)
+                    else:
+                        result = record(operation(result, other))
                 except ProgramError:
                     raise
                 except Exception as error:
@@ -101,12 +117,14 @@ class ExpressionCompiler:
         kind = type(node.op)
         if kind is ast.Not:
             return lambda frame: not operand(frame)
-        operation = B.negate if kind is ast.USub else B.positive
         if kind is ast.USub and type(node.operand) is ast.Constant and type(node.operand.value) in (int, float):
             constant = -node.operand.value
             return lambda frame: constant
         record = self.recorder(node)
-        return self.guard(node, lambda frame: record(operation(operand(frame))))
+        if kind is ast.UAdd:
+            return self.guard(node, lambda frame: B.positive(operand(frame)))
+        state = self.state
+        return self.guard(node, lambda frame: record(model.negate(state, operand(frame))))
 
     def expr_BoolOp(self, node):
         values = [self.expr(v) for v in node.values]
@@ -135,12 +153,17 @@ class ExpressionCompiler:
     def expr_Compare(self, node):
         left = self.expr(node.left)
         rest = [(type(op).__name__, self.expr(right)) for op, right in zip(node.ops, node.comparators)]
+        state = self.state
+        compare = model.compare
+        if len(rest) == 1:  # a < b gives what the comparison gives (a class's __lt__ may return any object)
+            ((kind, right),) = rest
+            return self.guard(node, lambda frame: compare(state, kind, left(frame), right(frame)))
 
         def run(frame):
             a = left(frame)
             for kind, right in rest:
                 b = right(frame)
-                if not B.compare(kind, a, b):
+                if not compare(state, kind, a, b):
                     return False
                 a = b
             return True
@@ -215,11 +238,15 @@ class ExpressionCompiler:
         as_repr = node.conversion == ord("r")
         longest = self.state.limits.max_collection_length
 
+        state = self.state
+
         def run(frame):
             result = value(frame)
+            if type(result) is Instance and not spec:
+                return state.text_of(result)
             if as_repr:
-                return show(result, longest + 1, True)
-            return B.format_value(result, spec, longest)
+                return show(result, longest + 1, True, state.describe)
+            return B.format_value(result, spec, longest, state.describe)
 
         return self.guard(node, run)
 

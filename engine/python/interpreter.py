@@ -33,6 +33,7 @@ class Compiler(StatementCompiler, ExpressionCompiler, CallCompiler):
         self.state = state
         self.builtins = builtins
         self.prelude = prelude
+        self.nonlocals = frozenset()  # names the function being compiled declares nonlocal
 
     def span(self, node) -> Span:
         return IN_PRELUDE if self.prelude else self.source.node_span(node)

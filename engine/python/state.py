@@ -2,7 +2,9 @@
 one statement-limit check), the calls open, the scope a new node is made in, where each Value
 came from, what it printed, and its backward() calls."""
 
+import math
 import random
+import sys
 
 from ..autograd import propagate, topological_order
 from ..errors import ProgramError
@@ -10,8 +12,10 @@ from ..limits import Limits
 from ..syntax import NO_ORIGIN, Span
 from ..value import Value
 from . import builtins as B
+from . import model
 from .calls import Calls
 from .objects import Function, Instance, show, type_name
+from .observe import node_fields, observe
 
 
 class State(Calls):
@@ -20,6 +24,10 @@ class State(Calls):
         self.seed = seed
         self.rng = random.Random(seed)  # the same draws as CPython after random.seed(seed)
         self.steps = 0
+        # Python frames one thread may hold before the program's next call moves to a fresh
+        # stack (calls.py): half the recursion limit leaves the other half for that call's own nesting
+        self.hop_frames = max(50, sys.getrecursionlimit() // 2)
+        self.hops = 0  # fresh stacks the running call is on
         self.depth = 0
         self.scope = ()
         self.entry = None  # extent of the program's call that is running micrograd's nn code
@@ -30,11 +38,17 @@ class State(Calls):
         self.last_serial = -1
         self.name_labels = {}  # serial -> the name the Value was first assigned to
         self.last_value = None  # the last Value a statement of the program computed
+        self.last_instance = None  # the last instance of a program's class a statement computed
         self.runs = []  # (line, output data) per backward() call
         self.wanted_run = wanted_run  # None: the last
         self.snapshot = None  # (order, data) of the chosen backward() call
         self.chunks = []
         self.printed_characters = 0
+        self.instances = 0  # instances of the program's classes made so far (their serials)
+        self.walk = None  # while the program's own backward() runs: what it does, in order
+        self.in_step = False  # a node's _backward closure is running
+        self.observed = None  # the graph of the program's own class at the chosen backward() call
+        self.observed_run = None
 
     def count(self, statements, place: Span | None = None):
         """The statement limit, checked in this one place. Statements run, loop tests, items of
@@ -55,19 +69,33 @@ class State(Calls):
             return Span(0, 1, 1, 0)
         return self.source.node_span(self.entry_node)
 
-    def text_of(self, value) -> str:
-        """str(value): a class's own __repr__ when it has one, else what print shows."""
+    def text_of(self, value, budget=None) -> str:
+        """str(value): what print shows, with each instance's own __repr__ where its class has one."""
         if type(value) is Instance:
-            try:
-                method = value.cls.lookup("__repr__")
-            except KeyError:
-                method = None
-            if type(method) is Function:
-                text = self.call_function(method, (value,), {})
-                if type(text) is not str:
-                    raise B.RunError(f"__repr__ of {value.cls.name} must return a string, not {type_name(text)}")
-                return text
-        return show(value, self.limits.max_collection_length + 1)
+            return self.describe(value)
+        return show(value, budget or self.limits.max_collection_length + 1, describe=self.describe)
+
+    def describe(self, instance) -> str:
+        try:
+            method = instance.cls.lookup("__repr__")
+        except KeyError:
+            return repr(instance)
+        if type(method) is not Function:
+            return repr(instance)
+        text = self.call_function(method, (instance,), {})
+        if type(text) is not str:
+            raise B.RunError(f"__repr__ of {instance.cls.name} must return a string, not {type_name(text)}")
+        return text
+
+    # the operators and attributes of the object model, for built-ins that apply them (sum, min, hasattr)
+    def binary(self, kind, a, b):
+        return model.binary(self, kind, a, b)
+
+    def compare(self, kind, a, b):
+        return model.compare(self, kind, a, b)
+
+    def get_attribute(self, obj, name):
+        return model.get_attribute(obj, name)
 
     def mark(self, value, site):
         if type(value) is Value and value._serial > self.last_serial:
@@ -105,6 +133,46 @@ class State(Calls):
         if self.wanted_run is None or self.wanted_run == index:
             self.snapshot = (order, [node.data for node in order], index)
         propagate(order)  # micrograd's backward(): gradients accumulate until the program zeroes them
+
+    # ---- the program's own value class ----
+
+    def learner_backward(self, node, method, args, kwargs, line):
+        """node.backward() of the program's own class: run as written, recording its walk; at the
+        chosen call, the graph is observed as the program's backward left it."""
+        if len(self.runs) >= self.limits.max_backward_calls:
+            raise B.RunError(
+                f"the program calls backward() more than {self.limits.max_backward_calls:,} times; "
+                f"the limit is {self.limits.max_backward_calls:,}"
+            )
+        index = len(self.runs)
+        wanted = self.wanted_run is None or self.wanted_run == index
+        outer, self.walk = self.walk, ([] if wanted else None)
+        try:
+            result = self.call_function(method, (node, *args), kwargs)
+            walk = self.walk
+        finally:
+            self.walk = outer
+        graph = observe(node, walk, self.limits) if wanted else None
+        data = graph["nodes"][-1]["data"] if graph else node.fields[node_fields(node)[0]]
+        self.runs.append((line, float(data) if type(data) in (int, float, bool) else math.nan))
+        if wanted:
+            self.observed = graph
+            self.snapshot = None  # the shown graph is the learner's, not an earlier built-in Value's
+            self.observed_run = index
+        return result
+
+    def backward_step(self, node, closure, args, kwargs):
+        """node._backward(): one step of the program's own walk."""
+        self.walk.append(("step", node))
+        outer, self.in_step = self.in_step, True
+        try:
+            return self.call(closure, args, kwargs)
+        finally:
+            self.in_step = outer
+
+    def grad_written(self, obj, value):
+        if self.walk is not None and type(obj) is Instance:
+            self.walk.append(("grad", obj, value, self.in_step))
 
 
 def as_program_error(error: Exception, span: Span) -> ProgramError:

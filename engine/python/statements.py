@@ -11,7 +11,7 @@ from ..value import Value
 from . import builtins as B
 from . import model
 from .calls import Frame, Return
-from .objects import Class, show, type_name
+from .objects import Class, Instance, show, type_name
 
 BREAK = object()
 CONTINUE = object()
@@ -64,9 +64,14 @@ class StatementCompiler:
             result = value(frame)
             if type(result) is Value:
                 state.last_value = result
+            elif type(result) is Instance and state.depth == 0:
+                state.last_instance = result
             return None
 
         return run
+
+    def stmt_Nonlocal(self, node):
+        return lambda frame: None  # the function's stores of these names were compiled to reach out
 
     def stmt_Pass(self, node):
         return lambda frame: None
@@ -108,6 +113,8 @@ class StatementCompiler:
                 store(frame, result)
                 if type(result) is Value and not prelude:
                     state.last_value = result
+                elif type(result) is Instance and state.depth == 0:  # the program's, not a method's
+                    state.last_instance = result
                 return None
 
             return run_one
@@ -128,6 +135,7 @@ class StatementCompiler:
         prelude = self.prelude
         value = self.expr(node.value)
         in_place = type(node.op) is ast.Add
+        kind = type(node.op).__name__
 
         def combine(old, new):
             if in_place and type(old) is list:
@@ -136,6 +144,8 @@ class StatementCompiler:
                 state.count(len(more))
                 old.extend(more)
                 return old
+            if type(old) is Instance or type(new) is Instance:
+                return model.binary(state, kind, old, new)  # x += y is x = x + y: no class defines __iadd__ here
             result = operation(old, new)
             if not prelude and type(result) is Value:
                 state.last_value = result
@@ -149,6 +159,7 @@ class StatementCompiler:
             owner = self.expr(target.value)
             name = target.attr
             value_field = name in ("data", "grad")
+            is_grad = name == "grad"  # the program's own backward writing a gradient: a step of its walk
 
             def run_attribute(frame):
                 obj = owner(frame)
@@ -159,7 +170,10 @@ class StatementCompiler:
                         return
                     model.set_attribute(obj, name, result)
                     return
-                model.set_attribute(obj, name, combine(model.get_attribute(obj, name), value(frame)))
+                result = combine(model.get_attribute(obj, name), value(frame))
+                model.set_attribute(obj, name, result)
+                if is_grad:
+                    state.grad_written(obj, result)
 
             return run_attribute
         container = self.expr(target.value)
@@ -178,6 +192,8 @@ class StatementCompiler:
         state = self.state
         if kind is ast.Name:
             name = target.id
+            if name in self.nonlocals:
+                return _nonlocal_store(name)
             if not label:
 
                 def store_name(frame, value):
@@ -213,6 +229,14 @@ class StatementCompiler:
         if kind is ast.Attribute:
             owner = self.expr(target.value)
             name = target.attr
+            if name == "grad":  # the program's own backward writing a gradient: a step of its walk
+
+                def store_grad(frame, value):
+                    obj = owner(frame)
+                    model.set_attribute(obj, name, value)
+                    state.grad_written(obj, value)
+
+                return store_grad
             return lambda frame, value: model.set_attribute(owner(frame), name, value)
         if kind is ast.Subscript:
             container = self.expr(target.value)
@@ -339,6 +363,19 @@ class StatementCompiler:
             return None
 
         return run
+
+
+def _nonlocal_store(name):
+    def store_outside(frame, value):
+        outer = frame.parent
+        while outer is not None and outer.parent is not None:  # the program's top level is not a function's
+            if name in outer.vars:
+                outer.vars[name] = value
+                return
+            outer = outer.parent
+        raise B.RunError(f"no binding for nonlocal {name[:40]!r}: no enclosing function assigns it")
+
+    return store_outside
 
 
 def shorten(text: str, longest: int = 40) -> str:
