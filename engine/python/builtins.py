@@ -3,6 +3,7 @@ functions, `math` and `random`, Value's constructor, attributes and methods, and
 operators on numbers, lists and tuples. Numbers follow IEEE (no exception on 1/0 or overflow),
 and integers that would grow past 64 bits become floats, so no program can build a huge one."""
 
+import functools
 import itertools
 import math
 import operator
@@ -10,7 +11,7 @@ import re
 
 from .. import ieee
 from ..value import VALUE_EXPONENT_MESSAGE, Value
-from .objects import Builtin, BuiltinType, Class, Instance, Module, show, type_name
+from .objects import Builtin, BuiltinType, Class, Instance, Module, ProgramSet, show, type_name
 
 
 class RunError(Exception):
@@ -172,8 +173,10 @@ def compare(kind, a, b):
         return a is b
     if kind == "IsNot":
         return a is not b
-    if type(b) not in (list, tuple, dict, range):
-        raise RunError(f"`in` looks in a list, tuple, dict or range, not in {type_name(b)}")
+    if type(b) not in (list, tuple, dict, range, ProgramSet):
+        raise RunError(f"`in` looks in a list, tuple, dict, set or range, not in {type_name(b)}")
+    if type(b) is ProgramSet:
+        hashable(a)
     return (a in b) if kind == "In" else (a not in b)
 
 
@@ -184,7 +187,7 @@ def iterate(value):
     """A Python iterator over what a `for` may walk: lists, tuples, dict keys, ranges, zip and
     enumerate objects and generator expressions."""
     kind = type(value)
-    if kind in (list, tuple, dict, range) or kind in ITERATORS:
+    if kind in (list, tuple, dict, range, ProgramSet) or kind in ITERATORS:
         return iter(value)
     if kind is str:
         raise RunError(STRINGS_ARE_LABELS)
@@ -200,18 +203,20 @@ ITERATORS = {
     type(iter([])),
     type(iter(range(0))),
     type((i for i in ())),
+    type(reversed([])),
+    type(reversed(())),
 }
 
 
 def collect(state, value, what):
     """All items of an iterable as a list, refusing more than the collection length limit."""
     limit = state.limits.max_collection_length
-    if type(value) in (list, tuple, dict, range) and len(value) > limit:
+    if type(value) in (list, tuple, dict, range, ProgramSet) and len(value) > limit:
         raise RunError(f"{what} would hold {len(value):,} items; the limit is {limit:,}")
     items = list(itertools.islice(iterate(value), limit + 1))
     if len(items) > limit:
         raise RunError(f"{what} would hold more than {limit:,} items; the limit is {limit:,}")
-    state.charge(len(items))
+    state.count(len(items))
     return items
 
 
@@ -219,13 +224,10 @@ def collect_lazily(state, value, what):
     """The items one by one (a generator's code runs in step with the consumer, as in Python),
     refusing more than the collection length limit."""
     limit = state.limits.max_collection_length
-    statements = state.limits.max_statements
     for count, item in enumerate(iterate(value)):
         if count >= limit:
             raise RunError(f"{what} would take more than {limit:,} items; the limit is {limit:,}")
-        state.steps += 1  # each item may make a Value (sum does): it counts as a statement
-        if state.steps > statements:
-            state.charge(0)  # raises the statement limit's error
+        state.count(1)  # each item may make a Value (sum does): it counts as a statement
         yield item
 
 
@@ -255,8 +257,8 @@ def builtin_range(state, args, kwargs):
 def builtin_len(state, args, kwargs):
     _arity("len", args, kwargs, 1, 1)
     (value,) = args
-    if type(value) not in (list, tuple, dict, range, str):
-        raise RunError(f"len() takes a list, tuple, dict or range, not {type_name(value)}")
+    if type(value) not in (list, tuple, dict, range, str, ProgramSet):
+        raise RunError(f"len() takes a list, tuple, dict, set or range, not {type_name(value)}")
     try:
         return len(value)
     except OverflowError:
@@ -268,7 +270,7 @@ def builtin_sum(state, args, kwargs):
     total = args[1] if len(args) == 2 else kwargs.get("start", 0)
     site = state.site  # the items may run code (a generator) that makes Values of its own
     for item in collect_lazily(state, args[0], "sum()"):
-        total = add(total, item)
+        total = state.binary("Add", total, item)
         state.mark(total, site)
     return total
 
@@ -283,7 +285,7 @@ def _extreme(name, pick):
         keys = [state.call(key, (item,), {}) for item in items] if key is not None else items
         best = 0
         for i in range(1, len(items)):
-            if compare(pick, keys[i], keys[best]):
+            if state.compare(pick, keys[i], keys[best]):
                 best = i
         return items[best]
 
@@ -332,7 +334,7 @@ def builtin_print(state, args, kwargs):
         if text is not None and type(text) is not str:
             raise RunError("print()'s sep and end must be strings")
     budget = state.limits.max_printed_characters - state.printed_characters + 1
-    texts = [state.text_of(a) if type(a) is Instance else show(a, budget) for a in args]
+    texts = [state.text_of(a, budget) for a in args]
     state.write((" " if sep is None else sep).join(texts) + ("\n" if end is None else end))
     return None
 
@@ -353,6 +355,84 @@ def builtin_isinstance(state, args, kwargs):
         else:
             raise RunError(f"isinstance()'s second argument must be a class, not {type_name(kind)}")
     return False
+
+
+def builtin_sorted(state, args, kwargs):
+    _arity("sorted", args, kwargs, 1, 1, ("key", "reverse"))
+    items = collect(state, args[0], "sorted()")
+    key = kwargs.get("key")
+    keys = [state.call(key, (item,), {}) for item in items] if key is not None else items
+    reverse = bool(kwargs.get("reverse"))
+
+    def order(i, j):  # reversed, equal items still keep their order, as in Python
+        a, b = (keys[j], keys[i]) if reverse else (keys[i], keys[j])
+        return -1 if state.compare("Lt", a, b) else 1 if state.compare("Lt", b, a) else 0
+
+    return [items[i] for i in sorted(range(len(items)), key=functools.cmp_to_key(order))]
+
+
+def builtin_reversed(state, args, kwargs):
+    _arity("reversed", args, kwargs, 1, 1)
+    if type(args[0]) not in (list, tuple, range):
+        raise RunError(f"reversed() takes a list, tuple or range, not {type_name(args[0])}")
+    return reversed(args[0])
+
+
+def builtin_round(state, args, kwargs):
+    _arity("round", args, kwargs, 1, 2, ("ndigits",))
+    number, digits = args[0], args[1] if len(args) == 2 else kwargs.get("ndigits")
+    if type(number) not in NUMBERS or (digits is not None and type(digits) not in (int, bool)):
+        raise RunError(f"round() takes a plain number and a whole number of digits, not {type_name(number)}")
+    if number != number or number in (math.inf, -math.inf):
+        if digits is None:
+            raise RunError(f"round() of {show(number, 20)} is not a whole number")
+        return number
+    return _number(round(number)) if digits is None else round(number, max(-400, min(400, int(digits))))
+
+
+def builtin_hasattr(state, args, kwargs):
+    _arity("hasattr", args, kwargs, 2, 2)
+    obj, name = args
+    if type(name) is not str:
+        raise RunError(f"hasattr()'s second argument must be a string, not {type_name(name)}")
+    try:
+        state.get_attribute(obj, name)
+    except RunError:
+        return False
+    return True
+
+
+def hashable(item):
+    """Refuse, as Python does, an item a set cannot hold."""
+    kind = type(item)
+    if kind in (list, dict, ProgramSet):
+        raise RunError(f"a set cannot hold a {type_name(item)} (unhashable type)")
+    if kind is Instance and _defines_eq(item.cls):
+        raise RunError(
+            f"a set cannot hold a {item.cls.name}: its class defines __eq__, which makes it unhashable in Python"
+        )
+    if kind is tuple:
+        for part in item:
+            hashable(part)
+
+
+def _defines_eq(cls):
+    try:
+        cls.lookup("__eq__")
+    except KeyError:
+        return False
+    return True
+
+
+def _to_set(state, args, kwargs):
+    _arity("set", args, kwargs, 0, 1)
+    return make_set(state, collect(state, args[0], "set()") if args else [])
+
+
+def make_set(state, items):
+    for item in items:
+        hashable(item)
+    return ProgramSet(items)
 
 
 def _to_float(state, args, kwargs):
@@ -578,6 +658,10 @@ def builtin_names():
         "print": builtin_print,
         "map": builtin_map,
         "isinstance": builtin_isinstance,
+        "sorted": builtin_sorted,
+        "reversed": builtin_reversed,
+        "hasattr": builtin_hasattr,
+        "round": builtin_round,
     }
     table = {name: Builtin(name, run) for name, run in names.items()}
     table.update(
@@ -588,14 +672,16 @@ def builtin_names():
         tuple=BuiltinType("tuple", (tuple,), _to_tuple),
         dict=BuiltinType("dict", (dict,), _to_dict),
         str=BuiltinType("str", (str,), _to_str),
+        set=BuiltinType("set", (ProgramSet,), _to_set),
+        NotImplemented=NotImplemented,
     )
     return table
 
 
-def format_value(value, spec: str, longest: int) -> str:
+def format_value(value, spec: str, longest: int, describe=None) -> str:
     """An f-string field: Python's format() for numbers with a short written-out spec."""
     if not spec:
-        return show(value, longest + 1)
+        return show(value, longest + 1, describe=describe)
     if len(spec) > 20 or not re.fullmatch(FORMAT_SPEC, spec):
         raise RunError(f"the format {spec[:20]!r} is not available; use a width and precision such as :8.4f")
     if type(value) not in NUMBERS and not (type(value) is str and spec[-1:] not in "eEfFgGdn%"):
@@ -684,6 +770,37 @@ LIST_METHODS = {
     "index": _list_index,
     "reverse": _list_reverse,
 }
+
+
+def _set_add(state, items, args, kwargs):
+    _arity("add", args, kwargs, 1, 1)
+    hashable(args[0])
+    if args[0] not in items.items and len(items) >= state.limits.max_collection_length:
+        raise RunError(f"the set would hold more than {state.limits.max_collection_length:,} items")
+    items.items[args[0]] = None
+
+
+def _set_discard(state, items, args, kwargs):
+    _arity("discard", args, kwargs, 1, 1)
+    hashable(args[0])
+    items.items.pop(args[0], None)
+
+
+def _set_remove(state, items, args, kwargs):
+    _arity("remove", args, kwargs, 1, 1)
+    hashable(args[0])
+    if args[0] not in items.items:
+        raise RunError("remove(): the item is not in the set")
+    del items.items[args[0]]
+
+
+def _set_update(state, items, args, kwargs):
+    _arity("update", args, kwargs, 1, 1)
+    for item in collect(state, args[0], "update()"):
+        _set_add(state, items, (item,), {})
+
+
+SET_METHODS = {"add": _set_add, "discard": _set_discard, "remove": _set_remove, "update": _set_update}
 DICT_METHODS = {
     "keys": _dict_view("keys"),
     "values": _dict_view("values"),

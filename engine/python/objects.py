@@ -53,12 +53,29 @@ class Function:
 
 
 class Class:
-    __slots__ = ("name", "bases", "attributes")
+    __slots__ = ("name", "bases", "attributes", "slots")
 
     def __init__(self, name, bases, attributes):
         self.name = name
         self.bases = bases  # Class objects
         self.attributes = attributes  # methods (Function) and class-level values
+        self.slots = None  # the attribute names __slots__ allows (with its bases'), or None: any
+        declared = [cls.attributes["__slots__"] for cls in self.mro() if "__slots__" in cls.attributes]
+        if declared and all("__slots__" in cls.attributes for cls in self.mro()):
+            names = set()
+            for slots in declared:
+                names.update((slots,) if type(slots) is str else slots)
+            self.slots = frozenset(names)
+
+    def mro(self):
+        """This class and its bases, depth first, left to right, each once."""
+        order, pending = [], [self]
+        while pending:
+            cls = pending.pop(0)
+            if cls not in order:
+                order.append(cls)
+            pending.extend(cls.bases)
+        return order
 
     def lookup(self, name):
         """The attribute from this class or its bases, depth first, left to right; or raise KeyError."""
@@ -84,14 +101,41 @@ class Class:
 
 
 class Instance:
-    __slots__ = ("cls", "fields")
+    """An object of a program's class. `serial` numbers instances in the order they were made;
+    `made_by` is the special method (or method) whose call returned it first, for the graph's op."""
 
-    def __init__(self, cls):
+    __slots__ = ("cls", "fields", "serial", "made_by")
+
+    def __init__(self, cls, serial=0):
         self.cls = cls
         self.fields = {}
+        self.serial = serial
+        self.made_by = None
 
     def __repr__(self):
         return f"<{self.cls.name} object>"
+
+
+class ProgramSet:
+    """A program's set(): Python's meaning, but iterated in the order items were added, so a
+    run repeats exactly (a Python set of objects iterates in an order set by memory addresses)."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, items=()):
+        self.items = dict.fromkeys(items)
+
+    def __contains__(self, item):
+        return item in self.items
+
+    def __iter__(self):
+        return iter(self.items)
+
+    def __len__(self):
+        return len(self.items)
+
+    def __repr__(self):
+        return "{" + ", ".join(map(repr, self.items)) + "}" if self.items else "set()"
 
 
 class BoundMethod:
@@ -160,6 +204,8 @@ TYPE_NAMES = {
     Builtin: "function",
     Module: "module",
     BuiltinType: "class",
+    ProgramSet: "set",
+    type(NotImplemented): "NotImplementedType",
 }
 
 
@@ -169,9 +215,10 @@ def type_name(value) -> str:
     return TYPE_NAMES.get(type(value), "iterator")
 
 
-def show(value, budget: int, use_repr: bool = False) -> str:
+def show(value, budget: int, use_repr: bool = False, describe=None) -> str:
     """The text print() writes for a value: Python's, for the objects a program can hold, and
-    at most about `budget` characters (a list that holds itself many times over stays short)."""
+    at most about `budget` characters (a list that holds itself many times over stays short).
+    `describe(instance)` gives an instance's text (its class's __repr__), wherever it sits."""
     parts = []
     remaining = [budget]
 
@@ -208,6 +255,21 @@ def show(value, budget: int, use_repr: bool = False) -> str:
             if kind is tuple and len(item) == 1:
                 emit(",")
             emit(closing)
+        elif kind is ProgramSet:
+            if not item.items:
+                emit("set()")
+                return
+            emit("{")
+            for i, entry in enumerate(item):
+                if remaining[0] <= 0:
+                    emit("…")
+                    break
+                if i:
+                    emit(", ")
+                visit(entry, depth + 1, True)
+            emit("}")
+        elif kind is Instance and describe is not None:
+            emit(describe(item))
         elif kind in (int, float, bool, Value, range) or item is None or kind in TYPE_NAMES or kind is Instance:
             emit(repr(item))
         else:

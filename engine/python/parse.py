@@ -147,6 +147,17 @@ ALLOWED = {
     ast.Is,
     ast.IsNot,
     ast.Assert,
+    ast.Nonlocal,
+    ast.Set,
+}
+# The special methods a program's class may define; operators on its instances call them.
+SPECIAL_METHODS = {
+    "__init__",
+    "__call__",
+    "__repr__",
+    *(f"__{side}{name}__" for side in ("", "r") for name in ("add", "sub", "mul", "truediv", "pow")),
+    "__neg__",
+    *(f"__{name}__" for name in ("eq", "ne", "lt", "le", "gt", "ge")),
 }
 REFUSED = {
     ast.BitXor: "`^` is bitwise xor in Python; for powers write `**`",
@@ -156,11 +167,9 @@ REFUSED = {
     ast.RShift: "`>>` is not available; divide with `/`",
     ast.MatMult: "`@` (matrix product) is not available: valuegraph works on scalars; write the sum of products",
     ast.Invert: "`~` is not available; for a negative write `-x`",
-    ast.Set: "sets are not available; use a list",
     ast.SetComp: "set comprehensions are not available; use a list comprehension",
     ast.Starred: "`*` unpacking is only available in a call's arguments, as in f(*xs); index the list instead",
     ast.Global: "`global` is not available; pass the value as an argument and return the result",
-    ast.Nonlocal: "`nonlocal` is not available; pass the value as an argument and return the result",
     ast.Delete: "`del` is not available; assign a new value instead",
     ast.With: "`with` is not available: " + NOT_AVAILABLE,
     ast.Try: "`try` is not available: errors end the program with their line and column",
@@ -234,6 +243,8 @@ def check_tree(tree: ast.Module, source: Source, limits: Limits) -> None:
             raise ProgramError(f"`{kind.__name__.lower()}` is only possible inside a loop", source.node_span(node))
         if kind is ast.Return and not in_function:
             raise ProgramError("`return` is only possible inside a function", source.node_span(node))
+        if kind is ast.Nonlocal and not in_function:
+            raise ProgramError("`nonlocal` is only possible inside a function", source.node_span(node))
         if kind in (ast.BinOp, ast.AugAssign, ast.UnaryOp) and type(node.op) in REFUSED:
             raise ProgramError(REFUSED[type(node.op)], _operator_span(node, source))
         _check_node(node, source)
@@ -296,7 +307,7 @@ def _check_node(node, source: Source) -> None:
     kind = type(node)
     if kind not in _CHECKED:
         return
-    if kind is ast.Name and _is_dunder(node.id):
+    if kind is ast.Name and _is_dunder(node.id) and node.id != "__slots__":
         raise ProgramError(f"names like `{node.id[:40]}` are not available: {NOT_AVAILABLE}", source.node_span(node))
     if kind is ast.Attribute and node.attr.startswith("__"):
         raise ProgramError(
@@ -333,23 +344,13 @@ def _check_node(node, source: Source) -> None:
             )
         if kind is ast.FunctionDef and node.decorator_list:
             raise ProgramError("decorators are not available; call the function yourself", source.node_span(node))
-        if (
-            kind is ast.FunctionDef
-            and node.name.startswith("__")
-            and node.name not in ("__init__", "__call__", "__repr__")
-        ):
+        if kind is ast.FunctionDef and node.name.startswith("__") and node.name not in SPECIAL_METHODS:
             raise ProgramError(
-                f"`{node.name[:40]}` is not available: of the special methods a class may define `__init__` and "
-                "`__call__` (operators work on Value, which valuegraph provides)",
+                f"`{node.name[:40]}` is not available: the special methods a class may define are "
+                + ", ".join(sorted(SPECIAL_METHODS)),
                 source.node_span(node),
             )
     if kind is ast.ClassDef:
-        if node.name == "Value":
-            raise ProgramError(
-                "defining your own class Value is not available: valuegraph provides micrograd's Value "
-                "(remove the class and write `from micrograd.engine import Value`)",
-                source.node_span(node),
-            )
         if node.keywords or node.decorator_list:
             raise ProgramError("class keywords and decorators are not available", source.node_span(node))
     if kind is ast.comprehension and node.is_async:

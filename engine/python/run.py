@@ -11,11 +11,14 @@ from ..limits import Limits
 from ..syntax import NO_ORIGIN, Span
 from ..value import Value
 from . import builtins as B
-from .interpreter import Compiler, Frame, State
+from .calls import Frame
+from .interpreter import Compiler
 from .objects import Builtin
+from .observe import as_engine_graph, node_fields, observe
 from .parse import parse_python
 from .prelude import NAMES as NN_NAMES
 from .prelude import NN_SOURCE
+from .state import State
 
 WHOLE_PROGRAM = Span(0, 1, 1, 0)
 
@@ -24,7 +27,10 @@ class PythonRun:
     def __init__(self, output: Value, state: State):
         self.output = output
         self.runs = state.runs  # [(line, data)] per backward() call
-        self.run = state.snapshot[2] if state.snapshot else None
+        self.run = state.snapshot[2] if state.snapshot else state.observed_run
+        # The program's own value class, observed (see observe.py), or None: its nodes with the
+        # learner's grads, and the walk its backward() took; `output` is then that graph as Values.
+        self.graph = state.observed
         self.printed = state.printed()
         self.serials = [mark[0] for mark in state.marks] + [
             math.inf
@@ -105,11 +111,16 @@ def _output(state: State, run):
         raise ProgramError(
             f"run {run} does not exist: the program calls backward() {calls} (runs are numbered from 0)", WHOLE_PROGRAM
         )
+    if state.observed is not None:
+        return as_engine_graph(state.observed)
     if state.snapshot is not None:
         order, data, _ = state.snapshot
         for node, value in zip(order, data):  # undo later updates such as p.data += -0.1 * p.grad
             node.data = value
         return order[-1]
+    if state.last_value is None and state.last_instance is not None and node_fields(state.last_instance):
+        state.observed = observe(state.last_instance, None, state.limits)  # no backward() yet: grads as made
+        return as_engine_graph(state.observed)
     if state.last_value is None:
         raise ProgramError(
             "the program makes no Value to show: start from Value(...), as in x = Value(2.0); y = x * x; y.backward()",

@@ -1,0 +1,371 @@
+"""Calls: a call's frame of variables, the calling protocol (arguments bound to parameters, the
+call-depth limit, the scope a node made inside shows), and the compiling of what makes and calls
+functions (`def`, `lambda`, `f(...)`, `obj.method(...)`)."""
+
+import ast
+import sys
+import threading
+
+from ..value import Value
+from . import builtins as B
+from . import model
+from .objects import BoundMethod, Builtin, BuiltinType, Class, Function, Instance, ProgramSet, type_name
+from .observe import node_fields
+
+
+class Frame:
+    """The variables of one call (or of the program, or of a class body), and the frame the
+    function was defined in: names not found here are looked up there."""
+
+    __slots__ = ("vars", "parent")
+
+    def __init__(self, variables, parent):
+        self.vars = variables
+        self.parent = parent
+
+
+class Return:
+    """What a `return` statement hands back up through the blocks around it."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+class Calls:
+    """The calling protocol, part of the run's State (built-ins call back into the program:
+    min(key=...), map(f, ...))."""
+
+    def call(self, callee, args, kwargs, scope_name=None):
+        kind = type(callee)
+        if kind is Function:
+            return self.call_function(callee, args, kwargs, scope_name)
+        if kind is BoundMethod:
+            return self.call_function(callee.function, (callee.instance, *args), kwargs, scope_name)
+        if kind is Builtin or kind is BuiltinType:
+            return callee.run(self, args, kwargs)
+        if kind is Class:
+            self.instances += 1
+            instance = Instance(callee, self.instances)
+            try:
+                init = callee.lookup("__init__")
+            except KeyError:
+                if args or kwargs:
+                    raise B.RunError(f"{callee.name}() takes no arguments: the class has no __init__") from None
+                return instance
+            self.call_function(init, (instance, *args), kwargs, scope_name)
+            return instance
+        if kind is Instance:
+            try:
+                method = callee.cls.lookup("__call__")
+            except KeyError:
+                raise B.RunError(f"a {callee.cls.name} cannot be called: its class has no __call__") from None
+            return self.call_function(method, (callee, *args), kwargs, scope_name)
+        raise B.RunError(
+            f"{type_name(callee)} cannot be called" + ("; strings are only used as labels" if kind is str else "")
+        )
+
+    def call_function(self, function, args, kwargs, scope_name=None):
+        variables = _bind(function, args, kwargs)
+        if self.depth >= self.limits.max_call_depth:
+            limit = self.limits.max_call_depth
+            raise B.RunError(
+                f"calls nest deeper than {limit} (a function that calls itself without end?); the limit is {limit}"
+            )
+        frame = Frame(variables, function.closure)
+        outer = self.scope
+        self.depth += 1
+        if len(outer) < LONGEST_SCOPE:
+            self.scope = outer + (scope_name or function.scope_name,)
+        if self.depth >= HOP_CHECK_DEPTH and _stack_is_deep(self.hop_frames):
+            result = self.on_fresh_stack(_run_body, function, frame)
+        else:
+            result = _run_body(function, frame)
+        self.scope = outer
+        self.depth -= 1
+        return result
+
+    def on_fresh_stack(self, run, *args):
+        """run(*args) in a new thread, which has its own stack and its own count of Python's
+        recursion limit: the program's recursion is bounded by max_call_depth, never by the
+        server's recursion limit, and that limit stays as it is for the server's other threads.
+        This thread waits in short joins, so a stop the time budget sends it arrives; the new
+        thread is then stopped at its next statement."""
+        outcome = []
+
+        def target():
+            try:
+                outcome.append((True, run(*args)))
+            except BaseException as error:  # handed to the waiting thread, which raises it
+                outcome.append((False, error))
+
+        thread = threading.Thread(target=target, name="valuegraph program", daemon=True)
+        self.hops += 1
+        thread.start()
+        try:
+            if self.hops > 1:  # this thread is itself a fresh stack, which no stop is sent to
+                thread.join()
+            while thread.is_alive():  # the thread the run started in: only it polls
+                thread.join(0.05)
+        except BaseException:
+            self.steps = STOPPED  # the new thread's next statement ends the program
+            raise
+        finally:
+            self.hops -= 1
+        done, value = outcome[0]
+        if done:
+            return value
+        raise value
+
+
+# A deep recursion's nodes show the scope of its first calls: each call copies the scope, so an
+# unbounded one would make a recursion n deep cost n² (a 10,000-deep recursion: 50 million copies)
+LONGEST_SCOPE = 256
+HOP_CHECK_DEPTH = 8  # program calls open before the stack's depth is checked at every call
+STOPPED = 1 << 62  # a step count past every statement limit
+
+
+def _stack_is_deep(frames):
+    """Whether this thread runs more than `frames` Python frames (a walk of at most that many)."""
+    try:
+        sys._getframe(frames)
+    except ValueError:
+        return False
+    return True
+
+
+def _run_body(function, frame):
+    if function.is_expression:
+        return function.body(frame)
+    signal = function.body(frame)
+    return signal.value if type(signal) is Return else None
+
+
+def _nonlocal_names(function) -> frozenset:
+    """The names a function's own `nonlocal` statements declare (not those of functions inside it)."""
+    names, pending = set(), list(function.body)
+    while pending:
+        node = pending.pop()
+        if type(node) is ast.Nonlocal:
+            names.update(node.names)
+        elif type(node) not in (ast.FunctionDef, ast.Lambda, ast.ClassDef):
+            pending.extend(ast.iter_child_nodes(node))
+    return frozenset(names)
+
+
+def _bind(function, args, kwargs) -> dict:
+    """The call's variables: each parameter bound to its argument or default, as Python binds them."""
+    params = function.params
+    extra = ()
+    if len(args) > len(params):
+        if function.star is None:
+            raise B.RunError(
+                f"{function.name}() takes {len(params)} argument{'s' if len(params) != 1 else ''}, got {len(args)}"
+            )
+        extra, args = tuple(args[len(params) :]), args[: len(params)]
+    variables = dict(zip(params, args))
+    named = {}
+    keyword_only = function.keyword_only
+    for key, value in kwargs.items():
+        if key not in params and key not in keyword_only:
+            if function.double_star is None:
+                raise B.RunError(f"{function.name}() has no parameter named {key[:40]!r}")
+            named[key] = value
+        elif key in variables:
+            raise B.RunError(f"{function.name}() got {key!r} twice")
+        else:
+            variables[key] = value
+    if len(variables) < len(params):
+        for name in params:
+            if name not in variables:
+                if name not in function.defaults:
+                    raise B.RunError(f"{function.name}() is missing its argument {name!r}")
+                variables[name] = function.defaults[name]
+    for name in keyword_only:
+        if name not in variables:
+            if name not in function.defaults:
+                raise B.RunError(f"{function.name}() is missing its argument {name}=")
+            variables[name] = function.defaults[name]
+    if function.star is not None:
+        variables[function.star] = extra
+    if function.double_star is not None:
+        variables[function.double_star] = named
+    return variables
+
+
+class CallCompiler:
+    """The Compiler's part for functions: defining them and calling them."""
+
+    def stmt_FunctionDef(self, node, in_class=False):
+        params, defaults, stars = self.parameters(node.args)
+        outer_nonlocals, self.nonlocals = self.nonlocals, _nonlocal_names(node)
+        body = self.block(node.body)
+        self.nonlocals = outer_nonlocals
+        name = node.name
+        prelude = self.prelude
+
+        def run(frame):
+            values = {param: default(frame) for param, default in defaults.items()}
+            closure = frame.parent if in_class else frame  # methods do not see the class body's names
+            scope_name = f"{frame.vars['__class_name__']}.{name}" if in_class else name
+            frame.vars[name] = Function(name, scope_name, params, values, body, closure, False, prelude, *stars)
+            return None
+
+        return run
+
+    def expr_Lambda(self, node):
+        params, defaults, stars = self.parameters(node.args)
+        body = self.expr(node.body)
+        prelude = self.prelude
+
+        def run(frame):
+            values = {param: default(frame) for param, default in defaults.items()}
+            return Function("lambda", "lambda", params, values, body, frame, True, prelude, *stars)
+
+        return run
+
+    def parameters(self, arguments):
+        """(names, {name: default's code}, (*args name, **kwargs name, keyword-only names))."""
+        params = tuple(arg.arg for arg in arguments.args)
+        defaults = dict(zip(params[len(params) - len(arguments.defaults) :], map(self.expr, arguments.defaults)))
+        keyword_only = tuple(arg.arg for arg in arguments.kwonlyargs)
+        defaults.update(
+            (name, self.expr(default))
+            for name, default in zip(keyword_only, arguments.kw_defaults)
+            if default is not None
+        )
+        stars = (
+            arguments.vararg.arg if arguments.vararg else None,
+            arguments.kwarg.arg if arguments.kwarg else None,
+            keyword_only,
+        )
+        return params, defaults, stars
+
+    def arguments(self, node):
+        """(positional, named): functions of the frame giving the call's argument list and dict;
+        `*xs` and `**kw` are spread into them."""
+        args = [(type(a) is ast.Starred, self.expr(a.value if type(a) is ast.Starred else a)) for a in node.args]
+        keywords = [(k.arg, self.expr(k.value)) for k in node.keywords]
+        spread = any(star for star, _ in args) or any(key is None for key, _ in keywords)
+        plain_args = [value for _, value in args]
+        if not spread:
+            if not keywords:
+                return (lambda frame: [arg(frame) for arg in plain_args]), (lambda frame: {})
+            return (lambda frame: [arg(frame) for arg in plain_args]), (
+                lambda frame: {key: value(frame) for key, value in keywords}
+            )
+        state = self.state
+
+        def positional(frame):
+            values = []
+            for star, arg in args:
+                if star:
+                    values.extend(B.collect(state, arg(frame), "*"))
+                else:
+                    values.append(arg(frame))
+            return values
+
+        def named(frame):
+            values = {}
+            for key, value in keywords:
+                if key is None:
+                    mapping = value(frame)
+                    if type(mapping) is not dict or not all(type(k) is str for k in mapping):
+                        raise B.RunError(f"** takes a dict with string keys, not {type_name(mapping)}")
+                    values.update(mapping)
+                else:
+                    values[key] = value(frame)
+            return values
+
+        return positional, named
+
+    def expr_Call(self, node):
+        state = self.state
+        positional, named_arguments = self.arguments(node)
+        record = self.recorder(node)
+        extent, expr = self.site(node)
+        prelude = self.prelude
+        line = node.lineno
+        function = node.func
+        if type(function) is ast.Attribute:
+            owner = self.expr(function.value)
+            name = function.attr
+            method = self.method_caller(name, line)
+
+            def call_method(frame):
+                obj = owner(frame)
+                values = positional(frame)
+                named = named_arguments(frame)
+                if not prelude:
+                    state.entry = extent
+                    state.entry_node = node
+                state.site = (state.entry if prelude else extent, expr, state.scope)
+                return record(method(obj, values, named))
+
+            return self.guard(node, call_method)
+        callee = self.expr(function)
+
+        def call(frame):
+            target = callee(frame)
+            values = positional(frame)
+            named = named_arguments(frame)
+            if not prelude:
+                state.entry = extent
+                state.entry_node = node
+            if type(target) is Builtin:  # sum() and map() mark the Values they make with the call's place
+                state.site = (state.entry if prelude else extent, expr, state.scope)
+            return record(state.call(target, values, named))
+
+        return self.guard(node, call)
+
+    def method_caller(self, name, line):
+        """call(obj, args, kwargs) for `obj.name(...)`, without making a bound method first."""
+        state = self.state
+        value_method = {"tanh": Value.tanh, "exp": Value.exp, "log": Value.log, "relu": Value.relu}.get(name)
+        list_method = B.LIST_METHODS.get(name)
+        dict_method = B.DICT_METHODS.get(name)
+        set_method = B.SET_METHODS.get(name)
+        backward_step = name == "_backward"  # a node's closure: one step of the learner's walk
+        get = model.get_attribute
+
+        def call(obj, args, kwargs):
+            kind = type(obj)
+            if kind is Value:
+                if args or kwargs:
+                    raise B.RunError(f"x.{name}() takes no arguments")
+                if value_method is not None:
+                    return value_method(obj)
+                if name == "backward":
+                    state.backward(obj, line)
+                    return None
+                return get(obj, name)  # refuses with the list of what a Value has
+            if kind is Instance:
+                fields = obj.fields
+                if name in fields:
+                    if backward_step and state.walk is not None:
+                        return state.backward_step(obj, fields[name], args, kwargs)
+                    return state.call(fields[name], args, kwargs)
+                try:
+                    attribute = obj.cls.lookup(name)
+                except KeyError:
+                    raise B.RunError(f"a {obj.cls.name} has no method {name[:40]!r}") from None
+                if type(attribute) is not Function:
+                    return state.call(attribute, args, kwargs)
+                if name == "backward" and node_fields(obj) is not None:
+                    return state.learner_backward(obj, attribute, args, kwargs, line)
+                result = state.call_function(attribute, (obj, *args), kwargs)
+                if type(result) is Instance and result.made_by is None:
+                    result.made_by = name  # x.tanh() made it: its op, when it names none
+                return result
+            if kind is list and list_method is not None:
+                return list_method(state, obj, args, kwargs)
+            if kind is dict and dict_method is not None:
+                return dict_method(state, obj, args, kwargs)
+            if kind is ProgramSet and set_method is not None:
+                return set_method(state, obj, args, kwargs)
+            if kind is str and name == "join":
+                return B.join(state, obj, args, kwargs)
+            return state.call(get(obj, name), args, kwargs)
+
+        return call

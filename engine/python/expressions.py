@@ -1,0 +1,331 @@
+"""Expressions: names, literals, operators, attributes and items, f-strings and comprehensions,
+each compiled once into a function of the frame it runs in. Calls and lambdas are in calls.py."""
+
+import ast
+import itertools
+
+from ..errors import ProgramError
+from ..value import Value
+from . import builtins as B
+from . import model
+from .calls import Frame
+from .objects import Instance, show, type_name
+from .state import as_program_error
+
+
+class ExpressionCompiler:
+    """The Compiler's part for expressions."""
+
+    def expr(self, node):
+        return getattr(self, "expr_" + type(node).__name__)(node)
+
+    def expr_Constant(self, node):
+        value = node.value
+        return lambda frame: value
+
+    def expr_Name(self, node):
+        name = node.id
+        builtins = self.builtins
+        place = self.span
+
+        def load(frame):
+            try:
+                return frame.vars[name]
+            except KeyError:
+                pass
+            outer = frame.parent
+            while outer is not None:
+                variables = outer.vars
+                if name in variables:
+                    return variables[name]
+                outer = outer.parent
+            if name in builtins:
+                return builtins[name]
+            raise ProgramError(_unknown_name(name), place(node))
+
+        return load
+
+    def expr_Tuple(self, node):
+        elements = [self.expr(e) for e in node.elts]
+        return lambda frame: tuple([element(frame) for element in elements])
+
+    def expr_List(self, node):
+        elements = [self.expr(e) for e in node.elts]
+        return lambda frame: [element(frame) for element in elements]
+
+    def expr_Set(self, node):
+        elements = [self.expr(e) for e in node.elts]
+        state = self.state
+        return self.guard(node, lambda frame: B.make_set(state, [element(frame) for element in elements]))
+
+    def expr_Dict(self, node):
+        if any(key is None for key in node.keys):
+            raise ProgramError("`**` unpacking in a dict is not available; write the keys out", self.span(node))
+        pairs = [(self.expr(k), self.expr(v)) for k, v in zip(node.keys, node.values)]
+        return self.guard(node, lambda frame: {key(frame): value(frame) for key, value in pairs})
+
+    # ---- operators ----
+
+    def binary_function(self, op):
+        return B.BINARY[type(op).__name__]
+
+    def expr_BinOp(self, node):
+        # a + b + c + ... is a left-leaning chain: run it as a loop, not as nested calls
+        chain = []
+        while type(node) is ast.BinOp:
+            chain.append(node)
+            node = node.left
+        chain.reverse()
+        first = self.expr(node)
+        steps = [
+            (
+                self.binary_function(n.op),
+                type(n.op).__name__,
+                self.expr(n.right),
+                self.recorder(n),
+                n,
+                type(n.op) in (ast.Add, ast.Mult),
+            )
+            for n in chain
+        ]
+        place = self.span
+        state = self.state
+        limit = state.limits.max_collection_length
+        on_instances = model.binary
+
+        def run(frame):
+            result = first(frame)
+            for operation, kind, right, record, where, may_grow in steps:
+                other = right(frame)
+                try:
+                    if may_grow and (type(result) in (list, tuple) or type(other) in (list, tuple)):
+                        state.count(_check_sequence(result, other, limit))
+                    if type(result) is Instance or type(other) is Instance:
+                        result = on_instances(state, kind, result, other)
+                    else:
+                        result = record(operation(result, other))
+                except ProgramError:
+                    raise
+                except Exception as error:
+                    raise as_program_error(error, place(where)) from None
+            return result
+
+        return run
+
+    def expr_UnaryOp(self, node):
+        operand = self.expr(node.operand)
+        kind = type(node.op)
+        if kind is ast.Not:
+            return lambda frame: not operand(frame)
+        if kind is ast.USub and type(node.operand) is ast.Constant and type(node.operand.value) in (int, float):
+            constant = -node.operand.value
+            return lambda frame: constant
+        record = self.recorder(node)
+        if kind is ast.UAdd:
+            return self.guard(node, lambda frame: B.positive(operand(frame)))
+        state = self.state
+        return self.guard(node, lambda frame: record(model.negate(state, operand(frame))))
+
+    def expr_BoolOp(self, node):
+        values = [self.expr(v) for v in node.values]
+        if type(node.op) is ast.And:
+
+            def run_and(frame):
+                result = True
+                for value in values:
+                    result = value(frame)
+                    if not result:
+                        return result
+                return result
+
+            return run_and
+
+        def run_or(frame):
+            result = False
+            for value in values:
+                result = value(frame)
+                if result:
+                    return result
+            return result
+
+        return run_or
+
+    def expr_Compare(self, node):
+        left = self.expr(node.left)
+        rest = [(type(op).__name__, self.expr(right)) for op, right in zip(node.ops, node.comparators)]
+        state = self.state
+        compare = model.compare
+        if len(rest) == 1:  # a < b gives what the comparison gives (a class's __lt__ may return any object)
+            ((kind, right),) = rest
+            return self.guard(node, lambda frame: compare(state, kind, left(frame), right(frame)))
+
+        def run(frame):
+            a = left(frame)
+            for kind, right in rest:
+                b = right(frame)
+                if not compare(state, kind, a, b):
+                    return False
+                a = b
+            return True
+
+        return self.guard(node, run)
+
+    def expr_IfExp(self, node):
+        test, body, orelse = self.expr(node.test), self.expr(node.body), self.expr(node.orelse)
+        return lambda frame: body(frame) if test(frame) else orelse(frame)
+
+    # ---- attributes and items ----
+
+    def expr_Attribute(self, node):
+        owner = self.expr(node.value)
+        name = node.attr
+        get = model.get_attribute
+        if name in B.VALUE_ATTRIBUTES:
+
+            def load_value_attribute(frame):
+                obj = owner(frame)
+                if type(obj) is Value:
+                    return obj.data if name == "data" else obj.grad if name == "grad" else obj.label or ""
+                return get(obj, name)
+
+            return self.guard(node, load_value_attribute)
+        return self.guard(node, lambda frame: get(owner(frame), name))
+
+    def expr_Subscript(self, node):
+        container = self.expr(node.value)
+        key = self.expr(node.slice)
+        get = model.get_item
+        state = self.state
+        return self.guard(node, lambda frame: get(state, container(frame), key(frame)))
+
+    def expr_Slice(self, node):
+        parts = [self.expr(p) if p is not None else (lambda frame: None) for p in (node.lower, node.upper, node.step)]
+
+        def run(frame):
+            values = [part(frame) for part in parts]
+            for value in values:
+                if value is not None and type(value) not in (int, bool):
+                    raise B.RunError(f"slice bounds must be whole numbers, not {type_name(value)}")
+            if values[2] == 0:
+                raise B.RunError("a slice step cannot be zero")
+            return slice(*values)
+
+        return self.guard(node, run)
+
+    # ---- f-strings ----
+
+    def expr_JoinedStr(self, node):
+        parts = []
+        for part in node.values:
+            if type(part) is ast.Constant:
+                text = part.value
+                parts.append(lambda frame, text=text: text)
+            else:
+                parts.append(self.expr(part))
+        longest = self.state.limits.max_collection_length
+
+        def run(frame):
+            text = "".join([part(frame) for part in parts])
+            if len(text) > longest:  # f'{s}{s}' in a loop would double without end
+                raise B.RunError(f"a string would be {len(text):,} characters long; the limit is {longest:,}")
+            return text
+
+        return self.guard(node, run)
+
+    def expr_FormattedValue(self, node):
+        value = self.expr(node.value)
+        spec = "".join(part.value for part in node.format_spec.values) if node.format_spec is not None else ""
+        as_repr = node.conversion == ord("r")
+        longest = self.state.limits.max_collection_length
+
+        state = self.state
+
+        def run(frame):
+            result = value(frame)
+            if type(result) is Instance and not spec:
+                return state.text_of(result)
+            if as_repr:
+                return show(result, longest + 1, True, state.describe)
+            return B.format_value(result, spec, longest, state.describe)
+
+        return self.guard(node, run)
+
+    # ---- comprehensions ----
+
+    def comprehension(self, node, element):
+        """A generator of the comprehension's elements, `element(frame)` computed for each item
+        that passes the conditions; every item counts as a statement. Like Python, the first
+        iterable is evaluated when the comprehension is, the others as their loop is reached."""
+        loops = [(self.expr(g.iter), self.store(g.target), [self.expr(c) for c in g.ifs]) for g in node.generators]
+        state = self.state
+        place = self.span(node)
+        last = len(loops) - 1
+
+        def run(frame):
+            inner = Frame({}, frame)
+
+            def walk(level, items):
+                _, store, conditions = loops[level]
+                for item in items:
+                    state.count(1, place)
+                    store(inner, item)
+                    if not conditions or all(condition(inner) for condition in conditions):
+                        if level == last:
+                            yield element(inner)
+                        else:
+                            yield from walk(level + 1, B.iterate(loops[level + 1][0](inner)))
+
+            return walk(0, B.iterate(loops[0][0](frame)))
+
+        return run
+
+    def expr_ListComp(self, node):
+        element = self.expr(node.elt)
+        items = self.comprehension(node, element)
+        limit = self.state.limits.max_collection_length
+        return self.guard(node, lambda frame: _bounded_list(items(frame), limit))
+
+    def expr_DictComp(self, node):
+        key, value = self.expr(node.key), self.expr(node.value)
+        pairs = self.comprehension(node, lambda frame: (key(frame), value(frame)))
+        limit = self.state.limits.max_collection_length
+        return self.guard(node, lambda frame: dict(_bounded_list(pairs(frame), limit)))
+
+    def expr_GeneratorExp(self, node):
+        return self.guard(node, self.comprehension(node, self.expr(node.elt)))
+
+
+def _bounded_list(items, limit):
+    out = list(itertools.islice(items, limit + 1))
+    if len(out) > limit:
+        raise B.RunError(f"a list would hold more than {limit:,} items; the limit is {limit:,}")
+    return out
+
+
+def _check_sequence(a, b, limit):
+    if type(b) in (int, bool) and type(a) in (list, tuple):
+        length = len(a) * max(b, 0)
+    elif type(a) in (int, bool) and type(b) in (list, tuple):
+        length = len(b) * max(a, 0)
+    elif type(a) in (list, tuple) and type(b) in (list, tuple):
+        length = len(a) + len(b)
+    else:
+        return 0
+    if length > limit:
+        raise B.RunError(f"a list would hold {length:,} items; the limit is {limit:,}")
+    return length
+
+
+def _unknown_name(name):
+    shown = name if len(name) <= 40 else name[:39] + "…"
+    known = {"tanh", "exp", "log", "relu"}
+    if name in known:
+        return (
+            f"unknown name '{shown}': for a Value write x.{name}(); for a plain number write math.{name}(x)"
+            if name != "relu"
+            else "unknown name 'relu': write x.relu()"
+        )
+    return (
+        f"unknown name '{shown}': assign it first, or import it "
+        "(valuegraph offers Value, Neuron, Layer, MLP, math and random)"
+    )

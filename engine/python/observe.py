@@ -1,0 +1,180 @@
+"""The graph of a program's own value class, observed: which of its objects are nodes, their
+op and local gradients, the gradients the program's own backward() left on them, and the
+order its backward steps ran in. One set of rules for every style of class (the course's,
+micrograd's, microgpt's), read from the fields an object holds, not from the class's name:
+
+- a node holds a number in `data` (or `Data`, `value`) and its inputs in `_children`,
+  `children`, `_prev`, `_inputs` or `inputs` (a tuple, list or set; a set iterates in the order
+  the creating method passed the inputs, see objects.ProgramSet);
+- its op is `_op`/`op` when it holds one, else the special method whose call returned it
+  (`__mul__` makes `*`);
+- its local gradients are `_local_grads`/`local_grads`/`localGrads` when it holds them, else
+  derived from the op and the inputs' data (None when the op is not one the course defines)."""
+
+import math
+
+from ..value import Value
+from . import builtins as B
+from .objects import Instance, ProgramSet, type_name
+
+DATA_FIELDS = ("data", "Data", "value")
+INPUT_FIELDS = ("_children", "children", "_prev", "_inputs", "inputs")
+OP_FIELDS = ("_op", "op")
+LOCAL_GRAD_FIELDS = ("_local_grads", "local_grads", "localGrads")
+OP_OF_METHOD = {
+    "__add__": "+",
+    "__radd__": "+",
+    "__sub__": "-",
+    "__rsub__": "-",
+    "__mul__": "*",
+    "__rmul__": "*",
+    "__truediv__": "/",
+    "__rtruediv__": "/",
+    "__pow__": "**",
+    "__neg__": "neg",
+}
+NUMBERS = (int, float, bool)
+
+
+def node_fields(obj):
+    """(data field, inputs field) of an object that is a node, else None."""
+    if type(obj) is not Instance:
+        return None
+    fields = obj.fields
+    data = next((name for name in DATA_FIELDS if name in fields), None)
+    inputs = next((name for name in INPUT_FIELDS if name in fields), None)
+    if data is None or inputs is None or type(fields[inputs]) not in (tuple, list, ProgramSet):
+        return None
+    return data, inputs
+
+
+def observe(output, walk, limits):
+    """The graph `output` reaches, as plain data: {"nodes": [...], "output": id, "walk": [...],
+    "inputs_are_sets": bool}. Nodes come in creation order (ids are the order objects were made)."""
+    reached, pending = {id(output): output}, [output]
+    while pending:
+        obj = pending.pop()
+        _, inputs = node_fields(obj)
+        for child in obj.fields[inputs]:
+            if id(child) not in reached:
+                if node_fields(child) is None:
+                    raise B.RunError(
+                        f"a {obj.cls.name}'s {inputs} holds a {type_name(child)}: the inputs of a node must be nodes"
+                    )
+                reached[id(child)] = child
+                pending.append(child)
+                if len(reached) > limits.max_nodes:
+                    raise B.RunError(
+                        f"the graph has more than {limits.max_nodes:,} nodes; the limit is {limits.max_nodes:,}"
+                    )
+    objects = sorted(reached.values(), key=lambda obj: obj.serial)
+    nodes = [_node(obj) for obj in objects]
+    return {
+        "nodes": nodes,
+        "output": output.serial,
+        "walk": _steps(walk or [], reached),
+        "inputs_are_sets": any(type(obj.fields[node_fields(obj)[1]]) is ProgramSet for obj in objects),
+    }
+
+
+def _number(obj, field):
+    value = obj.fields[field]
+    if type(value) not in NUMBERS:
+        raise B.RunError(
+            f"a {obj.cls.name} looks like a value (it has .{field} and inputs) but its .{field} holds a "
+            f"{type_name(value)}, not a number"
+        )
+    return float(value)
+
+
+def _node(obj):
+    data_field, inputs_field = node_fields(obj)
+    fields = obj.fields
+    inputs = list(fields[inputs_field])
+    data = _number(obj, data_field)
+    op = next((fields[name] for name in OP_FIELDS if name in fields), None)
+    if op is None or op == "":
+        op = OP_OF_METHOD.get(obj.made_by, obj.made_by) if inputs else None
+    elif type(op) is not str:
+        op = str(op) if type(op) in NUMBERS else None
+    stored = next((fields[name] for name in LOCAL_GRAD_FIELDS if name in fields), None)
+    if type(stored) in (tuple, list) and all(type(g) in NUMBERS for g in stored):
+        local_grads, derived = [float(g) for g in stored], False
+    else:
+        local_grads, derived = derive_local_grads(op, data, [_number(i, node_fields(i)[0]) for i in inputs]), True
+    grad = fields.get("grad")
+    label = fields.get("label")
+    return {
+        "id": obj.serial,
+        "label": label if type(label) is str and label else None,
+        "op": op or None,
+        "data": data,
+        "grad": float(grad) if type(grad) in NUMBERS else None,
+        "children": [child.serial for child in inputs],
+        "local_grads": local_grads,
+        "local_grads_derived": derived,
+        "class": obj.cls.name,
+    }
+
+
+def derive_local_grads(op, data, inputs):
+    """The local gradient of each input from the op's rule, or None when the op is not known."""
+    if not inputs:
+        return []
+    op = (op or "").strip()
+    try:
+        if op == "+":
+            return [1.0] * len(inputs)
+        if op == "*" and len(inputs) == 2:
+            return [inputs[1], inputs[0]]
+        if op == "-" and len(inputs) == 2:
+            return [1.0, -1.0]
+        if op == "/" and len(inputs) == 2:
+            a, b = inputs
+            return [1.0 / b, -a / (b * b)]
+        if op == "neg" and len(inputs) == 1:
+            return [-1.0]
+        if op.startswith("**") and len(inputs) == 1:
+            n = float(op[2:])
+            return [n * inputs[0] ** (n - 1)]
+        if op.lower() == "relu" and len(inputs) == 1:
+            return [1.0 if data > 0 else 0.0]
+        if op == "tanh" and len(inputs) == 1:
+            return [1.0 - data * data]
+        if op == "exp" and len(inputs) == 1:
+            return [data]
+        if op == "log" and len(inputs) == 1:
+            return [1.0 / inputs[0]]
+    except (ValueError, ZeroDivisionError, OverflowError):
+        return [math.nan] * len(inputs)
+    return None
+
+
+def _steps(walk, reached):
+    """The recorded walk as steps: each `_backward` call of a node is a step with the grads it
+    wrote; a grad written outside any `_backward` call (the seed, a loop over the nodes) is a
+    step of its own. Writes to objects outside the graph are left out."""
+    steps = []
+    for event in walk:
+        if event[0] == "step":
+            steps.append({"node": event[1].serial if id(event[1]) in reached else None, "updates": []})
+        elif id(event[1]) in reached:
+            update = [event[1].serial, float(event[2]) if type(event[2]) in NUMBERS else None]
+            if event[3] and steps:  # written inside a _backward call
+                steps[-1]["updates"].append(update)
+            else:
+                steps.append({"node": None, "updates": [update]})
+    return steps
+
+
+def as_engine_graph(graph):
+    """The observed graph as valuegraph's own Values (same data, children, local gradients, op),
+    for the parts of valuegraph that draw and check a graph of Values; the learner's grads stay in
+    `graph`. A local gradient valuegraph cannot derive is NaN."""
+    made = {}
+    for node in graph["nodes"]:
+        children = tuple(made[child] for child in node["children"])
+        local_grads = node["local_grads"] if node["local_grads"] is not None else [math.nan] * len(children)
+        op = node["op"] or ("?" if children else None)
+        made[node["id"]] = Value(node["data"], children, tuple(local_grads), op, node["label"])
+    return made[graph["output"]]

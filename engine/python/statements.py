@@ -1,0 +1,384 @@
+"""Statements: blocks (where the statement limit is counted), assignments and their targets,
+`if`, the loops (`for` and `while` share one loop), classes and imports. Each statement is
+compiled once into a function of the frame it runs in; a block's function returns None, or
+the signal that ends it early (BREAK, CONTINUE, or a Return)."""
+
+import ast
+import itertools
+
+from ..errors import ProgramError
+from ..value import Value
+from . import builtins as B
+from . import model
+from .calls import Frame, Return
+from .objects import Class, Instance, show, type_name
+
+BREAK = object()
+CONTINUE = object()
+
+
+class StatementCompiler:
+    """The Compiler's part for statements."""
+
+    def block(self, statements, in_class=False):
+        compiled = [self.statement(s, in_class) for s in statements]
+        state = self.state
+        count = len(compiled)
+        place = self.span(statements[0])
+        if count == 1:
+            (only,) = compiled
+
+            def run_one(frame):
+                state.count(1, place)
+                return only(frame)
+
+            return run_one
+
+        def run_block(frame):
+            state.count(count, place)
+            for statement in compiled:
+                signal = statement(frame)
+                if signal is not None:
+                    return signal
+            return None
+
+        return run_block
+
+    def statement(self, node, in_class=False):
+        method = getattr(self, "stmt_" + type(node).__name__)
+        if type(node) is ast.FunctionDef:
+            return self.guard(node, method(node, in_class))
+        return self.guard(node, method(node))
+
+    def stmt_Expr(self, node):
+        value = self.expr(node.value)
+        state = self.state
+        if self.prelude:
+
+            def run_prelude(frame):
+                value(frame)
+
+            return run_prelude
+
+        def run(frame):
+            result = value(frame)
+            if type(result) is Value:
+                state.last_value = result
+            elif type(result) is Instance and state.depth == 0:
+                state.last_instance = result
+            return None
+
+        return run
+
+    def stmt_Nonlocal(self, node):
+        return lambda frame: None  # the function's stores of these names were compiled to reach out
+
+    def stmt_Pass(self, node):
+        return lambda frame: None
+
+    def stmt_Break(self, node):
+        return lambda frame: BREAK
+
+    def stmt_Continue(self, node):
+        return lambda frame: CONTINUE
+
+    def stmt_Return(self, node):
+        value = self.expr(node.value) if node.value is not None else (lambda frame: None)
+        return lambda frame: Return(value(frame))
+
+    def stmt_Assert(self, node):
+        test = self.expr(node.test)
+        message = self.expr(node.msg) if node.msg is not None else None
+
+        def run(frame):
+            if not test(frame):
+                detail = f": {show(message(frame), 200)}" if message else ""
+                raise B.RunError(f"assertion failed{detail}")
+            return None
+
+        return run
+
+    # ---- assignments ----
+
+    def stmt_Assign(self, node):
+        value = self.expr(node.value)
+        stores = [self.store(target, label=not self.prelude) for target in node.targets]
+        state = self.state
+        prelude = self.prelude
+        if len(stores) == 1:
+            (store,) = stores
+
+            def run_one(frame):
+                result = value(frame)
+                store(frame, result)
+                if type(result) is Value and not prelude:
+                    state.last_value = result
+                elif type(result) is Instance and state.depth == 0:  # the program's, not a method's
+                    state.last_instance = result
+                return None
+
+            return run_one
+
+        def run(frame):
+            result = value(frame)
+            for store in stores:
+                store(frame, result)
+            return None
+
+        return run
+
+    def stmt_AugAssign(self, node):
+        operation = self.binary_function(node.op)
+        record = self.recorder(node)
+        target = node.target
+        state = self.state
+        prelude = self.prelude
+        value = self.expr(node.value)
+        in_place = type(node.op) is ast.Add
+        kind = type(node.op).__name__
+
+        def combine(old, new):
+            if in_place and type(old) is list:
+                more = B.collect(state, new, "+=")
+                model.check_length(state, len(old) + len(more))
+                state.count(len(more))
+                old.extend(more)
+                return old
+            if type(old) is Instance or type(new) is Instance:
+                return model.binary(state, kind, old, new)  # x += y is x = x + y: no class defines __iadd__ here
+            result = operation(old, new)
+            if not prelude and type(result) is Value:
+                state.last_value = result
+            return record(result)
+
+        if type(target) is ast.Name:
+            load = self.expr(ast.copy_location(ast.Name(target.id, ast.Load()), target))
+            store = self.store(target, label=not prelude)
+            return lambda frame: store(frame, combine(load(frame), value(frame)))
+        if type(target) is ast.Attribute:
+            owner = self.expr(target.value)
+            name = target.attr
+            value_field = name in ("data", "grad")
+            is_grad = name == "grad"  # the program's own backward writing a gradient: a step of its walk
+
+            def run_attribute(frame):
+                obj = owner(frame)
+                if value_field and type(obj) is Value:  # p.data += -lr * p.grad, the training loop's update
+                    result = combine(getattr(obj, name), value(frame))
+                    if type(result) is float:
+                        setattr(obj, name, result)
+                        return
+                    model.set_attribute(obj, name, result)
+                    return
+                result = combine(model.get_attribute(obj, name), value(frame))
+                model.set_attribute(obj, name, result)
+                if is_grad:
+                    state.grad_written(obj, result)
+
+            return run_attribute
+        container = self.expr(target.value)
+        key = self.expr(target.slice)
+
+        def run_item(frame):
+            obj, index = container(frame), key(frame)
+            model.set_item(state, obj, index, combine(model.get_item(state, obj, index), value(frame)))
+
+        return run_item
+
+    def store(self, target, label=False):
+        """store(frame, value) for an assignment's target. `label`: a Value assigned to a name at
+        the top level takes that name as its label, if it has none yet."""
+        kind = type(target)
+        state = self.state
+        if kind is ast.Name:
+            name = target.id
+            if name in self.nonlocals:
+                return _nonlocal_store(name)
+            if not label:
+
+                def store_name(frame, value):
+                    frame.vars[name] = value
+
+                return store_name
+            labels = state.name_labels
+
+            def store_labelled(frame, value):
+                frame.vars[name] = value
+                if type(value) is Value and state.depth == 0:  # a function's locals would repeat in every call
+                    labels.setdefault(value._serial, name)
+
+            return store_labelled
+        if kind in (ast.Tuple, ast.List):
+            stores = [self.store(element, label) for element in target.elts]
+            count = len(stores)
+
+            def store_unpacked(frame, value):
+                if (type(value) is tuple or type(value) is list) and len(value) == count:
+                    for store, item in zip(stores, value):
+                        store(frame, item)
+                    return
+                items = list(itertools.islice(B.iterate(value), count + 1))
+                if len(items) != count:
+                    raise B.RunError(
+                        f"cannot unpack {'more' if len(items) > count else len(items)} values into {count} names"
+                    )
+                for store, item in zip(stores, items):
+                    store(frame, item)
+
+            return store_unpacked
+        if kind is ast.Attribute:
+            owner = self.expr(target.value)
+            name = target.attr
+            if name == "grad":  # the program's own backward writing a gradient: a step of its walk
+
+                def store_grad(frame, value):
+                    obj = owner(frame)
+                    model.set_attribute(obj, name, value)
+                    state.grad_written(obj, value)
+
+                return store_grad
+            return lambda frame, value: model.set_attribute(owner(frame), name, value)
+        if kind is ast.Subscript:
+            container = self.expr(target.value)
+            key = self.expr(target.slice)
+            return lambda frame, value: model.set_item(state, container(frame), key(frame), value)
+        raise ProgramError(
+            "this cannot be assigned to: assign to a name, a list item or an attribute", self.span(target)
+        )
+
+    # ---- control flow ----
+
+    def stmt_If(self, node):
+        test = self.expr(node.test)
+        body = self.block(node.body)
+        orelse = self.block(node.orelse) if node.orelse else None
+
+        def run(frame):
+            if test(frame):
+                return body(frame)
+            if orelse is not None:
+                return orelse(frame)
+            return None
+
+        return run
+
+    def stmt_For(self, node):
+        iterable = self.expr(node.iter)
+        target = node.target
+        named = type(target) is ast.Name and target.id
+        target_text = shorten(self.source.text_of(target), 20)
+
+        def scope_of(index, item):
+            if named and type(item) in (int, float):
+                return f"for {named} = {item}"
+            return f"for {target_text} [{index}]"
+
+        return self.loop(node, lambda frame: B.iterate(iterable(frame)), self.store(target), scope_of)
+
+    def stmt_While(self, node):
+        test = self.expr(node.test)
+        state = self.state
+        place = self.span(node)
+
+        def passes(frame):
+            while True:
+                state.count(1, place)  # the test counts, so `while True: pass`-like loops end too
+                if not test(frame):
+                    return
+                yield None
+
+        return self.loop(node, passes, None, lambda index, item: f"while [{index}]")
+
+    def loop(self, node, passes, store, scope_of):
+        """The one loop: `passes(frame)` gives one item per pass (stored by `store` unless None),
+        each pass shows in nodes' scopes as `scope_of(index, item)`; break, continue and return
+        end the pass or the loop, and the `else` block runs when the passes run out."""
+        body = self.block(node.body)
+        orelse = self.block(node.orelse) if node.orelse else None
+        state = self.state
+        scoped = not self.prelude
+
+        def run(frame):
+            outer = state.scope
+            for index, item in enumerate(passes(frame)):
+                if store is not None:
+                    store(frame, item)
+                if scoped:
+                    state.scope = outer + (scope_of(index, item),)
+                signal = body(frame)
+                if signal is not None and signal is not CONTINUE:
+                    state.scope = outer
+                    return None if signal is BREAK else signal
+            state.scope = outer
+            if orelse is not None:
+                return orelse(frame)
+            return None
+
+        return run
+
+    # ---- definitions ----
+
+    def stmt_ClassDef(self, node):
+        bases = [self.expr(base) for base in node.bases]
+        body = self.block(node.body, in_class=True)
+        name = node.name
+
+        def run(frame):
+            resolved = []
+            for base in bases:
+                cls = base(frame)
+                if type(cls) is not Class:
+                    raise B.RunError(f"a class can only build on another class of the program, not on {type_name(cls)}")
+                resolved.append(cls)
+            class_frame = Frame({"__class_name__": name}, frame)
+            body(class_frame)
+            del class_frame.vars["__class_name__"]
+            frame.vars[name] = Class(name, tuple(resolved), class_frame.vars)
+            return None
+
+        return run
+
+    def stmt_Import(self, node):
+        names = [(alias.asname or alias.name, alias.name) for alias in node.names]
+        builtins = self.builtins
+
+        def run(frame):
+            for bound, module in names:
+                frame.vars[bound] = builtins["module " + module]
+            return None
+
+        return run
+
+    def stmt_ImportFrom(self, node):
+        names = [(alias.asname or alias.name, alias.name) for alias in node.names]
+        module = node.module
+        builtins = self.builtins
+
+        def run(frame):
+            for bound, name in names:
+                if module.startswith("micrograd"):
+                    frame.vars[bound] = builtins["micrograd " + name]
+                else:
+                    frame.vars[bound] = builtins["module " + module].attributes[name]
+            return None
+
+        return run
+
+
+def _nonlocal_store(name):
+    def store_outside(frame, value):
+        outer = frame.parent
+        while outer is not None and outer.parent is not None:  # the program's top level is not a function's
+            if name in outer.vars:
+                outer.vars[name] = value
+                return
+            outer = outer.parent
+        raise B.RunError(f"no binding for nonlocal {name[:40]!r}: no enclosing function assigns it")
+
+    return store_outside
+
+
+def shorten(text: str, longest: int = 40) -> str:
+    """Code as a node's place shows it: on one line, at most `longest` characters."""
+    text = " ".join(text.split())
+    return text if len(text) <= longest else text[: longest - 1] + "…"
