@@ -119,19 +119,9 @@ def read_graph(graph: schemas.Graph, limits: Limits, replayable=False) -> ReadGr
 
 def check_nodes(steps, grads: dict) -> list:
     """The check's view of the traced graph: ids as the answer gives them, the learner's grads."""
-    ids = steps.ids
     return [
-        CheckNode(
-            i,
-            value.label,
-            value.op,
-            value.data,
-            grads.get(value),
-            tuple(ids[child] for child in value._children),
-            value._local_grads,
-            value.exponent,
-        )
-        for i, value in enumerate(steps.nodes)
+        CheckNode(i, value.label, value.op, value.data, grads.get(value), tuple(children), local_grads, value.exponent)
+        for i, (value, children, local_grads) in enumerate(zip(steps.nodes, steps.children, steps.local_grads))
     ]
 
 

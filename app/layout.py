@@ -40,6 +40,7 @@ it, so every child's id is smaller than its parent's, and walking ids upwards is
 """
 
 from bisect import bisect_right, insort
+from collections.abc import Sequence
 from itertools import compress, islice
 from math import ceil
 from operator import add, le, not_, sub
@@ -57,11 +58,10 @@ REAL_WEIGHT, MIXED_WEIGHT, DUMMY_WEIGHT = 1, 2, 8
 
 def compute_layout(trace, max_bends: int | None = None) -> dict:
     """The wire format's "layout" object for an engine.Trace."""
-    ids = {node: i for i, node in enumerate(trace.nodes)}
-    return layout_graph([[ids[child] for child in node._children] for node in trace.nodes], trace.output, max_bends)
+    return layout_graph(trace.children, trace.output, max_bends)
 
 
-def layout_graph(children: list[list[int]], output: int, max_bends: int | None = None) -> dict:
+def layout_graph(children: Sequence[Sequence[int]], output: int, max_bends: int | None = None) -> dict:
     """The same for a graph given as children lists: every child's id is below its parent's and
     every node reaches `output`, the last one (the page's collapsed views are such graphs)."""
     if max_bends is None:

@@ -82,8 +82,7 @@ def _sections(steps, measured, layout, include_trace, program, checked=None) -> 
 
 
 def _node_records(steps, measured, program, expected=None) -> Records:
-    nodes = steps.nodes
-    id_of = steps.ids.__getitem__
+    nodes, children, local_grads = steps.nodes, steps.children, steps.local_grads
     labels, made = (program or ProgramRun(None)).origin_parts(nodes)
 
     def make(start, stop):
@@ -108,8 +107,8 @@ def _node_records(steps, measured, program, expected=None) -> Records:
                 "op": node.op,
                 "data": node.data,
                 "grad": node.grad,
-                "children": list(map(id_of, node._children)),  # not a comprehension: that is a function call per node
-                "local_grads": node._local_grads,  # a tuple: written as an array
+                "children": children[i],
+                "local_grads": local_grads[i],  # a tuple: written as an array
             }
             if node.op == "**":
                 record["exponent"] = node.exponent

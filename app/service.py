@@ -76,16 +76,18 @@ def compute_posted_graph(request: schemas.BackwardRequest, limits: Limits) -> Co
     )
     for value, grad in graph.grads.items():
         value.grad = grad
-    measured = measure_leaf_gradients(graph.output, request.nudge, limits) if request.check else None
-    layout = compute_layout(steps) if request.layout else None
-    return Computed(steps, measured, layout, request.trace, None, checked)
+    return _finished(steps, graph.output, request, limits, None, checked)
 
 
 def _walked(output: Value, request: schemas.BackwardRequest, limits: Limits, program: ProgramRun | None) -> Computed:
-    steps = trace(output, limits, request.variant)
+    return _finished(trace(output, limits, request.variant), output, request, limits, program)
+
+
+def _finished(steps, output, request, limits, program, checked=None) -> Computed:
+    """The traced graph's (nudge test) -> (layout), as the request asks."""
     measured = measure_leaf_gradients(output, request.nudge, limits) if request.check else None
     layout = compute_layout(steps) if request.layout else None
-    return Computed(steps, measured, layout, request.trace, program)
+    return Computed(steps, measured, layout, request.trace, program, checked)
 
 
 def answer(request: schemas.BackwardRequest, limits: Limits) -> schemas.BackwardResponse:

@@ -66,6 +66,19 @@ class Trace:
         self.variant = variant
         self.warnings = _warnings(nodes, self.ids, propagate_steps)  # Warning where a non-finite number first appears
 
+    # The graph as ids, for code outside the engine (app/ writes it and lays it out): read-only
+    # views, built once, so no caller reaches into a Value's private fields.
+    @cached_property
+    def children(self) -> tuple:
+        """Per node, the ids of its inputs, aligned with local_grads; duplicates kept (a * a has two)."""
+        id_of = self.ids.__getitem__
+        return tuple([list(map(id_of, node._children)) for node in self.nodes])  # map: no call per node
+
+    @cached_property
+    def local_grads(self) -> tuple:
+        """Per node, d(node)/d(input) for each input: the Value's own tuple, not a copy."""
+        return tuple([node._local_grads for node in self.nodes])
+
     @cached_property
     def sort(self) -> list:
         ids = self.ids

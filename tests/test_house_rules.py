@@ -119,3 +119,74 @@ def test_test_modules_have_unique_names():
     the whole suite from collecting."""
     names = [path.name for path in pathlib.Path(__file__).resolve().parent.rglob("test_*.py")]
     assert sorted(set(n for n in names if names.count(n) > 1)) == []
+
+
+# app/ reads the engine through its public names only (Trace.children, Trace.local_grads, Value's
+# data, grad, op, label, exponent), so the engine may change its insides without breaking the web
+# layer. The one exception: app/interop.py reads other libraries' Values, whose graph fields are
+# underscore names (micrograd's _prev and _op, the course's _children and _local_grads).
+FOREIGN_FIELDS = {ROOT / "app" / "interop.py": {"_prev", "_op", "_children", "_local_grads"}}
+ATTRIBUTE_BY_NAME = {"getattr", "hasattr", "setattr", "attrgetter"}
+
+
+def private_reads(path):
+    """(name, line) of every underscore attribute read of an object other than the module's own
+    self or cls: obj._x, getattr(obj, "_x"), attrgetter("_x"). Dunder names (__name__) are public."""
+
+    def private(name):
+        return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and private(node.attr):
+            if not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+                yield node.attr, node.lineno
+        elif isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)):
+            called = node.func.id if isinstance(node.func, ast.Name) else node.func.attr
+            if called in ATTRIBUTE_BY_NAME:
+                for argument in node.args:
+                    if (
+                        isinstance(argument, ast.Constant)
+                        and isinstance(argument.value, str)
+                        and private(argument.value)
+                    ):
+                        yield argument.value, node.lineno
+
+
+@pytest.mark.parametrize("path", APP_FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_web_layer_reads_no_private_attribute_of_the_engine(path):
+    allowed = FOREIGN_FIELDS.get(path, set())
+    reads = [(name, line) for name, line in private_reads(path) if name not in allowed]
+    assert reads == [], f"{path.relative_to(ROOT)} reads private attributes {reads}: use the engine's public view"
+
+
+def test_the_private_read_finder_finds_them(tmp_path):
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "a = node._children\nb = self._lock\nc = getattr(v, '_local_grads')\nd = attrgetter('_serial')\n"
+        "e = type(v).__name__\nf = [x._prev for x in xs]\nclass C:\n    def f(cls): return cls._made\n"
+    )
+    assert list(private_reads(sample)) == [("_children", 1), ("_local_grads", 3), ("_serial", 4), ("_prev", 6)]
+
+
+def test_nothing_but_the_app_factory_imports_a_route_module():
+    """Routes sit at the top: they call the service, the rooms and the exports, never the other way
+    round, so the pipeline cannot grow a second copy inside a route."""
+    routes = ROOT / "app" / "routes"
+    for path in APP_FILES:
+        if path.parent == routes or path == ROOT / "app" / "main.py":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        package = ".".join(path.relative_to(ROOT).parent.parts)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                base = package.rsplit(".", node.level - 1)[0] if node.level else ""
+                module = ".".join(part for part in (base, node.module or "") if part)
+                names = [f"{module}.{alias.name}" for alias in node.names]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            else:
+                continue
+            assert not any(name == "app.routes" or name.startswith("app.routes.") for name in names), (
+                f"{path.relative_to(ROOT)} line {node.lineno} imports from app/routes/"
+            )
