@@ -10,6 +10,7 @@ from ..dependencies import ServiceDep
 from ..export import EmbedOptions, request_html
 from ..scorm import MAX_TITLE, lesson_title, scorm_package
 from ..service import Service
+from .embed import EMBED_PARAMETERS
 
 router = APIRouter(tags=["export"])
 
@@ -40,7 +41,9 @@ TitleQuery = Annotated[
 ]
 
 
-@router.post("/export/scorm", response_class=Response, responses=ZIP_RESPONSE)
+@router.post(
+    "/export/scorm", response_class=Response, responses=ZIP_RESPONSE, openapi_extra={"parameters": EMBED_PARAMETERS}
+)
 async def post_scorm(
     request: Request,
     body: Annotated[schemas.BackwardRequest, Body()],
@@ -51,7 +54,9 @@ async def post_scorm(
     return await _answer(body, request.query_params, title, service)
 
 
-@router.get("/export/scorm", response_class=Response, responses=ZIP_RESPONSE)
+@router.get(
+    "/export/scorm", response_class=Response, responses=ZIP_RESPONSE, openapi_extra={"parameters": EMBED_PARAMETERS}
+)
 async def get_scorm(
     request: Request,
     query: Annotated[schemas.BackwardQuery, Query()],
