@@ -6,7 +6,7 @@ from micrograd.nn import MLP
 points = [[0.9, 0.1], [0.2, 1.1], [-0.8, 0.6], [-0.3, 0.8], [1.3, -0.5], [1.9, 0.4], [0.6, -0.3], [1.0, -0.9]]
 labels = [-1, -1, -1, -1, 1, 1, 1, 1]
 
-model = MLP(2, [12, 12, 1])
+model = MLP(2, [16, 16, 1])
 print(model.parameters()[0])
 print("parameters:", len(model.parameters()))
 
