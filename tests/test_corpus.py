@@ -4,6 +4,7 @@ op multiset, data and leaf gradients of every backward() call's graph (the first
 the same loss curve."""
 
 import importlib.util
+import re
 from pathlib import Path
 
 import pytest
@@ -70,3 +71,24 @@ def test_micrographs_own_nn_module_runs_as_cpython_runs_it():
     assert len(calls) == 2
     assert_same_graph(program, run=-1, oracle_calls=calls)
     assert_same_graph(program, run=0, oracle_calls=calls)
+
+
+def page_python_examples() -> dict[str, str]:
+    """{id: program} of the page's "micrograd Python" examples, read from static/js/examples.js."""
+    script = (Path(__file__).resolve().parents[1] / "static" / "js" / "examples.js").read_text(encoding="utf-8")
+    texts = dict(re.findall(r"^const (\w+) = `(.*?)`;$", script, re.M | re.S))
+    entries = re.findall(r'\{ id: "([\w-]+)", group: "micrograd Python", title: "[^"]*", program: (\w+) \}', script)
+    return {example: texts[name] for example, name in entries}
+
+
+def test_the_page_has_python_examples():
+    assert len(page_python_examples()) == 5
+
+
+@pytest.mark.parametrize("example", sorted(page_python_examples()))
+def test_page_python_example_matches_micrograd(example):
+    program = page_python_examples()[example]
+    calls = micrograd_calls(program)
+    assert_same_graph(program, run=-1, oracle_calls=calls)
+    if len(calls) > 1:
+        assert_same_graph(program, run=0, oracle_calls=calls)
