@@ -29,9 +29,9 @@ from benchmarks.common import REPO, clock, load, machine, median, percentile, pr
 CHAPTER_2 = "a = 2; b = 3; c = a * b; L = c + a"
 # A tanh neuron with a squared-error loss and weight decay: 19 nodes, a typical "small program".
 NEURON_LOSS = (
-    "x1 = 2; x2 = 0; w1 = -3; w2 = 1; b = 6.8813735870195432\n"
-    "o = tanh(x1*w1 + x2*w2 + b)\n"
-    "L = (o - 0.5) ** 2 + 0.01 * (w1 ** 2 + w2 ** 2)"
+    "u1 = 0.5; u2 = -1.5; v1 = 1.2; v2 = 0.4; bias = 0.3\n"
+    "y = tanh(u1*v1 + u2*v2 + bias)\n"
+    "L = (y - 0.5) ** 2 + 0.01 * (v1 ** 2 + v2 ** 2)"
 )
 LOADS = {
     "trivial endpoint (same request model, no work)": (TRIVIAL_PATH, {"expression": NEURON_LOSS}),

@@ -37,7 +37,7 @@ CHAPTER_2 = "a = 2; b = 3; c = a * b; L = c + a"
 COURSE_EXAMPLES = {
     "chapter 2": CHAPTER_2,
     "chapter 1 exercise": "a = 2\nb = 3\nc = a * b\nd = c + a\ne = d ** 2",
-    "tanh neuron": "x1 = 2; x2 = 0\nw1 = -3; w2 = 1\nb = 6.8813735870195432\nn = x1*w1 + x2*w2 + b\no = tanh(n)",
+    "tanh neuron": "u1 = 0.5; u2 = -1.5\nv1 = 1.2; v2 = 0.4\nbias = 0.3\nz = u1*v1 + u2*v2 + bias\ny = tanh(z)",
     "softmax + log loss": (
         "z1 = 2; z2 = 1; z3 = 0.1\ne1 = exp(z1); e2 = exp(z2); e3 = exp(z3)\n"
         "s = e1 + e2 + e3\np1 = e1 / s\nL = -log(p1)"

@@ -33,42 +33,15 @@ from benchmarks.common import clock, load, machine, median, ms, percentile, prin
 from engine import run_program, trace
 from engine.python import run_python
 
-MLP_TRAINING = (
-    Path(__file__).resolve().parent.parent / "tests" / "corpus" / "micrograd_nn_training_loop.py"
-).read_text(encoding="utf-8")
-
-README_EXAMPLE = (
-    Path(__file__).resolve().parent.parent / "tests" / "corpus" / "micrograd_readme_example.py"
-).read_text(encoding="utf-8")
-
-DEMO_TRAINING = """from micrograd.engine import Value
-from micrograd.nn import MLP
-
-X = [[1.0, 0.2], [0.5, 0.8], [-0.9, 0.4], [0.1, 0.9], [1.5, -0.4], [2.0, 0.3], [0.3, -0.2], [1.1, -0.6]]
-y = [-1, -1, -1, -1, 1, 1, 1, 1]
-model = MLP(2, [16, 16, 1])
-
-def loss():
-    inputs = [list(map(Value, xrow)) for xrow in X]
-    scores = list(map(model, inputs))
-    losses = [(1 + -yi*scorei).relu() for yi, scorei in zip(y, scores)]
-    data_loss = sum(losses) * (1.0 / len(losses))
-    reg_loss = 1e-4 * sum((p*p for p in model.parameters()))
-    return data_loss + reg_loss
-
-for k in range(10):
-    total_loss = loss()
-    model.zero_grad()
-    total_loss.backward()
-    for p in model.parameters():
-        p.data -= (1.0 - 0.9*k/100) * p.grad
-    print(k, total_loss.data)
-"""
+CORPUS = Path(__file__).resolve().parent.parent / "tests" / "corpus"
+MLP_TRAINING = (CORPUS / "nn_training_loop.py").read_text(encoding="utf-8")
+EVERY_OPERATION = (CORPUS / "many_operations.py").read_text(encoding="utf-8")
+MAX_MARGIN_TRAINING = (CORPUS / "nn_mlp_max_margin.py").read_text(encoding="utf-8")
 
 PROGRAMS = {
     "MLP(3, [4, 4, 1]), 4 examples, 20 iterations": MLP_TRAINING,
-    "micrograd README example": README_EXAMPLE,
-    "micrograd demo: MLP(2, [16, 16, 1]), 8 points, 10 steps": DEMO_TRAINING,
+    "every Value operation": EVERY_OPERATION,
+    "max-margin loss: MLP(2, [16, 16, 1]), 8 points, 10 steps": MAX_MARGIN_TRAINING,
 }
 
 

@@ -3,7 +3,7 @@
     python -m benchmarks.bench_scopes [--quick]
 
 For micrograd programs whose graphs open with layers collapsed (an MLP(3, [4, 4, 1]) forward pass,
-the lecture's MLP training loop): the page is opened in headless Chromium and the body it sends to
+a program's own network classes trained for 15 steps): the page is opened in headless Chromium and the body it sends to
 POST /layout (the collapsed view as children lists) is captured. Then, side by side:
 - POST /layout with that body, in-process (median), against POST /backward for the same program
   with trace and layout, as the page asks for it (median): the layout of the folded view is the
@@ -27,10 +27,10 @@ from benchmarks.bench_browser import CHROMIUM, CHROMIUM_FLAGS
 from benchmarks.bench_http import Server
 from benchmarks.common import REPO, median, ms, print_table, ratio
 
-MLP_FORWARD = "from micrograd.nn import MLP\n\nn = MLP(3, [4, 4, 1])\nx = [2.0, 3.0, -1.0]\ny = n(x)\ny.backward()\n"
+MLP_FORWARD = "from micrograd.nn import MLP\n\nn = MLP(3, [4, 4, 1])\nx = [0.4, -1.2, 2.5]\ny = n(x)\ny.backward()\n"
 PROGRAMS = {
     "MLP(3, [4, 4, 1]) forward": MLP_FORWARD,
-    "lecture MLP, 20 training steps": (REPO / "tests" / "corpus" / "lecture_mlp_training.py").read_text(
+    "own network classes, 15 training steps": (REPO / "tests" / "corpus" / "own_classes_mlp_training.py").read_text(
         encoding="utf-8"
     ),
 }

@@ -198,6 +198,21 @@ def test_cli_refuses_unknown_kinds_and_reports_program_errors(tmp_path):
         cli(["export", "a = (", "-o", str(tmp_path / "x.html")])
 
 
+def test_openapi_documents_export_html_with_its_parameters(client):
+    paths = client.get("/openapi.json").json()["paths"]
+    for method in ("get", "post"):
+        operation = paths["/export/html"][method]
+        assert "text/html" in operation["responses"]["200"]["content"]
+        assert {"400", "413", "422", "503"} <= set(operation["responses"])
+        parameters = {parameter["name"]: parameter for parameter in operation["parameters"]}
+        assert {"stage", "step", "autoplay", "speed", "controls", "editor", "theme", "table"} <= set(parameters)
+        assert parameters["controls"]["schema"]["examples"] == ["full", "minimal", "none"]
+        assert (method == "get") == ("expression" in parameters)  # POST carries the program in its body
+    assert paths["/export/html"]["post"]["requestBody"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/BackwardRequest"
+    }
+
+
 def test_without_playwright_the_error_names_the_export_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "playwright.sync_api", None)  # as if it were not installed
     with pytest.raises(ExportError, match=re.escape("pip install 'valuegraph[export]'")):

@@ -11,7 +11,7 @@ from app.layout import BENDS_PER_NODE, MIN_BENDS, compute_layout
 from engine import Limits, evaluate, parse, trace
 
 CHAPTER_2 = "a = 2; b = 3; c = a * b; L = c + a"
-NEURON = "x1 = 2; x2 = 0; w1 = -3; w2 = 1; b = 6.88\nn = x1*w1 + x2*w2 + b\no = tanh(n)"
+NEURON = "u1 = 0.5; u2 = -1.5; v1 = 1.2; v2 = 0.4; bias = 0.3\nz = u1*v1 + u2*v2 + bias\ny = tanh(z)"
 REUSE = "a = 1; b = a + a; c = b + b"
 CHAIN = "x = 1\n" + "x = x * 1.0001 + 0.5\n" * 300
 WIDE_SUM = " + ".join(f"w{i} * x{i}" for i in range(200))

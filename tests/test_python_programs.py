@@ -13,48 +13,46 @@ import engine
 from engine import ProgramError, is_python, run_program, trace
 
 CORPUS = Path(__file__).parent / "corpus"
-# micrograd's test/test_engine.py (the micrograd half of each test) and the lecture's neuron, as
-# written there: the same files the corpus test runs
-TEST_SANITY_CHECK = (CORPUS / "micrograd_test_sanity_check.py").read_text(encoding="utf-8")
-TEST_MORE_OPS = (CORPUS / "micrograd_test_more_ops.py").read_text(encoding="utf-8")
-LECTURE_NEURON = (CORPUS / "lecture_neuron_tanh.py").read_text(encoding="utf-8")
+# Programs of the corpus (tests/corpus/), the same files the corpus test runs
+SANITY_CHAIN = (CORPUS / "sanity_chain.py").read_text(encoding="utf-8")
+OPERATIONS = (CORPUS / "operations_in_a_function.py").read_text(encoding="utf-8")
+NEURON = (CORPUS / "neuron_tanh.py").read_text(encoding="utf-8")
 
-MLP_TRAINING = (CORPUS / "micrograd_nn_training_loop.py").read_text(encoding="utf-8")
+MLP_TRAINING = (CORPUS / "nn_training_loop.py").read_text(encoding="utf-8")
 
 SOFTMAX_CROSS_ENTROPY = """
 from micrograd.engine import Value
 
-def softmax(logits):
-    max_val = max(val.data for val in logits)
-    exps = [(val - max_val).exp() for val in logits]
-    total = sum(exps)
-    return [e / total for e in exps]
+def normalised_exponentials(scores):
+    shift = max(score.data for score in scores)
+    lifted = [(score - shift).exp() for score in scores]
+    whole = sum(lifted)
+    return [part / whole for part in lifted]
 
-logits = [Value(2.0), Value(1.0), Value(0.1), Value(-1.5)]
-probs = softmax(logits)
-target = 0
-loss = -probs[target].log()
+scores = [Value(0.3), Value(-1.2), Value(2.4), Value(0.9)]
+chances = normalised_exponentials(scores)
+loss = -chances[2].log()
 loss.backward()
-print([round(p.data, 4) for p in probs] if False else loss.data)
+print(loss.data)
 """
 
 
 @pytest.mark.parametrize(
     "program",
-    [TEST_SANITY_CHECK, TEST_MORE_OPS, LECTURE_NEURON, SOFTMAX_CROSS_ENTROPY],
-    ids=["sanity_check", "more_ops", "neuron", "softmax"],
+    [SANITY_CHAIN, OPERATIONS, NEURON, SOFTMAX_CROSS_ENTROPY],
+    ids=["sanity_chain", "operations", "neuron", "softmax"],
 )
 def test_the_graph_is_micrographs(program):
     assert_same_graph(program)
 
 
-def test_micrograds_test_more_ops_numbers():
-    ours = assert_same_graph(TEST_MORE_OPS)
-    assert ours["data"] == pytest.approx(24.70408163265306, rel=1e-12)
+def test_the_operations_numbers_are_cpython_micrographs():
+    """The answers PyPI micrograd gives for tests/corpus/operations_in_a_function.py in CPython."""
+    ours = assert_same_graph(OPERATIONS)
+    assert ours["data"] == pytest.approx(60.08747398543184, rel=1e-12)
     leaves = [n for n in ours["nodes"] if n[0] is None]
-    assert leaves[0][2] == pytest.approx(138.83381924198252, rel=1e-12) and leaves[1][2] == pytest.approx(
-        645.5772594752186, rel=1e-12
-    )
+    assert leaves[0][2] == pytest.approx(50.354054076734585, rel=1e-12)
+    assert leaves[1][2] == pytest.approx(-120.07505202913632, rel=1e-12)
 
 
 def test_the_mlp_training_loop_is_micrograds_at_every_run():
@@ -83,7 +81,8 @@ def test_the_mlp_graph_has_micrograds_size():
 def test_runs_are_the_loss_curve_and_the_graph_is_the_one_backward_walked():
     calls = micrograd_calls(MLP_TRAINING)
     result = run_program(MLP_TRAINING)
-    assert [line for line, _ in result.runs] == [19] * 20
+    backward_line = next(i for i, line in enumerate(MLP_TRAINING.splitlines(), 1) if ".backward()" in line)
+    assert [line for line, _ in result.runs] == [backward_line] * 20
     assert [data for _, data in result.runs] == pytest.approx([c["data"] for c in calls], rel=1e-12)
     assert result.run == 19 and result.output.data == result.runs[-1][1]
     first = run_program(MLP_TRAINING, run=0)
@@ -264,13 +263,14 @@ def test_a_graph_without_program_text_has_no_origins():
 def test_mlp_nodes_carry_layer_and_neuron_scopes():
     nodes, found = origins(MLP_TRAINING)
     scopes = {tuple(o.scope) for o in found}
-    assert ("for k = 19", "MLP.__call__", "Layer[1]", "Neuron[3]") in scopes
-    assert ("for k = 19", "MLP.__call__", "Layer[2]", "Neuron[0]") in scopes
+    assert ("for step = 19", "MLP.__call__", "Layer[1]", "Neuron[3]") in scopes
+    assert ("for step = 19", "MLP.__call__", "Layer[2]", "Neuron[0]") in scopes
     assert ("MLP.__init__", "Layer.__init__", "Neuron.__init__") in scopes  # the parameters
     products = [o for n, o in zip(nodes, found) if n.op == "*"]
-    assert products[0].expr == "wi * xi" and products[0].span == (15, 14, 15, 18)  # n(x), where the program called it
-    loss = found[-1]
-    assert loss.label == "loss" and loss.scope == ["for k = 19"] and loss.span[0] == 16
+    # net(row), where the program called it
+    assert products[0].expr == "wi * xi" and products[0].span == (15, 16, 15, 24)
+    error = found[-1]
+    assert error.label == "error" and error.scope == ["for step = 19"] and error.span[0] == 16
 
 
 def test_user_functions_and_loops_make_scopes():

@@ -42,6 +42,8 @@ def test_every_operation_is_tested():
         ("GET", "/oembed"),
         ("GET", "/export/scorm"),
         ("POST", "/export/scorm"),
+        ("GET", "/export/html"),
+        ("POST", "/export/html"),
     }
 
 

@@ -350,7 +350,7 @@ def test_format_number(x, text):
 RECORD_ORDER_PROGRAMS = [
     "a = 2; b = 3; c = a * b; L = c + a",
     "a = 1; b = a + a; c = b + b",
-    "x1 = 2; x2 = 0; w1 = -3; w2 = 1; b = 6.8813735870195432; n = x1*w1 + x2*w2 + b; o = tanh(n)",
+    "u1 = 0.5; u2 = -1.5; v1 = 1.2; v2 = 0.4; bias = 0.3; z = u1*v1 + u2*v2 + bias; y = tanh(z)",
     "z1 = 2; z2 = 1; z3 = 0.1; e1 = exp(z1); e2 = exp(z2); e3 = exp(z3); s = e1 + e2 + e3; p1 = e1 / s; L = -log(p1)",
     "a = -1; b = log(a); c = b * 2 + a; L = c * c",
     "a = 2; b = a * a; c = b * a + b; d = c * a",

@@ -8,13 +8,55 @@ from fastapi.responses import HTMLResponse, Response
 
 from .. import schemas
 from ..dependencies import ServiceDep
-from ..export.options import EmbedOptions
+from ..export.options import CONTROLS, EDITORS, STAGES, TABLES, THEMES, EmbedOptions
 from ..export.standalone import request_html
+from ..schemas import DEFAULT_SPEED, PLAYER_SPEEDS
 from ..service import Service
 
 router = APIRouter()
 
 DOWNLOAD_NAME = "valuegraph.html"
+
+
+def _option(name: str, what: str, examples: list[str]) -> dict:
+    return {
+        "name": name,
+        "in": "query",
+        "required": False,
+        "description": what,
+        "schema": {"type": "string", "examples": examples},
+    }
+
+
+def _choice(name: str, allowed: tuple[str, ...], what: str) -> dict:
+    return _option(name, f"{what}: {', '.join(allowed)} (another value: {allowed[0]})", list(allowed))
+
+
+SPEEDS = [f"{speed:g}" for speed in PLAYER_SPEEDS]
+
+# The embed's options as OpenAPI parameters, for the routes that read them from the query string.
+# EmbedOptions.from_query reads them leniently (an unknown value takes the default), so the schema
+# says string and names the values that mean something.
+EMBED_PARAMETERS = [
+    _choice("stage", STAGES, "Which stages of the walk the file plays"),
+    _option("step", "The step it opens at, in digits", ["0", "11"]),
+    _option("autoplay", "Play on opening: 1, true, yes or on (another value: no)", ["true"]),
+    _option(
+        "speed",
+        f"The player's speed: {', '.join(SPEEDS)} (another value: {DEFAULT_SPEED:g})",
+        SPEEDS,
+    ),
+    _choice("controls", CONTROLS, "How many of the player's controls are shown"),
+    _choice("editor", EDITORS, "The program editor"),
+    _choice("theme", THEMES, "Colours: the reader's setting, light or dark"),
+    _choice("table", TABLES, "The table of nodes beside the graph"),
+]
+HTML_FILE_RESPONSES = {
+    200: {"content": {"text/html": {}}, "description": "One HTML file holding every script, style and number"},
+    400: {"model": schemas.ProgramErrorResponse, "description": "The program has an error, or exceeds a limit"},
+    413: {"model": schemas.MessageResponse, "description": "The request body is too large"},
+    503: {"model": schemas.MessageResponse, "description": "The request ran past its time budget"},
+}
 
 
 @router.get("/embed", response_class=HTMLResponse, include_in_schema=False)
@@ -36,7 +78,13 @@ async def _answer(request: schemas.BackwardRequest, query, service: Service) -> 
     )
 
 
-@router.post("/export/html", response_class=HTMLResponse, include_in_schema=False)
+@router.post(
+    "/export/html",
+    response_class=Response,
+    tags=["export"],
+    responses=HTML_FILE_RESPONSES,
+    openapi_extra={"parameters": EMBED_PARAMETERS},
+)
 async def post_export_html(
     request: Request, body: Annotated[schemas.BackwardRequest, Body()], service: ServiceDep
 ) -> Response:
@@ -45,7 +93,13 @@ async def post_export_html(
     return await _answer(body, request.query_params, service)
 
 
-@router.get("/export/html", response_class=HTMLResponse, include_in_schema=False)
+@router.get(
+    "/export/html",
+    response_class=Response,
+    tags=["export"],
+    responses=HTML_FILE_RESPONSES,
+    openapi_extra={"parameters": EMBED_PARAMETERS},
+)
 async def get_export_html(
     request: Request, query: Annotated[schemas.BackwardQuery, Query()], service: ServiceDep
 ) -> Response:

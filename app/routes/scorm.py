@@ -11,6 +11,7 @@ from ..export.options import EmbedOptions
 from ..export.standalone import request_html
 from ..scorm import MAX_TITLE, lesson_title, scorm_package
 from ..service import Service
+from .embed import EMBED_PARAMETERS
 
 router = APIRouter(tags=["export"])
 
@@ -41,7 +42,9 @@ TitleQuery = Annotated[
 ]
 
 
-@router.post("/export/scorm", response_class=Response, responses=ZIP_RESPONSE)
+@router.post(
+    "/export/scorm", response_class=Response, responses=ZIP_RESPONSE, openapi_extra={"parameters": EMBED_PARAMETERS}
+)
 async def post_scorm(
     request: Request,
     body: Annotated[schemas.BackwardRequest, Body()],
@@ -52,7 +55,9 @@ async def post_scorm(
     return await _answer(body, request.query_params, title, service)
 
 
-@router.get("/export/scorm", response_class=Response, responses=ZIP_RESPONSE)
+@router.get(
+    "/export/scorm", response_class=Response, responses=ZIP_RESPONSE, openapi_extra={"parameters": EMBED_PARAMETERS}
+)
 async def get_scorm(
     request: Request,
     query: Annotated[schemas.BackwardQuery, Query()],

@@ -12,121 +12,112 @@ function chain(count) {
   return lines.join("\n");
 }
 
-// Python, as micrograd's users write it (each runs unchanged through the API: tests/test_page_examples.py).
+// Python, as micrograd's users write it (each builds CPython micrograd's graphs: tests/test_corpus.py).
 
-// The neuron of the micrograd lecture (first half), with its labels.
-const LECTURE_NEURON = `# inputs x1,x2
-x1 = Value(2.0, label='x1')
-x2 = Value(0.0, label='x2')
-# weights w1,w2
-w1 = Value(-3.0, label='w1')
-w2 = Value(1.0, label='w2')
-# bias of the neuron
-b = Value(6.8813735870195432, label='b')
-# x1*w1 + x2*w2 + b
-x1w1 = x1*w1; x1w1.label = 'x1*w1'
-x2w2 = x2*w2; x2w2.label = 'x2*w2'
-x1w1x2w2 = x1w1 + x2w2; x1w1x2w2.label = 'x1*w1 + x2*w2'
-n = x1w1x2w2 + b; n.label = 'n'
-o = n.tanh(); o.label = 'o'
-o.backward()
+// A neuron with two inputs, each step given a label.
+const PY_NEURON = `# two inputs
+u1 = Value(0.5, label='u1')
+u2 = Value(-1.5, label='u2')
+# their weights
+v1 = Value(1.2, label='v1')
+v2 = Value(0.4, label='v2')
+# the bias
+bias = Value(0.3, label='bias')
+# the weighted sum, named at each step, then tanh
+u1v1 = u1*v1; u1v1.label = 'u1*v1'
+u2v2 = u2*v2; u2v2.label = 'u2*v2'
+weighted = u1v1 + u2v2; weighted.label = 'weighted'
+z = weighted + bias; z.label = 'z'
+y = z.tanh(); y.label = 'y'
+y.backward()
 `;
 
-// The lecture's MLP (second half): its own Neuron, Layer and MLP with tanh, four examples, and
+// A program's own network classes (tanh units, dense layers, a stack of them), four rows and
 // gradient descent. Every loss.backward() is a point of the loss curve; the graph opens at the
 // last one, with each layer collapsed into a box.
-const LECTURE_MLP_TRAINING = `import random
+const PY_MLP_TRAINING = `import random
 
 class Neuron:
+    def __init__(self, inputs):
+        self.weights = [Value(random.uniform(-1, 1)) for _ in range(inputs)]
+        self.bias = Value(random.uniform(-1, 1))
 
-  def __init__(self, nin):
-    self.w = [Value(random.uniform(-1,1)) for _ in range(nin)]
-    self.b = Value(random.uniform(-1,1))
+    def __call__(self, xs):
+        total = self.bias
+        for weight, x in zip(self.weights, xs):
+            total = total + weight * x
+        return total.tanh()
 
-  def __call__(self, x):
-    # w * x + b
-    act = sum((wi*xi for wi, xi in zip(self.w, x)), self.b)
-    out = act.tanh()
-    return out
-
-  def parameters(self):
-    return self.w + [self.b]
+    def parameters(self):
+        return self.weights + [self.bias]
 
 class Layer:
+    def __init__(self, inputs, outputs):
+        self.neurons = [Neuron(inputs) for _ in range(outputs)]
 
-  def __init__(self, nin, nout):
-    self.neurons = [Neuron(nin) for _ in range(nout)]
+    def __call__(self, xs):
+        values = [neuron(xs) for neuron in self.neurons]
+        return values[0] if len(values) == 1 else values
 
-  def __call__(self, x):
-    outs = [n(x) for n in self.neurons]
-    return outs[0] if len(outs) == 1 else outs
-
-  def parameters(self):
-    return [p for neuron in self.neurons for p in neuron.parameters()]
+    def parameters(self):
+        return [p for neuron in self.neurons for p in neuron.parameters()]
 
 class MLP:
+    def __init__(self, inputs, widths):
+        sizes = [inputs] + widths
+        self.layers = [Layer(sizes[i], sizes[i + 1]) for i in range(len(widths))]
 
-  def __init__(self, nin, nouts):
-    sz = [nin] + nouts
-    self.layers = [Layer(sz[i], sz[i+1]) for i in range(len(nouts))]
+    def __call__(self, xs):
+        for layer in self.layers:
+            xs = layer(xs)
+        return xs
 
-  def __call__(self, x):
-    for layer in self.layers:
-      x = layer(x)
-    return x
+    def parameters(self):
+        return [p for layer in self.layers for p in layer.parameters()]
 
-  def parameters(self):
-    return [p for layer in self.layers for p in layer.parameters()]
-
-n = MLP(3, [4, 4, 1])
-xs = [
-  [2.0, 3.0, -1.0],
-  [3.0, -1.0, 0.5],
-  [0.5, 1.0, 1.0],
-  [1.0, 1.0, -1.0],
+net = MLP(3, [4, 4, 1])
+rows = [
+    [0.4, -1.2, 2.5],
+    [-0.7, 0.3, 1.0],
+    [1.8, 0.9, -0.6],
+    [-1.1, -0.4, 0.2],
 ]
-ys = [1.0, -1.0, -1.0, 1.0] # desired targets
+wanted = [0.5, -0.5, 1.0, -1.0]
 
-for k in range(20):
+for step in range(20):
+    guesses = [net(row) for row in rows]
+    loss = sum((guess - goal)**2 for goal, guess in zip(wanted, guesses))
 
-  # forward pass
-  ypred = [n(x) for x in xs]
-  loss = sum((yout - ygt)**2 for ygt, yout in zip(ys, ypred))
+    for p in net.parameters():
+        p.grad = 0.0
+    loss.backward()
 
-  # backward pass
-  for p in n.parameters():
-    p.grad = 0.0
-  loss.backward()
+    for p in net.parameters():
+        p.data -= 0.08 * p.grad
 
-  # update
-  for p in n.parameters():
-    p.data += -0.1 * p.grad
-
-  print(k, loss.data)
+    print(step, loss.data)
 `;
 
-// micrograd's test/test_engine.py, test_more_ops, without its PyTorch half.
-const TEST_MORE_OPS = `from micrograd.engine import Value
+// Every operation of micrograd's Value inside a function: +, *, ** by a number, relu, negation,
+// subtraction, division either way, numbers on the left, and += rebinding names.
+const PY_OPERATIONS = `from micrograd.engine import Value
 
-def test_more_ops():
+def every_operation():
+    m = Value(3.0)
+    n = Value(-1.5)
+    p = m * n + 2
+    q = n**2 + m
+    p += p * 3 + (m + n).relu()
+    q += 2 + q - (-n)
+    p += (q - m).relu() * 0.5
+    r = p - q
+    s = r**2
+    t = s / 4.0
+    t += 6.0 / s
+    t.backward()
+    print(m.grad, n.grad, t.data)
 
-    a = Value(-4.0)
-    b = Value(2.0)
-    c = a + b
-    d = a * b + b**3
-    c += c + 1
-    c += 1 + c + (-a)
-    d += d * 2 + (b + a).relu()
-    d += 3 * d + (b - a).relu()
-    e = c - d
-    f = e**2
-    g = f / 2.0
-    g += 10.0 / f
-    g.backward()
-    amg, bmg, gmg = a, b, g
-    print(amg.grad, bmg.grad, gmg.data)
-
-test_more_ops()
+every_operation()
 `;
 
 // The course's softmax and cross-entropy, written in Python: logits of a linear layer, softmax
@@ -155,19 +146,20 @@ loss.backward()
 print('loss', loss.data)
 `;
 
-// micrograd issue 68: a recursive backward that does not sort first gets a and b wrong here;
-// the page's "What if it were done wrong?" panel shows how.
-const ISSUE_68 = `from micrograd.engine import Value
+// Two leaves feed a sum and a product that meet twice again: a recursive backward that does not
+// sort the graph first gets x and w wrong here; the page's "What if it were done wrong?" panel
+// shows how.
+const SORT_NEEDED = `from micrograd.engine import Value
 
-a = Value(2.0, label='a')
-b = Value(3.0, label='b')
-c = a + b; c.label = 'c'
-d = a * b; d.label = 'd'
-e = c + d; e.label = 'e'
-f = c * d; f.label = 'f'
-y = e + f; y.label = 'y'
+x = Value(1.5, label='x')
+w = Value(-2.0, label='w')
+plus = x + w; plus.label = 'plus'
+times = x * w; times.label = 'times'
+left = plus + times; left.label = 'left'
+right = plus * times; right.label = 'right'
+y = left + right; y.label = 'y'
 y.backward()
-print(a.grad, b.grad)
+print(x.grad, w.grad)
 `;
 
 // `group` and a short `title` (the select is as narrow as the program column at 1280×720).
@@ -179,7 +171,7 @@ export const EXAMPLES = [
     id: "neuron",
     group: "The course",
     title: "A tanh neuron",
-    program: "x1 = 2; x2 = 0\nw1 = -3; w2 = 1\nb = 6.8813735870195432\nn = x1*w1 + x2*w2 + b\no = tanh(n)",
+    program: "u1 = 0.5; u2 = -1.5\nv1 = 1.2; v2 = 0.4\nbias = 0.3\nz = u1*v1 + u2*v2 + bias\ny = tanh(z)",
   },
   { id: "reuse", group: "The course", title: "Reuse: why += matters", program: "a = 1\nb = a + a\nc = b + b" },
   {
@@ -189,11 +181,11 @@ export const EXAMPLES = [
     program:
       "# three scores; the right answer is class 1\nz1 = 2; z2 = 1; z3 = 0.1\ne1 = exp(z1); e2 = exp(z2); e3 = exp(z3)\ns = e1 + e2 + e3\np1 = e1 / s\nL = -log(p1)",
   },
-  { id: "py-neuron", group: "micrograd Python", title: "The lecture's neuron", program: LECTURE_NEURON },
-  { id: "py-mlp-training", group: "micrograd Python", title: "MLP training: loss curve", program: LECTURE_MLP_TRAINING },
-  { id: "py-test-more-ops", group: "micrograd Python", title: "test_more_ops", program: TEST_MORE_OPS },
+  { id: "py-neuron", group: "micrograd Python", title: "A labelled neuron", program: PY_NEURON },
+  { id: "py-mlp-training", group: "micrograd Python", title: "MLP training: loss curve", program: PY_MLP_TRAINING },
+  { id: "py-operations", group: "micrograd Python", title: "Every operation", program: PY_OPERATIONS },
   { id: "py-softmax", group: "micrograd Python", title: "Softmax as functions", program: SOFTMAX_CROSS_ENTROPY },
-  { id: "py-issue68", group: "micrograd Python", title: "Issue 68: no sort", program: ISSUE_68 },
+  { id: "py-sort-needed", group: "micrograd Python", title: "Why sort first", program: SORT_NEEDED },
   { id: "nan", group: "Non-finite numbers", title: "log(0) gives −∞", program: "a = 0; L = log(a)" },
   { id: "nan-negative", group: "Non-finite numbers", title: "NaN from log(−1)", program: "a = -1\nb = log(a)\nc = b * 2 + a\nL = c * c" },
   { id: "sum500", group: "Large (simplified view)", title: "A 500-term sum", program: sumOfTerms(500) },

@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 
 ANSWERED_400 = r"status of 400"
 MLP_FORWARD = "from micrograd.nn import MLP\n\nn = MLP(3, [4, 4, 1])\nx = [2.0, 3.0, -1.0]\ny = n(x)\ny.backward()\n"
-PYTHON_EXAMPLES = ["py-neuron", "py-mlp-training", "py-test-more-ops", "py-softmax", "py-issue68"]
+PYTHON_EXAMPLES = ["py-neuron", "py-mlp-training", "py-operations", "py-softmax", "py-sort-needed"]
 
 
 def examples(page):
@@ -59,15 +59,15 @@ def line_y(page, line):
 
 def test_pointing_at_a_node_marks_the_code_that_made_it(page):
     open_example(page, "py-neuron")
-    node(page, "o").hover()
-    expect(page.locator("mark.vg-link-mark")).to_have_text(["n.tanh()"])
+    node(page, "y").hover()
+    expect(page.locator("mark.vg-link-mark")).to_have_text(["z.tanh()"])
     assert page.locator(".vg-link-hover").get_attribute("data-line") == "14"
     # Focusing a node from the keyboard does the same.
-    node(page, "x1*w1").locator(".vg-box").focus()
-    expect(page.locator("mark.vg-link-mark")).to_have_text(["x1*w1"])
+    node(page, "u1*v1").locator(".vg-box").focus()
+    expect(page.locator("mark.vg-link-mark")).to_have_text(["u1*v1"])
     assert page.locator(".vg-link-hover").get_attribute("data-line") == "10"
     page.mouse.move(5, 5)
-    node(page, "x1*w1").locator(".vg-box").blur()
+    node(page, "u1*v1").locator(".vg-box").blur()
     expect(page.locator("mark.vg-link-mark")).to_have_count(0)
 
 
@@ -75,9 +75,9 @@ def test_pointing_at_a_line_marks_the_nodes_it_made(page):
     open_example(page, "py-neuron")
     linked = page.locator("[data-node-id].is-linked")
     expect(linked).to_have_count(0)
-    page.mouse.move(editor(page).bounding_box()["x"] + 60, line_y(page, 5))  # w1 = Value(-3.0, label='w1')
+    page.mouse.move(editor(page).bounding_box()["x"] + 60, line_y(page, 5))  # v1 = Value(1.2, label='v1')
     expect(linked).to_have_count(1)
-    expect(linked.locator(".vg-label")).to_have_text("w1")
+    expect(linked.locator(".vg-label")).to_have_text("v1")
     assert page.locator(".vg-link-hover").get_attribute("data-line") == "5"
     page.mouse.move(editor(page).bounding_box()["x"] + 60, line_y(page, 1))  # a comment made nothing
     expect(linked).to_have_count(0)
@@ -86,12 +86,12 @@ def test_pointing_at_a_line_marks_the_nodes_it_made(page):
     page.mouse.move(5, 5)
     editor(page).press("Control+Home")
     caret = page.locator('[data-vg="caret"]')
-    for _ in range(10):  # down to line 3, x2 = Value(0.0, label='x2'), however many rows line 2 wraps onto
+    for _ in range(10):  # down to line 3, u2 = Value(-1.5, label='u2'), however many rows line 2 wraps onto
         if caret.text_content().startswith("Ln 3,"):
             break
         editor(page).press("ArrowDown")
     expect(linked).to_have_count(1)
-    expect(linked.locator(".vg-label")).to_have_text("x2")
+    expect(linked.locator(".vg-label")).to_have_text("u2")
 
 
 def test_the_walk_bands_the_line_of_its_current_node(page):

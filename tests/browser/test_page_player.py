@@ -206,7 +206,7 @@ def test_examples_menu_loads_each_course_example(page):
     page.goto(url_for(CHAPTER_2))
     wait_for_graph(page, nodes=4)
     menu = page.get_by_label("Examples")
-    expected_outputs = {"chapter1": "e = 64", "reuse": "c = 4", "neuron": "o = 0.70711", "softmax": "L = 0.41703"}
+    expected_outputs = {"chapter1": "e = 64", "reuse": "c = 4", "neuron": "y = 0.29131", "softmax": "L = 0.41703"}
     for example, output in expected_outputs.items():
         menu.select_option(example)
         page.wait_for_function(

@@ -7,7 +7,7 @@ from pagehelpers import open_program
 from playwright.sync_api import expect
 
 CHAPTER_2 = "a = 2\nb = 3\nc = a * b\nL = c + a"
-NEURON = "x1 = 2; x2 = 0\nw1 = -3; w2 = 1\nb = 6.8813735870195432\nn = x1*w1 + x2*w2 + b\no = tanh(n)"
+NEURON = "u1 = 0.5; u2 = -1.5\nv1 = 1.2; v2 = 0.4\nbias = 0.3\nz = u1*v1 + u2*v2 + bias\ny = tanh(z)"
 SOFTMAX = (
     "# three scores; the right answer is class 1\nz1 = 2; z2 = 1; z3 = 0.1\ne1 = exp(z1); e2 = exp(z2); e3 = exp(z3)\n"
     "s = e1 + e2 + e3\np1 = e1 / s\nL = -log(p1)"

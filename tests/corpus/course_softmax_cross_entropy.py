@@ -1,6 +1,5 @@
-# Written in the style of the course's softmax and cross-entropy chapter (the course's text and
-# code are not copied): logits from a linear layer, softmax with the max subtracted, and the
-# negative log-likelihood of the target averaged over two examples.
+# Logits from a linear layer, softmax with the largest logit subtracted, and the negative
+# log-likelihood of the target averaged over two examples.
 
 
 def softmax(logits):
