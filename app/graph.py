@@ -132,6 +132,8 @@ def _op(node, i, inputs) -> tuple:
     written = node.get("op")
     if written is None:
         return _recognised(node, inputs) if inputs else (None, None)
+    if written in _SIMPLE and len(inputs) == 2:  # most nodes: + and * with their two inputs
+        return written, None
     op, exponent = canonical_op(written)
     if op is None:
         raise GraphError(
@@ -158,6 +160,9 @@ def _op(node, i, inputs) -> tuple:
                 f"{_name(node)}: op '**' needs its exponent n (x ** n): add \"exponent\": n to the node",
             )
     return op, exponent if op == "**" else None
+
+
+_SIMPLE = frozenset(("+", "*"))
 
 
 def _recognised(node, inputs):

@@ -71,8 +71,16 @@ def compute_posted_graph(request: schemas.BackwardRequest, limits: Limits) -> Co
     steps = trace(graph.output, limits, request.variant)
     ids = steps.ids
     walk = None if graph.walk is None else [ids[value] for value in graph.walk if value in ids]
+    # The correct walk's order and grads are the course's backward already: the check reuses them.
+    walked = request.variant == "correct"
     checked = check(
-        check_nodes(steps, graph.grads), steps.output, walk, request.graph.language, limits.max_variant_steps
+        check_nodes(steps, graph.grads),
+        steps.output,
+        walk,
+        request.graph.language,
+        limits.max_variant_steps,
+        order=steps.order if walked else None,
+        expected=[value.grad for value in steps.nodes] if walked else None,
     )
     for value, grad in graph.grads.items():
         value.grad = grad

@@ -1,6 +1,6 @@
 """Every benchmark table in one command, from the repository root:
 
-    python -m benchmarks.run [--quick] [--only engine,pipeline,python,layout,cache,http,browser,scopes,classroom]
+    python -m benchmarks.run [--quick] [--only engine,pipeline,python,layout,cache,http,browser,scopes,classroom,graph]
     python benchmarks/run.py ...          (the same)
 
 Prints Markdown tables (engine vs micrograd, the request pipeline, Python programs, HTTP load, the
@@ -24,6 +24,7 @@ from benchmarks import (  # noqa: E402
     bench_cache,
     bench_classroom,
     bench_engine,
+    bench_graph,
     bench_http,
     bench_layout,
     bench_pipeline,
@@ -42,6 +43,7 @@ SECTIONS = {
     "browser": bench_browser.main,
     "scopes": bench_scopes.main,
     "classroom": bench_classroom.main,
+    "graph": bench_graph.main,
 }
 
 

@@ -135,15 +135,18 @@ def canonical_op(op) -> tuple[str | None, float | None]:
     return (name, None) if name in RULES else (None, None)
 
 
-def check(nodes, output, walk=None, language=None, max_steps=DEFAULT_MAX_STEPS) -> Check:
+def check(nodes, output, walk=None, language=None, max_steps=DEFAULT_MAX_STEPS, order=None, expected=None) -> Check:
     """nodes: CheckNodes, children before parents; output: the output's id; walk: the ids in the
     order the learner's per-node backward steps ran, or None; language: 'python', 'csharp',
-    'typescript', 'javascript', 'java' or None, for naming the learner's methods in the message."""
-    return _Checker(nodes, output, walk, language, max_steps).run()
+    'typescript', 'javascript', 'java' or None, for naming the learner's methods in the message.
+    order and expected, when the caller has walked the graph the course's way already (a trace
+    of the correct walk): the positions of the nodes the output reaches, children first, and
+    every node's gradient from that walk; they are not computed again."""
+    return _Checker(nodes, output, walk, language, max_steps, order, expected).run()
 
 
 class _Checker:
-    def __init__(self, nodes, output, walk, language, max_steps):
+    def __init__(self, nodes, output, walk, language, max_steps, order=None, expected=None):
         self.nodes = list(nodes)
         self.position = {node.id: i for i, node in enumerate(self.nodes)}
         if len(self.position) != len(self.nodes):
@@ -159,7 +162,9 @@ class _Checker:
         self.walk = None if walk is None else [self.position[i] for i in walk if i in self.position]
         self.language = language
         self.max_steps = max_steps
-        self.order = _course_order(self.children, self.output)  # children before parents, each once
+        # children before parents, each once
+        self.order = _course_order(self.children, self.output) if order is None else list(order)
+        self.given_expected = expected
 
     @cached_property
     def forward_rank(self) -> dict:
@@ -176,7 +181,9 @@ class _Checker:
 
     # The course's backward, and the tolerance of a comparison with it.
     def run(self) -> Check:
-        expected, self.scale = _propagate(self.order, self.children, self.local, self.output, len(self.nodes))
+        expected = self.given_expected
+        if expected is None:
+            expected = _propagate(self.order, self.children, self.local, self.output, len(self.nodes))
         self.expected = expected
         expected_grad = {node.id: expected[i] for i, node in enumerate(self.nodes)}
         local, data_problems = self._rules()
@@ -187,11 +194,12 @@ class _Checker:
                 message = self._rule_message(local, data_problems)
             return Check(expected_grad, self._record("no_backward", [], None, message, local))
         self.learner = learner
-        scale = self.scale
         wrong = [
             i
             for i in reversed(self.order)
-            if learner[i] != expected[i] and learner[i] is not None and not _close(learner[i], expected[i], scale[i])
+            if learner[i] != expected[i]
+            and learner[i] is not None
+            and not _close(learner[i], expected[i], self._scale(i))
         ]
         if not wrong:
             if local or data_problems:
@@ -223,9 +231,16 @@ class _Checker:
         """grads[i] is reference[i] within TOLERANCE of the larger of the two and of the terms
         summed into it (two orders of the same sum may differ in the last bits)."""
         a, b = grads[i], reference[i]
-        if a is None:
+        if a is None or a == b:
             return True
-        return _close(a, b, self.scale[i])
+        return _close(a, b, self._scale(i))
+
+    def _scale(self, i) -> float:
+        """The largest term the course's walk adds into node i: two orders of the same sum differ
+        by a few rounding errors of their terms, not of the sum (which may cancel to about 0)."""
+        expected, local = self.expected, self.local
+        terms = [abs(local[parent][slot] * expected[parent]) for parent, slot in self.parents[i]]
+        return max((term for term in terms if term == term), default=0.0)
 
     def _all_match(self, simulated) -> bool:
         return simulated is not None and all(self._matches(self.learner, simulated, i) for i in self.order)
@@ -351,8 +366,7 @@ class _Checker:
         )
 
     def _simulate(self, order, seed=1.0, accumulate=True):
-        grads, _ = _propagate(order, self.children, self.local, self.output, len(self.nodes), seed, accumulate)
-        return grads
+        return _propagate(order, self.children, self.local, self.output, len(self.nodes), seed, accumulate)
 
     def _unseeded(self, wrong):
         seed = self.learner[self.output]
@@ -499,7 +513,7 @@ class _Checker:
             if self._all_match(times):  # the seed added with += each call: every grad times the calls
                 break
             # the seed set with = each call: one more walk on top of the last call's grads
-            grads = _propagate(self.order, self.children, self.local, self.output, len(self.nodes), 1.0, True, grads)[0]
+            grads = _propagate(self.order, self.children, self.local, self.output, len(self.nodes), 1.0, True, grads)
             if self._all_match(grads):
                 break
         else:
@@ -599,18 +613,13 @@ def _postorder_unvisited(children, output):
 
 def _propagate(order, children, local, output, size, seed=1.0, accumulate=True, grads=None):
     """Seed the output, then input.grad += local * grad in reverse order (= when not accumulate);
-    a node whose grad is 0 passes nothing on, as in the course. Also returns each node's scale,
-    the largest term added into it, for comparing sums taken in another order."""
+    a node whose grad is 0 passes nothing on, as in the course."""
     grads = [0.0] * size if grads is None else list(grads)
-    scale = [0.0] * size
     grads[output] = seed
     for node in reversed(order):
         grad = grads[node]
         if grad == 0:
             continue
         for child, gradient in zip(children[node], local[node]):
-            term = gradient * grad
-            grads[child] = grads[child] + term if accumulate else term
-            if term == term:
-                scale[child] = max(scale[child], abs(term))
-    return grads, scale
+            grads[child] = grads[child] + gradient * grad if accumulate else gradient * grad
+    return grads

@@ -332,3 +332,15 @@ def test_derived_ops_are_checked_by_their_rule(op, xs, data, local):
     assert check(leaves + [node], len(xs)).gradient_check["local"] == []
     wrong = node._replace(local_grads=tuple(g + 1 for g in local))
     assert len(check(leaves + [wrong], len(xs)).gradient_check["local"]) == len(xs)
+
+
+def test_an_order_and_grads_walked_already_give_the_same_check():
+    L = shared_chain()
+    L.backward("assign")
+    nodes, ids = graph_of(L)
+    alone = check(nodes, ids[L])
+    walked = shared_chain()
+    walked.backward()
+    expected = [v.grad for v in walked.topo()]
+    given = check(nodes, ids[L], order=list(range(len(nodes))), expected=expected)
+    assert given == alone and alone.gradient_check["status"] == "wrong"

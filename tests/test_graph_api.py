@@ -504,3 +504,14 @@ async def test_exports_take_a_graph_too(client, path):
     response = await client.post(path, json={"graph": chapter_2()})
     assert response.status_code == 200, response.text[:300]
     assert len(response.content) > 1000
+
+
+async def test_a_broken_walk_variant_keeps_the_course_expected_grads(client):
+    """variant picks valuegraph's walk to show; expected_grad and the check stay the course's."""
+    graph = chapter_2()
+    graph["nodes"][0]["grad"] = 3.0
+    correct = (await post_graph(client, graph)).json()
+    assigned = (await post_graph(client, graph, variant="assign")).json()
+    assert assigned["variant"] == "assign" and assigned["trace"] != correct["trace"]
+    assert assigned["gradient_check"] == correct["gradient_check"]
+    assert [n["expected_grad"] for n in assigned["nodes"]] == [n["expected_grad"] for n in correct["nodes"]]

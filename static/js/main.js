@@ -15,6 +15,7 @@ import { formatNumber, grouped, nodeName } from "./format.js";
 import { bestBands, placeGraph } from "./layout.js";
 import { createLossCurve } from "./losscurve.js";
 import { addPresenter } from "./presenter.js";
+import { readGraph } from "./importgraph.js";
 import { createGraphView } from "./render.js";
 import { createScopes } from "./scopeview.js";
 import { createTables } from "./table.js";
@@ -255,6 +256,61 @@ export function startValuegraph(root, { location = window.location, history = wi
     }
   }
 
+  /** A graph pasted or dropped in "Import graph": traced and checked by the server, shown like
+   * any answer, with the check's message above it. The program and the URL stay as they were. */
+  async function importGraph(text) {
+    let graphJson;
+    try {
+      graphJson = readGraph(text);
+    } catch (error) {
+      showError(error);
+      return;
+    }
+    pending?.abort();
+    pending = new AbortController();
+    const id = ++requestCount;
+    const current = () => id === requestCount;
+    summary.textContent = "Computing…";
+    try {
+      const response = await fetchBackward({ graph: graphJson }, { signal: pending.signal });
+      if (!current()) return;
+      hideError();
+      shownProgram = null;
+      await load(response, null, current);
+      if (current()) lossCurve.show(response);
+    } catch (error) {
+      if (error.name === "AbortError" || !current()) return;
+      showError(error);
+    }
+  }
+
+  const importText = el("import-text");
+  if (importText) {
+    const importFrom = async (file) => {
+      importText.value = await file.text();
+      importGraph(importText.value);
+    };
+    el("import-run").addEventListener("click", () => importGraph(importText.value));
+    el("import-file").addEventListener("change", (event) => event.target.files[0] && importFrom(event.target.files[0]));
+    const dropZone = el("import");
+    dropZone.addEventListener("dragover", (event) => event.preventDefault());
+    dropZone.addEventListener("drop", (event) => {
+      event.preventDefault();
+      const file = event.dataTransfer?.files?.[0];
+      if (file) importFrom(file);
+    });
+  }
+
+  /** The gradient check's message above the graph, for a graph posted whole; hidden for programs. */
+  function showCheck(response) {
+    const message = el("check-message");
+    if (!message) return;
+    const check = response.gradient_check;
+    message.hidden = !check;
+    message.textContent = check ? check.message : "";
+    message.dataset.status = check ? check.status : "";
+  }
+
   // A big graph is loaded in several tasks (timeline, layout, first nodes, the rest in frames),
   // so that no single task blocks the page for long.
   async function load(response, step, current) {
@@ -272,6 +328,7 @@ export function startValuegraph(root, { location = window.location, history = wi
     pinned = pinned !== null && pinned < model.nodes.length ? pinned : null;
     hovered = null;
     summary.textContent = summaryText();
+    showCheck(model);
     showWarnings();
     controls.setTimeline(tl);
     controls.go(step ?? (atEnd ? tl.last : Math.min(controls.step, tl.last)), "quiet");
