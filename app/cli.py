@@ -70,7 +70,12 @@ def serve(args: argparse.Namespace) -> int:
         )
     except ValueError as error:
         raise SystemExit(f"valuegraph: {error}") from None
+    # Forwarded headers (X-Forwarded-For, -Proto) only from the proxies named: by default none, so a
+    # client cannot name its own address (and step around the per-address limits) from any host.
+    trusted = Settings.from_environ().trusted_proxies.strip()
     options = dict(
+        proxy_headers=bool(trusted),
+        forwarded_allow_ips=trusted or None,
         host=args.host,
         port=args.port,
         workers=args.workers,

@@ -25,6 +25,9 @@
 | VALUEGRAPH_TIMEOUT_HEADERS         | 10.0      | seconds from connecting (or the last answer) to complete headers    |
 | VALUEGRAPH_TIMEOUT_BODY            | 30.0      | seconds from the headers to the end of the request's body           |
 | VALUEGRAPH_MAX_CONNECTIONS         | 1000      | open connections per process; more are closed at once               |
+| VALUEGRAPH_PUBLIC_URL              | (unset)   | this site's origin (https://host) in every absolute URL it gives    |
+| VALUEGRAPH_ALLOWED_HOSTS           | (unset)   | Host header names trusted for absolute URLs when PUBLIC_URL is unset |
+| VALUEGRAPH_TRUSTED_PROXIES         | (unset)   | proxy addresses whose X-Forwarded-* `valuegraph serve` believes     |
 | VALUEGRAPH_REDIS_URL               | (unset)   | Teach live rooms in Redis (shared by every worker/instance)         |
 | VALUEGRAPH_REDIS_TIMEOUT           | 2.0       | seconds to connect to Redis or to wait for one of its answers       |
 | VALUEGRAPH_REDIS_RETRY_SECONDS     | 2.0       | seconds Redis is left alone after a failure (meanwhile: 503 / 1013) |
@@ -82,6 +85,9 @@ class Settings:
     timeout_headers: float = 10.0
     timeout_body: float = 30.0
     max_connections: int = 1000
+    public_url: str = ""
+    allowed_hosts: str = ""
+    trusted_proxies: str = ""
     redis_url: str = ""
     redis_timeout: float = 2.0
     redis_retry_seconds: float = 2.0

@@ -142,6 +142,33 @@ def app_server(port: int | None = None, deflate: bool = False, **settings):
                 process.kill()
 
 
+@contextmanager
+def valuegraph_server(**settings):
+    """`valuegraph serve --port 0` (python -m app.cli, what the console script runs) with
+    VALUEGRAPH_* settings; yields a Server once it answers /healthz."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
+    env.update({f"VALUEGRAPH_{name.upper()}": str(value) for name, value in settings.items()})
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "app.cli", "--port", str(port)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    server = Server(process, port)
+    try:
+        _wait(lambda: httpx.get(f"{server.url}/healthz", timeout=0.5).status_code == 200, "valuegraph", process)
+        yield server
+    finally:
+        if process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
 # ---- Teach live clients (websockets), for the cross-process tests and the benchmark ----
 
 import asyncio  # noqa: E402

@@ -109,6 +109,8 @@ def test_several_workers_go_to_uvicorns_supervisor(monkeypatch, capsys):
     assert (app, options) == (
         "app.main:app",
         {
+            "proxy_headers": False,  # VALUEGRAPH_TRUSTED_PROXIES unset: no forwarded header is believed
+            "forwarded_allow_ips": None,
             "host": "0.0.0.0",
             "port": 8123,
             "workers": 2,

@@ -10,6 +10,7 @@ from pydantic import BaseModel
 
 from ..broker import TooManyRooms
 from ..errors import json_error
+from ..origin import site_origin
 from ..qr import qr_svg
 from ..rooms import (
     Classroom,
@@ -35,7 +36,7 @@ ClassroomDep = Annotated[Classroom, Depends(get_classroom)]
 
 
 def join_url(request: Request, code: str, page: str = "/") -> str:
-    return f"{str(request.base_url).rstrip('/')}{page}?room={shown_code(code)}"
+    return f"{site_origin(request)}{page}?room={shown_code(code)}"
 
 
 @router.post(

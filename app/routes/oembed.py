@@ -10,6 +10,7 @@ from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel
 
 from ..errors import json_error
+from ..origin import site_origin, site_url
 
 router = APIRouter(tags=["embedding"])
 
@@ -40,7 +41,7 @@ async def oembed(
     # oEmbed answers an unknown format with 501; a 5xx reads as a server fault, so it is a 422 here.
     format: Annotated[Literal["json"], Query(description="Only json is offered")] = "json",
 ):
-    site = urlsplit(str(request.base_url))
+    site = urlsplit(site_origin(request))
     asked = urlsplit(url)
     if (asked.scheme, asked.netloc) != (site.scheme, site.netloc):
         return json_error(404, {"message": f"url must be a page of this site ({site.scheme}://{site.netloc}/...)"})
@@ -61,4 +62,4 @@ async def oembed(
 
 def discovery_href(request: Request) -> str:
     """The oEmbed URL for the page being rendered (for the <link> in every page's head)."""
-    return f"{str(request.base_url).rstrip('/')}/oembed?{urlencode({'url': str(request.url), 'format': 'json'})}"
+    return f"{site_origin(request)}/oembed?{urlencode({'url': site_url(request), 'format': 'json'})}"
