@@ -9,7 +9,7 @@
 | VALUEGRAPH_MAX_CHECK_EVALUATIONS   | 1000000   | node re-evaluations the nudge test (check=true) may do              |
 | VALUEGRAPH_MAX_VARIANT_STEPS       | 200000    | steps a deliberately broken walk (variant) may take                 |
 | VALUEGRAPH_MAX_STATEMENTS          | 1000000   | statements a Python program may execute                             |
-| VALUEGRAPH_MAX_CALL_DEPTH          | 10000     | calls of a Python program's own functions open at once              |
+| VALUEGRAPH_MAX_CALL_DEPTH          | 4000      | calls of a Python program's own functions open at once              |
 | VALUEGRAPH_MAX_COLLECTION_LENGTH   | 100000    | items in one list, tuple or dict of a Python program                |
 | VALUEGRAPH_MAX_BACKWARD_CALLS      | 10000     | backward() calls of a Python program                                |
 | VALUEGRAPH_MAX_PRINTED_CHARACTERS  | 100000    | characters a Python program may print                               |

@@ -12,7 +12,7 @@ class Limits:
     max_variant_steps: int = 200_000  # steps a deliberately broken walk may take
     # Python programs only:
     max_statements: int = 1_000_000  # statements executed (each loop iteration and comprehension item counts)
-    max_call_depth: int = 10_000  # calls of the program's own functions open at once (recursion included)
+    max_call_depth: int = 4_000  # calls of the program's own functions open at once (recursion included)
     max_collection_length: int = 100_000  # items in one list, tuple or dict, or consumed by one sum/min/max/list
     max_backward_calls: int = 10_000  # calls of backward()
     max_printed_characters: int = 100_000  # characters print() may write in all

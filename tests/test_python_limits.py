@@ -45,7 +45,7 @@ def test_the_defaults_are_the_issues():
     limits = Limits()
     assert (limits.max_statements, limits.max_call_depth, limits.max_collection_length, limits.max_backward_calls) == (
         1_000_000,
-        10_000,  # issue 20: a learner's recursive build_topo runs on a 3,000-deep chain
+        4_000,  # issue 20: a learner's recursive build_topo runs on a 3,000-deep chain
         100_000,
         10_000,
     )

@@ -25,17 +25,24 @@ class StatementCompiler:
         state = self.state
         count = len(compiled)
         place = self.span(statements[0])
+        limit = state.limits.max_statements
+        # Blocks and loop passes are the hot path: they add to the count inline, and past the
+        # limit let State.count (which holds the check's one message) raise it.
         if count == 1:
             (only,) = compiled
 
             def run_one(frame):
-                state.count(1, place)
+                state.steps += 1
+                if state.steps > limit:
+                    state.count(0, place)
                 return only(frame)
 
             return run_one
 
         def run_block(frame):
-            state.count(count, place)
+            state.steps += count
+            if state.steps > limit:
+                state.count(0, place)
             for statement in compiled:
                 signal = statement(frame)
                 if signal is not None:
@@ -266,33 +273,31 @@ class StatementCompiler:
         iterable = self.expr(node.iter)
         target = node.target
         named = type(target) is ast.Name and target.id
-        target_text = shorten(self.source.text_of(target), 20)
-
-        def scope_of(index, item):
-            if named and type(item) in (int, float):
-                return f"for {named} = {item}"
-            return f"for {target_text} [{index}]"
-
-        return self.loop(node, lambda frame: B.iterate(iterable(frame)), self.store(target), scope_of)
+        label = f"for {shorten(self.source.text_of(target), 20)}"
+        return self.loop(node, lambda frame: B.iterate(iterable(frame)), self.store(target), named, label)
 
     def stmt_While(self, node):
         test = self.expr(node.test)
         state = self.state
         place = self.span(node)
+        limit = state.limits.max_statements
 
         def passes(frame):
             while True:
-                state.count(1, place)  # the test counts, so `while True: pass`-like loops end too
+                state.steps += 1  # the test counts, so `while True: pass`-like loops end too
+                if state.steps > limit:
+                    state.count(0, place)
                 if not test(frame):
                     return
                 yield None
 
-        return self.loop(node, passes, None, lambda index, item: f"while [{index}]")
+        return self.loop(node, passes, None, None, "while")
 
-    def loop(self, node, passes, store, scope_of):
-        """The one loop: `passes(frame)` gives one item per pass (stored by `store` unless None),
-        each pass shows in nodes' scopes as `scope_of(index, item)`; break, continue and return
-        end the pass or the loop, and the `else` block runs when the passes run out."""
+    def loop(self, node, passes, store, named, label):
+        """The one loop: `passes(frame)` gives one item per pass (stored by `store` unless None).
+        A pass shows in nodes' scopes as `for i = 3` when the item is a number stored in the
+        name `named`, else as `label [index]`; break, continue and return end the pass or the
+        loop, and the `else` block runs when the passes run out."""
         body = self.block(node.body)
         orelse = self.block(node.orelse) if node.orelse else None
         state = self.state
@@ -304,7 +309,10 @@ class StatementCompiler:
                 if store is not None:
                     store(frame, item)
                 if scoped:
-                    state.scope = outer + (scope_of(index, item),)
+                    if named and type(item) in (int, float):
+                        state.scope = outer + (f"for {named} = {item}",)
+                    else:
+                        state.scope = outer + (f"{label} [{index}]",)
                 signal = body(frame)
                 if signal is not None and signal is not CONTINUE:
                     state.scope = outer
