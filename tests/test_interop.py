@@ -253,6 +253,8 @@ def test_the_cli_exports_a_micrograd_graph_from_a_module(tmp_path):
     document = (tmp_path / "out.html").read_text()
     data = json.loads(re.search(r'<script type="application/json" id="vg-data">(.*?)</script>', document, re.S)[1])
     assert sorted(node["grad"] for node in data["response"]["nodes"] if node["op"] is None) == [2.0, 4.0]
+    names = {node["label"] or node["expr"] for node in data["response"]["nodes"]}
+    assert names in ({"a", "b", "a*b", "loss"}, {"a", "b", "b*a", "loss"})  # by the module's variables
     assert 'data-vg="note"' in document
     done = subprocess.run(
         [sys.executable, "-m", "app.cli", "export", "--graph", "mymodel:nothing", "-o", "out.html"],
@@ -272,3 +274,24 @@ def test_the_cli_exports_a_micrograd_graph_from_a_module(tmp_path):
         timeout=60,
     )
     assert done.returncode != 0 and "not float" in done.stderr
+
+
+def test_micrograd_leaves_the_caller_holds_are_values_named_by_its_variables():
+    from micrograd.nn import MLP
+
+    x, y = MicrogradValue(2.0), MicrogradValue(-1.0)
+    z = (x * y + 1).relu() * x
+    nodes = _nodes_of(show(z))
+    leaves = {node["label"] or node["expr"]: node["label"] is not None for node in nodes if node["op"] is None}
+    assert leaves == {"x": True, "y": True, "1": False}  # the 1 of `+ 1` stays a constant, as in the page
+    assert {node["expr"] for node in nodes if node["op"] == "relu"} <= {"relu(x*y+1)", "relu(y*x+1)"}
+    model = MLP(2, [1])
+    out = model([x, y])
+    labels = {node["label"] for node in _nodes_of(show(out)) if node["op"] is None}
+    assert {"model.layers[0].neurons[0].w[0]", "model.layers[0].neurons[0].b", "x", "y"} <= labels
+
+
+def _nodes_of(shown):
+    document = html.unescape(re.search(r'srcdoc="([^"]*)"', shown._repr_html_())[1])
+    data = json.loads(re.search(r'<script type="application/json" id="vg-data">(.*?)</script>', document, re.S)[1])
+    return data["response"]["nodes"]

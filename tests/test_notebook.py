@@ -82,3 +82,64 @@ def test_a_python_program_is_shown_with_its_runs_spans_and_printed_lines():
     assert response["printed"] == printed
     assert response["nodes"][0]["span"] == {"line": 1, "column": 5, "end_line": 1, "end_column": 15}
     assert response["nodes"][-1]["scope"] == ["for k = 1"] and response["nodes"][-1]["label"] == "loss"
+
+
+def records(shown) -> list:
+    return stored_data(inner_document(shown))["response"]["nodes"]
+
+
+def test_a_value_nobody_labelled_is_named_by_its_operation_on_its_inputs_names():
+    a = Value(2.0, label="a")
+    b = Value(3.0, label="b")
+    L = a * b + a
+    L.label = "L"
+    assert [(node["label"], node["expr"]) for node in records(show(L))] == [
+        ("a", ""),
+        ("b", ""),
+        (None, "a*b"),
+        ("L", ""),
+    ]
+    shown = show(((((a + b) * -1) ** 2).tanh() * 2).exp() + a.log())  # -1: a constant, called by its value
+    assert [node["expr"] for node in records(shown) if node["op"]] == [
+        "a+b",
+        "(a+b)*(-1)",
+        "((a+b)*(-1))**2",
+        "tanh(((a+b)*(-1))**2)",
+        "tanh(((a+b)*(-1))**2)*2",
+        "exp(tanh(((a+b)*(-1))**2)*2)",
+        "log(a)",
+        "exp(tanh(((a+b)*(-1))**2)*2)+log(a)",
+    ]
+
+
+def test_show_calls_unlabelled_values_by_the_callers_variables_and_names_comes_first():
+    def cell():
+        weight = Value(0.5)
+        inputs = [Value(2.0), Value(-1.0)]
+        total = weight * inputs[0] + inputs[1]
+        return show(total), show(total, names={"w": weight}), total
+
+    by_caller, by_names, total = cell()
+    assert [(node["label"], node["expr"]) for node in records(by_caller)] == [
+        ("weight", ""),
+        ("inputs[0]", ""),
+        (None, "weight*inputs[0]"),
+        ("inputs[1]", ""),
+        ("total", ""),
+    ]
+    assert records(by_names)[0]["label"] == "w"
+    assert total.label is None and total.grad == 0  # the caller's graph is read, not changed
+
+
+def test_the_search_for_names_runs_none_of_the_callers_code_and_stops_at_its_budget():
+    from app.interop import held_names
+
+    class Answers:  # like a mock: says it has every attribute
+        def __getattr__(self, name):
+            raise AssertionError(f"held_names looked up {name}")
+
+    x = Value(1.0)
+    assert held_names({"anything": Answers(), "_": x, "x": x}) == {id(x): "x"}
+    many = {"rows": [[0.0] * 100 for _ in range(100)], "kept": [x]}
+    assert held_names(many, budget=50) == {}  # the rows used the budget before kept[0] was reached
+    assert held_names(many, budget=200) == {id(x): "kept[0]"}
