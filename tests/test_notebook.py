@@ -1,13 +1,13 @@
 """app.notebook: show(L) and export(L, path) for a graph built in Python, checked through the HTML
 they produce (the browser test in tests/browser/test_export.py plays it)."""
 
-import html
 import json
 import re
 
 import pytest
 
-from app.notebook import export, show
+from app.export import page_assets
+from app.notebook import MARKER, PAGE_PARTS, export, show
 from engine import Value
 
 
@@ -20,12 +20,17 @@ def chapter_2_graph():
 
 
 def inner_document(shown) -> str:
-    match = re.fullmatch(
-        r'<iframe srcdoc="([^"]*)" title="valuegraph" style="[^"]*" sandbox="allow-scripts allow-downloads"></iframe>',
-        shown._repr_html_(),
+    """The document the output's loader opens in its sandboxed iframe: its own part, with the
+    page's code put back from the first output's copy (the same as page_assets())."""
+    match = re.search(
+        r'<script type="application/json" data-vg-document>(.*?)</script><script>', shown._repr_html_(), re.S
     )
-    assert match, "the output is one sandboxed iframe holding the whole document"
-    return html.unescape(match[1])
+    assert match, "the output holds its document as JSON for its loader"
+    document = json.loads(match[1])
+    for part in PAGE_PARTS:
+        assert document.count(MARKER.format(part)) == 1
+        document = document.replace(MARKER.format(part), page_assets()[part])
+    return document
 
 
 def stored_data(document: str) -> dict:
@@ -143,3 +148,29 @@ def test_the_search_for_names_runs_none_of_the_callers_code_and_stops_at_its_bud
     many = {"rows": [[0.0] * 100 for _ in range(100)], "kept": [x]}
     assert held_names(many, budget=50) == {}  # the rows used the budget before kept[0] was reached
     assert held_names(many, budget=200) == {id(x): "kept[0]"}
+
+
+def test_the_output_carries_a_still_picture_and_only_the_first_carries_the_pages_code():
+    import xml.etree.ElementTree as ET
+
+    from app import notebook
+
+    notebook._carried.clear()  # as in a fresh kernel
+    first, second = show(chapter_2_graph())._repr_mimebundle_(), show(chapter_2_graph())._repr_mimebundle_()
+    picture = ET.fromstring(second["image/svg+xml"])  # a well-formed SVG document
+    svg = "{http://www.w3.org/2000/svg}"
+    names = [group.find(f"{svg}title").text for group in picture.iter(f"{svg}g")]
+    assert names == ["a", "b", "a*b", "L"]
+    assert [text.text for text in picture.iter(f"{svg}text") if text.get("class") == "g"] == [
+        "grad 4",
+        "grad 2",
+        "grad 1",
+        "grad 1",
+    ]
+    assert second["image/svg+xml"] in second["text/html"]  # shown where the loader does not run
+    key = notebook.page_key()
+    assert f'id="{key}"' in first["text/html"] and f'id="{key}"' not in second["text/html"]
+    assert len(first["text/html"].encode()) > 500_000
+    assert sum(len(part.encode()) for part in second.values()) < 100_000
+    alone = show(chapter_2_graph(), alone=True)._repr_mimebundle_()
+    assert f'id="{key}"' in alone["text/html"]
