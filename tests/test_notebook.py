@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from app.export import page_assets
+from app.export.standalone import page_assets
 from app.notebook import MARKER, PAGE_PARTS, export, show
 from engine import Value
 
