@@ -30,7 +30,7 @@ export function startEmbed(root, { parent = window.parent } = {}) {
     if (framed) parent.postMessage({ ...message, type: PREFIX + message.type }, "*");
   };
   let app = null;
-  const scorm = options.scorm === "true" ? connectScorm(window) : null;
+  const scorm = options.scorm ? connectScorm(window, options.scorm) : null; // "1.2" or "2004"
 
   // The steps of the chosen stage, [first, last], in the page's numbering.
   function range() {
