@@ -26,7 +26,7 @@
 | VALUEGRAPH_TIMEOUT_BODY            | 30.0      | seconds from the headers to the end of the request's body           |
 | VALUEGRAPH_MAX_CONNECTIONS         | 1000      | open connections per process; more are closed at once               |
 | VALUEGRAPH_PUBLIC_URL              | (unset)   | this site's origin (https://host) in every absolute URL it gives    |
-| VALUEGRAPH_ALLOWED_HOSTS           | (unset)   | Host header names trusted for absolute URLs when PUBLIC_URL is unset |
+| VALUEGRAPH_ALLOWED_HOSTS           | (unset)   | Host names trusted for absolute URLs when PUBLIC_URL is unset       |
 | VALUEGRAPH_TRUSTED_PROXIES         | (unset)   | proxy addresses whose X-Forwarded-* `valuegraph serve` believes     |
 | VALUEGRAPH_REDIS_URL               | (unset)   | Teach live rooms in Redis (shared by every worker/instance)         |
 | VALUEGRAPH_REDIS_TIMEOUT           | 2.0       | seconds to connect to Redis or to wait for one of its answers       |

@@ -15,7 +15,9 @@ children do not give (a graph changed after it was built), is a GraphMismatch na
 (its label if it has one, else its place and data) and why.
 """
 
+import inspect
 import math
+import types
 
 from engine import Value, ieee
 
@@ -23,6 +25,10 @@ MICROGRAD_ORDER_NOTE = (
     "This graph was built with micrograd's Value, which keeps a node's children in a set: the order "
     "of the children shown here is the set's, which Python does not keep stable from one run to the next."
 )
+
+
+NAME_SEARCH_BUDGET = 20_000  # objects held_names looks at, at most
+_NOT_SEARCHED = (str, bytes, int, float, complex, type, types.ModuleType, types.FunctionType, types.MethodType)
 
 
 class GraphMismatch(ValueError):
@@ -43,13 +49,72 @@ def kind_of(output) -> str:
     )
 
 
-def as_engine_value(output) -> Value:
-    """The same graph as engine.Values (the input is not changed); output itself if it is one."""
+def held_names(*namespaces, budget: int = NAME_SEARCH_BUDGET) -> dict:
+    """{id(value): the name a program would call it by} for every Value-like object that the
+    namespaces (mappings of name -> object, such as a caller's locals) hold: directly (`w`), or
+    inside lists, tuples, dicts and objects' attributes (`xs[0]`, `model.layers[0].neurons[1].b`),
+    as torchviz names tensors by a params dict. Breadth first, so a value held twice goes by its
+    shortest name, the earlier namespace winning ties. Names starting with "_" (IPython's output
+    history) are skipped, and at most `budget` objects are looked at, so a notebook full of data
+    costs no more than that. Only containers' items and instance dicts are read: no property or
+    __getattr__ of the user's objects runs."""
+    names, seen = {}, set()
+    level = [(name, held) for namespace in namespaces for name, held in namespace.items() if _public(name)]
+    while level and budget > 0:
+        deeper = []
+        for name, held in level:
+            budget -= 1
+            if budget < 0:
+                break
+            if id(held) in seen or isinstance(held, _NOT_SEARCHED):
+                continue
+            seen.add(id(held))
+            if _is_value_like(held):
+                names.setdefault(id(held), name)
+            elif isinstance(held, (list, tuple)):
+                deeper.extend((f"{name}[{i}]", item) for i, item in enumerate(held))
+            elif isinstance(held, dict):
+                deeper.extend((f"{name}[{key!r}]", item) for key, item in held.items() if isinstance(key, (str, int)))
+            else:
+                try:
+                    attributes = vars(held)
+                except TypeError:  # no instance dict (a number, a string, an object with __slots__)
+                    continue
+                if isinstance(attributes, dict):
+                    deeper.extend((f"{name}.{key}", item) for key, item in attributes.items() if _public(key))
+        level = deeper
+    return names
+
+
+def _public(name) -> bool:
+    return isinstance(name, str) and not name.startswith("_")
+
+
+def _is_value_like(held) -> bool:
+    """kind_of's test, read without running the object's own __getattr__ (a mock says it has every attribute)."""
+    if isinstance(held, Value):
+        return True
+    has = lambda name: inspect.getattr_static(held, name, _MISSING) is not _MISSING  # noqa: E731
+    return has("data") and (has("_prev") and has("_op") or has("_children") and has("_local_grads"))
+
+
+_MISSING = object()
+
+
+def as_engine_value(output, names: dict | None = None) -> Value:
+    """The same graph as engine.Values (the input is not changed). `names` ({id(node): name}, as
+    held_names gives) labels the nodes that carry no label of their own. An engine graph is copied
+    only where names label one of its nodes; otherwise it is output itself."""
     kind = kind_of(output)
+    names = names or {}
     if kind == "engine":
-        return output
-    read = _micrograd_node if kind == "micrograd" else _course_node
-    children_of = (lambda node: list(node._prev)) if kind == "micrograd" else (lambda node: list(node._children))
+        if not names:
+            return output
+        read = _engine_node
+        children_of = lambda node: list(node._children)  # noqa: E731
+    else:
+        read = _micrograd_node if kind == "micrograd" else _course_node
+        children_of = (lambda node: list(node._prev)) if kind == "micrograd" else (lambda node: list(node._children))
     built = {}  # id(foreign node) -> engine.Value
     # Post-order with an explicit stack (a deep chain must not hit the recursion limit), so
     # children are built first and creation order is a topological order.
@@ -59,7 +124,10 @@ def as_engine_value(output) -> Value:
         if id(node) in built:
             continue
         if expanded:
-            built[id(node)] = read(node, [built[id(child)] for child in children_of(node)])
+            value = read(node, [built[id(child)] for child in children_of(node)])
+            if value.label is None and id(node) in names:
+                value.label = names[id(node)]
+            built[id(node)] = value
             continue
         stack.append((node, True))
         stack.extend((child, False) for child in reversed(children_of(node)) if id(child) not in built)
@@ -81,6 +149,10 @@ def _number(node) -> float:
         return float(node.data)
     except (TypeError, ValueError):
         raise GraphMismatch(f"a node's data is {node.data!r}, not a number") from None
+
+
+def _engine_node(node: Value, children: list[Value]) -> Value:
+    return Value(node.data, tuple(children), node._local_grads, node.op, node.label, node.exponent)
 
 
 def _micrograd_node(node, children: list[Value]) -> Value:

@@ -1,6 +1,11 @@
-"""A SCORM 1.2 package of a lesson: the self-contained HTML file (app/export.py), which reports
-to the platform through static/js/scorm.js, zipped with the imsmanifest.xml that names it as
-the package's one SCO. Platforms that take packages but not iframes can host it."""
+"""A SCORM package of a lesson, in either edition a platform takes: 1.2 (the default) or 2004 4th
+edition (edition=2004). The package is the self-contained HTML file (app/export/standalone.py),
+which reports to the platform through static/js/scorm.js, zipped with the imsmanifest.xml that
+names it as the package's one SCO. Platforms that take packages but not iframes can host it.
+
+The manifest names no schema files: a package that named them would have to hold them (ADL's,
+not ours to ship), and platforms read the manifest without them. Every file is stored readable
+by all (0644), as a platform that unpacks it onto a web server needs."""
 
 import io
 import zipfile
@@ -8,18 +13,29 @@ from xml.sax.saxutils import escape
 
 LESSON_FILE = "index.html"
 MAX_TITLE = 200
+EDITIONS = ("1.2", "2004")
+FILE_MODE = 0o644  # rw-r--r--
+STORED_AT = (2026, 1, 1, 0, 0, 0)  # one date for every file: the same lesson makes the same zip
+
+# Per edition: the manifest's namespaces, its schema version and the name of the SCO attribute.
+_EDITION = {
+    "1.2": (
+        'xmlns="http://www.imsproject.org/xsd/imscp_rootv1p1p2" xmlns:adlcp="http://www.adlnet.org/xsd/adlcp_rootv1p2"',
+        "1.2",
+        "adlcp:scormtype",
+    ),
+    "2004": (
+        'xmlns="http://www.imsglobal.org/xsd/imscp_v1p1" xmlns:adlcp="http://www.adlnet.org/xsd/adlcp_v1p3"',
+        "2004 4th Edition",
+        "adlcp:scormType",
+    ),
+}
 
 MANIFEST = """<?xml version="1.0" encoding="UTF-8"?>
-<manifest identifier="valuegraph-lesson" version="1.0"
-          xmlns="http://www.imsproject.org/xsd/imscp_rootv1p1p2"
-          xmlns:adlcp="http://www.adlnet.org/xsd/adlcp_rootv1p2"
-          xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"
-          xsi:schemaLocation="http://www.imsproject.org/xsd/imscp_rootv1p1p2 imscp_rootv1p1p2.xsd
-                              http://www.imsglobal.org/xsd/imsmd_rootv1p2p1 imsmd_rootv1p2p1.xsd
-                              http://www.adlnet.org/xsd/adlcp_rootv1p2 adlcp_rootv1p2.xsd">
+<manifest identifier="valuegraph-lesson" version="1.0" {namespaces}>
   <metadata>
     <schema>ADL SCORM</schema>
-    <schemaversion>1.2</schemaversion>
+    <schemaversion>{version}</schemaversion>
   </metadata>
   <organizations default="valuegraph-organization">
     <organization identifier="valuegraph-organization">
@@ -30,7 +46,7 @@ MANIFEST = """<?xml version="1.0" encoding="UTF-8"?>
     </organization>
   </organizations>
   <resources>
-    <resource identifier="valuegraph-resource" type="webcontent" adlcp:scormtype="sco" href="{lesson}">
+    <resource identifier="valuegraph-resource" type="webcontent" {sco}="sco" href="{lesson}">
       <file href="{lesson}"/>
     </resource>
   </resources>
@@ -46,9 +62,17 @@ def lesson_title(expression: str, title: str | None) -> str:
     return chosen[:MAX_TITLE]
 
 
-def scorm_package(lesson_html: str, title: str) -> bytes:
+def manifest(title: str, edition: str = "1.2") -> str:
+    namespaces, version, sco = _EDITION[edition]
+    return MANIFEST.format(namespaces=namespaces, version=version, sco=sco, title=escape(title), lesson=LESSON_FILE)
+
+
+def scorm_package(lesson_html: str, title: str, edition: str = "1.2") -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as package:
-        package.writestr("imsmanifest.xml", MANIFEST.format(title=escape(title), lesson=LESSON_FILE))
-        package.writestr(LESSON_FILE, lesson_html)
+        for name, text in (("imsmanifest.xml", manifest(title, edition)), (LESSON_FILE, lesson_html)):
+            info = zipfile.ZipInfo(name, date_time=STORED_AT)
+            info.external_attr = (0o100000 | FILE_MODE) << 16  # a regular file, rw-r--r--
+            info.compress_type = zipfile.ZIP_DEFLATED
+            package.writestr(info, text)
     return buffer.getvalue()

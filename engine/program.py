@@ -87,6 +87,8 @@ class ProgramRun:
             else:
                 made.append(origin)
             labels.append(label)
+        if where is NOWHERE:  # no code made these nodes: each is called by its operation on its inputs' names
+            made = composed_names(nodes, labels, made)
         return distinct_labels(labels), made
 
 
@@ -213,6 +215,43 @@ class ShorthandOrigins:
 
 
 _EMPTY_CALL = re.compile(r"[ \t]*\(\)")
+
+
+def composed_names(nodes, labels, made) -> list:
+    """(span, expr, scope) per node of a graph built without program text, its expr the node's
+    operation written on its inputs' names (`a*b`, `tanh(a*b+c)`, `(a+b)**2`), so that a node
+    nobody labelled still has a name everywhere the page writes one. Nodes in creation order:
+    a node's inputs are named before it."""
+    name_of = {}  # id(node) -> (its name, the operation its name ends in at the top, or None)
+    composed = []
+    for node, label, origin in zip(nodes, labels, made):
+        if label is not None:
+            name_of[id(node)] = (label, None)
+        elif node.op is None:  # a constant, called by its value
+            name_of[id(node)] = (origin[1], "-" if origin[1].startswith("-") else None)
+        else:
+            written, top = _written(node, [name_of[id(child)] for child in node._children])
+            origin = (origin[0], _shorten(written), origin[2])
+            name_of[id(node)] = (written, top)
+        composed.append(origin)
+    return composed
+
+
+def _written(node, inputs) -> tuple:
+    """A node's operation on its inputs, each a (name, top operation) pair, parenthesised where
+    the operation binds tighter than the input's own top one; and the result's top operation."""
+
+    def operand(name_top, looser):
+        name, top = name_top
+        return f"({name})" if top in looser else name
+
+    if node.op == "+":
+        return "+".join(operand(x, ()) for x in inputs), "+"
+    if node.op == "*":
+        return "*".join(operand(x, ("+", "-")) for x in inputs), "*"
+    if node.op == "**":
+        return f"{operand(inputs[0], ('+', '-', '*', '**'))}**{format_number(node.exponent)}", "**"
+    return f"{node.op}({inputs[0][0]})", None
 
 
 def _shorten(text, longest=40):

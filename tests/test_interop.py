@@ -158,7 +158,7 @@ def test_the_note_on_the_set_order_is_shown_in_the_notebook_and_the_file(tmp_pat
     assert 'data-vg="note"' in document and MICROGRAD_ORDER_NOTE in html.unescape(document)
     course_y, _ = neuron(CourseValue)
     assert 'data-vg="note"' not in export(course_y, tmp_path / "course.html").read_text()
-    assert "micrograd" not in show(course_y)._repr_html_().split("<iframe")[0]
+    assert "micrograd" not in show(course_y)._repr_html_().split("<div data-vg-still>")[0]
 
 
 def test_the_file_holds_the_graph_with_derived_local_grads(tmp_path):
@@ -253,6 +253,8 @@ def test_the_cli_exports_a_micrograd_graph_from_a_module(tmp_path):
     document = (tmp_path / "out.html").read_text()
     data = json.loads(re.search(r'<script type="application/json" id="vg-data">(.*?)</script>', document, re.S)[1])
     assert sorted(node["grad"] for node in data["response"]["nodes"] if node["op"] is None) == [2.0, 4.0]
+    names = {node["label"] or node["expr"] for node in data["response"]["nodes"]}
+    assert names in ({"a", "b", "a*b", "loss"}, {"a", "b", "b*a", "loss"})  # by the module's variables
     assert 'data-vg="note"' in document
     done = subprocess.run(
         [sys.executable, "-m", "app.cli", "export", "--graph", "mymodel:nothing", "-o", "out.html"],
@@ -272,3 +274,26 @@ def test_the_cli_exports_a_micrograd_graph_from_a_module(tmp_path):
         timeout=60,
     )
     assert done.returncode != 0 and "not float" in done.stderr
+
+
+def test_micrograd_leaves_the_caller_holds_are_values_named_by_its_variables():
+    from micrograd.nn import MLP
+
+    x, y = MicrogradValue(2.0), MicrogradValue(-1.0)
+    z = (x * y + 1).relu() * x
+    nodes = _nodes_of(show(z))
+    leaves = {node["label"] or node["expr"]: node["label"] is not None for node in nodes if node["op"] is None}
+    assert leaves == {"x": True, "y": True, "1": False}  # the 1 of `+ 1` stays a constant, as in the page
+    (relu,) = [node["expr"] for node in nodes if node["op"] == "relu"]
+    assert re.fullmatch(r"relu\(((x\*y|y\*x)\+1|1\+(x\*y|y\*x))\)", relu), relu  # in the order of micrograd's sets
+    model = MLP(2, [1])
+    out = model([x, y])
+    labels = {node["label"] for node in _nodes_of(show(out)) if node["op"] is None}
+    assert {"model.layers[0].neurons[0].w[0]", "model.layers[0].neurons[0].b", "x", "y"} <= labels
+
+
+def _nodes_of(shown):
+    data = json.loads(
+        re.search(r'<script type="application/json" id="vg-data">(.*?)</script>', shown.document, re.S)[1]
+    )
+    return data["response"]["nodes"]

@@ -1,13 +1,13 @@
 """app.notebook: show(L) and export(L, path) for a graph built in Python, checked through the HTML
 they produce (the browser test in tests/browser/test_export.py plays it)."""
 
-import html
 import json
 import re
 
 import pytest
 
-from app.notebook import export, show
+from app.export.standalone import page_assets
+from app.notebook import MARKER, PAGE_PARTS, export, show
 from engine import Value
 
 
@@ -20,12 +20,17 @@ def chapter_2_graph():
 
 
 def inner_document(shown) -> str:
-    match = re.fullmatch(
-        r'<iframe srcdoc="([^"]*)" title="valuegraph" style="[^"]*" sandbox="allow-scripts allow-downloads"></iframe>',
-        shown._repr_html_(),
+    """The document the output's loader opens in its sandboxed iframe: its own part, with the
+    page's code put back from the first output's copy (the same as page_assets())."""
+    match = re.search(
+        r'<script type="application/json" data-vg-document>(.*?)</script><script>', shown._repr_html_(), re.S
     )
-    assert match, "the output is one sandboxed iframe holding the whole document"
-    return html.unescape(match[1])
+    assert match, "the output holds its document as JSON for its loader"
+    document = json.loads(match[1])
+    for part in PAGE_PARTS:
+        assert document.count(MARKER.format(part)) == 1
+        document = document.replace(MARKER.format(part), page_assets()[part])
+    return document
 
 
 def stored_data(document: str) -> dict:
@@ -82,3 +87,90 @@ def test_a_python_program_is_shown_with_its_runs_spans_and_printed_lines():
     assert response["printed"] == printed
     assert response["nodes"][0]["span"] == {"line": 1, "column": 5, "end_line": 1, "end_column": 15}
     assert response["nodes"][-1]["scope"] == ["for k = 1"] and response["nodes"][-1]["label"] == "loss"
+
+
+def records(shown) -> list:
+    return stored_data(inner_document(shown))["response"]["nodes"]
+
+
+def test_a_value_nobody_labelled_is_named_by_its_operation_on_its_inputs_names():
+    a = Value(2.0, label="a")
+    b = Value(3.0, label="b")
+    L = a * b + a
+    L.label = "L"
+    assert [(node["label"], node["expr"]) for node in records(show(L))] == [
+        ("a", ""),
+        ("b", ""),
+        (None, "a*b"),
+        ("L", ""),
+    ]
+    shown = show(((((a + b) * -1) ** 2).tanh() * 2).exp() + a.log())  # -1: a constant, called by its value
+    assert [node["expr"] for node in records(shown) if node["op"]] == [
+        "a+b",
+        "(a+b)*(-1)",
+        "((a+b)*(-1))**2",
+        "tanh(((a+b)*(-1))**2)",
+        "tanh(((a+b)*(-1))**2)*2",
+        "exp(tanh(((a+b)*(-1))**2)*2)",
+        "log(a)",
+        "exp(tanh(((a+b)*(-1))**2)*2)+log(a)",
+    ]
+
+
+def test_show_calls_unlabelled_values_by_the_callers_variables_and_names_comes_first():
+    def cell():
+        weight = Value(0.5)
+        inputs = [Value(2.0), Value(-1.0)]
+        total = weight * inputs[0] + inputs[1]
+        return show(total), show(total, names={"w": weight}), total
+
+    by_caller, by_names, total = cell()
+    assert [(node["label"], node["expr"]) for node in records(by_caller)] == [
+        ("weight", ""),
+        ("inputs[0]", ""),
+        (None, "weight*inputs[0]"),
+        ("inputs[1]", ""),
+        ("total", ""),
+    ]
+    assert records(by_names)[0]["label"] == "w"
+    assert total.label is None and total.grad == 0  # the caller's graph is read, not changed
+
+
+def test_the_search_for_names_runs_none_of_the_callers_code_and_stops_at_its_budget():
+    from app.interop import held_names
+
+    class Answers:  # like a mock: says it has every attribute
+        def __getattr__(self, name):
+            raise AssertionError(f"held_names looked up {name}")
+
+    x = Value(1.0)
+    assert held_names({"anything": Answers(), "_": x, "x": x}) == {id(x): "x"}
+    many = {"rows": [[0.0] * 100 for _ in range(100)], "kept": [x]}
+    assert held_names(many, budget=50) == {}  # the rows used the budget before kept[0] was reached
+    assert held_names(many, budget=200) == {id(x): "kept[0]"}
+
+
+def test_the_output_carries_a_still_picture_and_only_the_first_carries_the_pages_code():
+    import xml.etree.ElementTree as ET
+
+    from app import notebook
+
+    notebook._carried.clear()  # as in a fresh kernel
+    first, second = show(chapter_2_graph())._repr_mimebundle_(), show(chapter_2_graph())._repr_mimebundle_()
+    picture = ET.fromstring(second["image/svg+xml"])  # a well-formed SVG document
+    svg = "{http://www.w3.org/2000/svg}"
+    names = [group.find(f"{svg}title").text for group in picture.iter(f"{svg}g")]
+    assert names == ["a", "b", "a*b", "L"]
+    assert [text.text for text in picture.iter(f"{svg}text") if text.get("class") == "g"] == [
+        "grad 4",
+        "grad 2",
+        "grad 1",
+        "grad 1",
+    ]
+    assert second["image/svg+xml"] in second["text/html"]  # shown where the loader does not run
+    key = notebook.page_key()
+    assert f'id="{key}"' in first["text/html"] and f'id="{key}"' not in second["text/html"]
+    assert len(first["text/html"].encode()) > 500_000
+    assert sum(len(part.encode()) for part in second.values()) < 100_000
+    alone = show(chapter_2_graph(), alone=True)._repr_mimebundle_()
+    assert f'id="{key}"' in alone["text/html"]

@@ -31,6 +31,22 @@ async def test_a_link_to_the_page_becomes_the_embed_iframe(client):
         )
     ).json()
     assert (small["width"], small["height"]) == (400, 300) and 'width="400" height="300"' in small["html"]
+    # A small frame is chosen: the graph and a minimal player, unless the link chose its own controls.
+    assert 'src="http://testserver/embed?room=K7MP-Q2XR&amp;controls=minimal&amp;editor=hidden"' in small["html"]
+    chosen = (
+        await client.get(
+            "/oembed", params={"url": "http://testserver/?controls=full", "maxwidth": 300, "maxheight": 200}
+        )
+    ).json()
+    assert 'src="http://testserver/embed?controls=full&amp;editor=hidden"' in chosen["html"]
+    assert "controls=minimal" not in body["html"]  # 800×640: the link's own layout
+
+
+async def test_a_format_other_than_json_answers_501_as_oembed_says(client):
+    for asked in ("xml", "yaml"):
+        answer = await client.get("/oembed", params={"url": "http://testserver/", "format": asked})
+        assert answer.status_code == 501
+        assert answer.json()["detail"]["message"] == f"format {asked!r} is not offered: only format=json (oEmbed 1.0)"
 
 
 async def test_the_url_must_be_a_page_of_this_site(client):
@@ -42,7 +58,6 @@ async def test_the_url_must_be_a_page_of_this_site(client):
     ]:
         answer = await client.get("/oembed", params={"url": url})
         assert answer.status_code == 404 and answer.json()["detail"]["message"] == message, url
-    assert (await client.get("/oembed", params={"url": "http://testserver/", "format": "xml"})).status_code == 422
     assert (await client.get("/oembed")).status_code == 422
     assert (await client.get("/oembed", params={"url": "http://testserver/?" + "x" * 20_000})).status_code == 422
 

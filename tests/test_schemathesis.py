@@ -13,7 +13,7 @@ import pytest
 import schemathesis
 from fastapi import FastAPI
 from hypothesis import HealthCheck, settings
-from schemathesis.checks import positive_data_acceptance
+from schemathesis.checks import not_a_server_error, positive_data_acceptance
 
 from app.config import Settings
 from app.main import create_app
@@ -26,8 +26,11 @@ schema = schemathesis.openapi.from_asgi("/openapi.json", app)
 @schema.parametrize()
 @settings(max_examples=200, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 def test_the_api_keeps_its_schema(case):
-    response = case.call_and_validate(excluded_checks=[positive_data_acceptance])
-    assert response.status_code < 500 or response.status_code == 503
+    # oEmbed 1.0 answers a format it does not offer with 501: the one 5xx that is not a fault.
+    other_format = case.path == "/oembed" and (case.query or {}).get("format", "json") != "json"
+    excluded = [positive_data_acceptance, not_a_server_error] if other_format else [positive_data_acceptance]
+    response = case.call_and_validate(excluded_checks=excluded)
+    assert response.status_code < 500 or response.status_code == 503 or other_format and response.status_code == 501
 
 
 def test_every_operation_is_tested():

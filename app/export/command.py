@@ -9,7 +9,7 @@ from pathlib import Path
 from engine import VARIANTS, Limits, ProgramError
 
 from .. import schemas
-from ..interop import MICROGRAD_ORDER_NOTE, GraphMismatch, as_engine_value, kind_of
+from ..interop import MICROGRAD_ORDER_NOTE, GraphMismatch, as_engine_value, held_names, kind_of
 from ..service import exported, exported_graph
 from .images import IMAGE_KINDS, ExportError, render_image
 from .options import CONTROLS, STAGES, TABLES, THEMES, EmbedOptions
@@ -126,7 +126,7 @@ def _response_for_graph(reference: str, variant: str) -> tuple[dict, str | None]
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
     try:
-        found = importlib.import_module(module_name)
+        found = module = importlib.import_module(module_name)
     except ImportError as error:
         raise SystemExit(f"valuegraph export: cannot import {module_name!r}: {error}") from None
     for part in attribute.split("."):
@@ -135,6 +135,7 @@ def _response_for_graph(reference: str, variant: str) -> tuple[dict, str | None]
         found = getattr(found, part)
     try:
         note = MICROGRAD_ORDER_NOTE if kind_of(found) == "micrograd" else None
-        return exported_graph(as_engine_value(found), Limits(), variant), note
+        names = held_names(vars(module))  # a value without a label goes by the module's variable that holds it
+        return exported_graph(as_engine_value(found, names), Limits(), variant), note
     except (TypeError, GraphMismatch) as error:
         raise SystemExit(f"valuegraph export: {reference}: {error}") from None

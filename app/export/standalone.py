@@ -140,13 +140,14 @@ def standalone_html(
     variables: str = "",
     options: EmbedOptions | None = None,
     title: str = "valuegraph",
-    scorm: bool = False,
+    scorm: str = "",
     note: str | None = None,
 ) -> str:
     """A complete HTML document replaying `response` (a POST /backward answer with its trace and
     layout: a record, or its JSON) with the page's controls, needing no server and no network.
     `expression` and `variables` are shown in the editor, which is read-only (nothing can rerun).
-    With `scorm` it reports to a SCORM 1.2 platform (static/js/scorm.js; app/scorm.py packages it).
+    With `scorm` ("1.2" or "2004") it reports to a platform of that SCORM edition (static/js/scorm.js;
+    app/scorm.py packages it).
     `note`, if any, is shown above the graph (as text)."""
     options = options or EmbedOptions()
     if options.editor == "shown":
@@ -173,7 +174,7 @@ def variables_text(variables: Mapping[str, float]) -> str:
 
 
 def request_html(
-    request: schemas.BackwardRequest, limits: Limits, options: EmbedOptions, title: str = "valuegraph", scorm=False
+    request: schemas.BackwardRequest, limits: Limits, options: EmbedOptions, title: str = "valuegraph", scorm: str = ""
 ) -> str:
     """The self-contained file replaying a request's program (its seed, run and variables included)."""
     return standalone_html(

@@ -11,6 +11,7 @@ from ..dependencies import ServiceDep
 from ..export.options import CONTROLS, EDITORS, STAGES, TABLES, THEMES, EmbedOptions
 from ..export.standalone import request_html
 from ..schemas import DEFAULT_SPEED, PLAYER_SPEEDS
+from ..scorm import MAX_TITLE
 from ..service import Service
 
 router = APIRouter()
@@ -57,6 +58,7 @@ HTML_FILE_RESPONSES = {
     413: {"model": schemas.MessageResponse, "description": "The request body is too large"},
     503: {"model": schemas.MessageResponse, "description": "The request ran past its time budget"},
 }
+TitleQuery = Annotated[str | None, Query(max_length=MAX_TITLE, description="The file's title (default: valuegraph)")]
 
 
 @router.get("/embed", response_class=HTMLResponse, include_in_schema=False)
@@ -68,9 +70,9 @@ def embed(request: Request):
     )
 
 
-async def _answer(request: schemas.BackwardRequest, query, service: Service) -> Response:
+async def _answer(request: schemas.BackwardRequest, query, service: Service, title: str | None) -> Response:
     options = EmbedOptions.from_query(query)
-    html = await service.run(request_html, request, service.limits, options)
+    html = await service.run(request_html, request, service.limits, options, (title or "").strip() or "valuegraph")
     return Response(
         html.encode("utf-8"),
         media_type="text/html; charset=utf-8",
@@ -86,11 +88,11 @@ async def _answer(request: schemas.BackwardRequest, query, service: Service) -> 
     openapi_extra={"parameters": EMBED_PARAMETERS},
 )
 async def post_export_html(
-    request: Request, body: Annotated[schemas.BackwardRequest, Body()], service: ServiceDep
+    request: Request, body: Annotated[schemas.BackwardRequest, Body()], service: ServiceDep, title: TitleQuery = None
 ) -> Response:
     """The same body as POST /backward; the embed's options (stage, step, controls...) may go in
     the query string. Answers with one HTML file holding every script, style and number."""
-    return await _answer(body, request.query_params, service)
+    return await _answer(body, request.query_params, service, title)
 
 
 @router.get(
@@ -101,7 +103,7 @@ async def post_export_html(
     openapi_extra={"parameters": EMBED_PARAMETERS},
 )
 async def get_export_html(
-    request: Request, query: Annotated[schemas.BackwardQuery, Query()], service: ServiceDep
+    request: Request, query: Annotated[schemas.BackwardQuery, Query()], service: ServiceDep, title: TitleQuery = None
 ) -> Response:
     """The same as POST, for links: the program in `expression`, the embed's options beside it."""
-    return await _answer(query.as_request(), request.query_params, service)
+    return await _answer(query.as_request(), request.query_params, service, title)

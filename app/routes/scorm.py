@@ -1,6 +1,7 @@
-"""GET and POST /export/scorm: the lesson as a SCORM 1.2 package (a .zip); see app/scorm.py."""
+"""GET and POST /export/scorm: the lesson as a SCORM package (a .zip), 1.2 or (edition=2004) 2004
+4th edition; see app/scorm.py."""
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Body, Query, Request
 from fastapi.responses import Response
@@ -9,7 +10,7 @@ from .. import schemas
 from ..dependencies import ServiceDep
 from ..export.options import EmbedOptions
 from ..export.standalone import request_html
-from ..scorm import MAX_TITLE, lesson_title, scorm_package
+from ..scorm import EDITIONS, MAX_TITLE, lesson_title, scorm_package
 from ..service import Service
 from .embed import EMBED_PARAMETERS
 
@@ -22,13 +23,13 @@ ZIP_RESPONSE = {
 }
 
 
-def _package(request: schemas.BackwardRequest, limits, options: EmbedOptions, title: str) -> bytes:
-    return scorm_package(request_html(request, limits, options, title, scorm=True), title)
+def _package(request: schemas.BackwardRequest, limits, options: EmbedOptions, title: str, edition: str) -> bytes:
+    return scorm_package(request_html(request, limits, options, title, scorm=edition), title, edition)
 
 
-async def _answer(body: schemas.BackwardRequest, query, title: str | None, service: Service) -> Response:
+async def _answer(body: schemas.BackwardRequest, query, title: str | None, edition: str, service: Service) -> Response:
     chosen = lesson_title(body.expression or "", title)
-    package = await service.run(_package, body, service.limits, EmbedOptions.from_query(query), chosen)
+    package = await service.run(_package, body, service.limits, EmbedOptions.from_query(query), chosen, edition)
     return Response(
         package,
         media_type="application/zip",
@@ -40,6 +41,7 @@ TitleQuery = Annotated[
     str | None,
     Query(max_length=MAX_TITLE, description="The lesson's title in the platform (default: the program's first line)"),
 ]
+EditionQuery = Annotated[Literal[EDITIONS], Query(description="The SCORM edition: 1.2 (default) or 2004 (4th edition)")]
 
 
 @router.post(
@@ -50,9 +52,10 @@ async def post_scorm(
     body: Annotated[schemas.BackwardRequest, Body()],
     service: ServiceDep,
     title: TitleQuery = None,
+    edition: EditionQuery = "1.2",
 ) -> Response:
     """The same body as POST /backward; the embed's options (stage, controls...) may go in the query."""
-    return await _answer(body, request.query_params, title, service)
+    return await _answer(body, request.query_params, title, edition, service)
 
 
 @router.get(
@@ -63,7 +66,8 @@ async def get_scorm(
     query: Annotated[schemas.BackwardQuery, Query()],
     service: ServiceDep,
     title: TitleQuery = None,
+    edition: EditionQuery = "1.2",
 ) -> Response:
     """The same as POST, for links: the program in `expression`."""
     body = schemas.BackwardRequest.model_construct(**dict(query), variables={})
-    return await _answer(body, request.query_params, title, service)
+    return await _answer(body, request.query_params, title, edition, service)

@@ -7,6 +7,8 @@
 // Messages to window.parent (any origin: they carry nothing private):
 //   {type: "valuegraph:height", height}                      the content's height in CSS pixels
 //   {type: "valuegraph:step", step, last, stage, caption}     on every step shown
+//   {type: "valuegraph:error", message, line, column}         a program that fails (line, column: null
+//                                                             where the error has no place)
 // Messages from window.parent:
 //   {type: "valuegraph:goto", step}     {type: "valuegraph:program", expression, variables?}
 //   {type: "valuegraph:play"}           {type: "valuegraph:pause"}
@@ -28,7 +30,7 @@ export function startEmbed(root, { parent = window.parent } = {}) {
     if (framed) parent.postMessage({ ...message, type: PREFIX + message.type }, "*");
   };
   let app = null;
-  const scorm = options.scorm === "true" ? connectScorm(window) : null;
+  const scorm = options.scorm ? connectScorm(window, options.scorm) : null; // "1.2" or "2004"
 
   // The steps of the chosen stage, [first, last], in the page's numbering.
   function range() {
@@ -90,6 +92,11 @@ export function startEmbed(root, { parent = window.parent } = {}) {
     }
   });
 
+  root.addEventListener("valuegraph:error", (event) => {
+    const { message, line, column } = event.detail;
+    post({ type: "error", message, line: Number.isInteger(line) ? line : null, column: Number.isInteger(column) ? column : null });
+  });
+
   // Teach live (not in the self-contained file: it has no server): ?room=CODE follows a room.
   const classroomBox = root.querySelector("[data-vg-classroom]");
   if (classroomBox && !saved) startClassroom(classroomBox, app);
@@ -142,6 +149,9 @@ const TABLES_AT_LEAST = 64; // less than this, and the tables are left out
 // controls one above the other would leave the graph less than SHORT_BELOW (a narrow frame).
 const SHORT_UP_TO = 560;
 const SHORT_BELOW = 120;
+// Where the controls asked for leave the graph less than this, the frame is small (data-fit): the
+// graph and a minimal player only.
+const SMALL_GRAPH = 140;
 
 /**
  * fitFrame(root, tablesShown) returns a function that lays the embed out for the frame's current
@@ -153,8 +163,23 @@ const SHORT_BELOW = 120;
  * (walk panel shown, tables whole), the walk panel is left out if the graph would keep less than
  * GRAPH_BESIDE_WALK, and the tables get their share. The content's height is what the embed needs with the graph at 300 px and the
  * tables whole, or the frame's height if that is more (a frame is never asked to shrink).
+ * Where all that leaves the graph under SMALL_GRAPH px, the frame is small (data-fit="small"):
+ * the graph and a minimal player, the rest left out.
  */
 export function fitFrame(root, tablesShown) {
+  const layOut = fitControls(root, tablesShown);
+  const graph = root.querySelector('[data-vg="graph"]');
+  return () => {
+    delete root.dataset.fit;
+    const height = layOut(); // what the controls asked for need: a parent that grows the frame gets them
+    if (graph.getBoundingClientRect().height >= SMALL_GRAPH) return height;
+    root.dataset.fit = "small";
+    layOut();
+    return height;
+  };
+}
+
+function fitControls(root, tablesShown) {
   const graph = root.querySelector('[data-vg="graph"]');
   const tables = root.querySelector(".vg-tables");
   const walk = root.querySelector(".vg-walk-panel");

@@ -381,6 +381,7 @@ export function startValuegraph(root, { location = window.location, history = wi
   }
 
   function showError(error, { moveCaret = false } = {}) {
+    root.dispatchEvent(new CustomEvent("valuegraph:error", { detail: error })); // the embed tells its parent
     errorBox.hidden = false;
     errorMessage.textContent = error.message;
     const placed = Number.isInteger(error.line);

@@ -150,3 +150,13 @@ def test_autoplay_plays_one_stage_at_the_chosen_speed_with_no_controls_no_editor
     assert not page.locator(".vg-editor-panel").is_visible()
     background = page.evaluate("getComputedStyle(document.body).backgroundColor")
     assert sum(int(c) for c in background[background.index("(") + 1 : background.index(")")].split(",")[:3]) > 600
+
+
+@pytest.mark.allow_console(r"status of 400")
+def test_a_program_the_lesson_sends_that_fails_is_reported_to_it(page, lesson_site):
+    page.goto(lesson_site)
+    page.frame_locator("#vg").locator("[data-node-id]").first.wait_for()
+    page.evaluate("tell({type: 'valuegraph:program', expression: 'x = 5\\ny = x +'})")
+    page.wait_for_function("window.received.some((m) => m.type === 'valuegraph:error')")
+    error = latest(page, "error")
+    assert (error["line"], error["column"]) == (2, 8) and error["message"], error

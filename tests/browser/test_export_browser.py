@@ -137,7 +137,7 @@ def test_the_notebook_output_plays_in_its_iframe_with_no_network(page):
     b.label = "b"
     blocked = []
     page.context.route("**/*", lambda route: blocked.append(route.request.url) or route.abort())
-    page.set_content(f"<!doctype html><title>notebook</title>{show(b)._repr_html_()}")
+    page.set_content(f"<!doctype html><title>notebook</title>{show(b, alone=True)._repr_html_()}")
     frame = page.frame_locator("iframe")
     expect(frame.locator("[data-node-id]")).to_have_count(2)
     frame.get_by_role("button", name="End", exact=True).click()
