@@ -1,35 +1,41 @@
 """What routes get from the application they run in, as FastAPI dependencies (no globals):
-create_app() stores these on app.state, so each app (and each test) has its own.
+create_app() stores these on app.state, so each app (and each test) has its own. Every route takes
+them as the *Dep types below, and reads nothing else from app.state.
 
 They are `async def` because they only read app.state: FastAPI runs a plain `def` dependency
-in the thread pool, and those hops were a quarter of a small request's time."""
+in the thread pool, and those hops were a quarter of a small request's time. They take the
+HTTPConnection, so WebSocket routes use them too."""
 
 from typing import Annotated
 
-import anyio
-from fastapi import Depends, Request
+from fastapi import Depends
+from fastapi.templating import Jinja2Templates
+from starlette.requests import HTTPConnection
 
-from .cache import ResponseCache
 from .config import Settings
+from .rooms import Classroom
 from .service import Service
 
 
-async def get_settings(request: Request) -> Settings:
-    return request.app.state.settings
+async def get_settings(connection: HTTPConnection) -> Settings:
+    return connection.app.state.settings
 
 
-async def get_work_limiter(request: Request) -> anyio.CapacityLimiter:
-    """Bounds how many requests compute at once; the rest wait (within their time budget)."""
-    return request.app.state.work_limiter
+async def get_service(connection: HTTPConnection) -> Service:
+    """The pipeline within this app's settings: its time budget, work limiter and response cache."""
+    return connection.app.state.service
 
 
-async def get_response_cache(request: Request) -> ResponseCache:
-    return request.app.state.response_cache
+async def get_classroom(connection: HTTPConnection) -> Classroom:
+    """Teach live's rooms served by this process."""
+    return connection.app.state.classroom
 
 
-async def get_service(request: Request) -> Service:
-    """The pipeline within this app's settings, budget, limiter and cache (app/service.py)."""
-    return request.app.state.service
+async def get_templates(connection: HTTPConnection) -> Jinja2Templates:
+    return connection.app.state.templates
 
 
+SettingsDep = Annotated[Settings, Depends(get_settings)]
 ServiceDep = Annotated[Service, Depends(get_service)]
+ClassroomDep = Annotated[Classroom, Depends(get_classroom)]
+TemplatesDep = Annotated[Jinja2Templates, Depends(get_templates)]

@@ -9,7 +9,7 @@ from fastapi import FastAPI
 
 from app import schemas
 from app.config import Settings
-from app.dependencies import get_settings, get_work_limiter
+from app.dependencies import get_service, get_settings
 from app.main import create_app
 
 TRIVIAL_PATH = "/bench/trivial"
@@ -40,7 +40,7 @@ def _use_async_dependencies(app: FastAPI) -> None:
     async def settings_now():
         return state.settings
 
-    async def limiter_now():
-        return state.work_limiter
+    async def service_now():
+        return state.service
 
-    app.dependency_overrides.update({get_settings: settings_now, get_work_limiter: limiter_now})
+    app.dependency_overrides.update({get_settings: settings_now, get_service: service_now})

@@ -228,7 +228,7 @@ def main(quick=False, seconds=None, connections=32):
         [
             f"Target: the small program's throughput >= 50% of the trivial endpoint's, one worker: {share:.0%}, "
             f"{verdict(share >= 0.5)}.",
-            "what-if (benchmark only, a separate server from benchmarks/apps.py): get_settings and get_work_limiter "
+            "what-if (benchmark only, a separate server from benchmarks/apps.py): get_settings and get_service "
             "as async def, so FastAPI does not run each in the thread pool.",
             "Requests send Accept-Encoding: gzip, as browsers do. The server, its workers and the load generator "
             f"share the machine's {len(os.sched_getaffinity(0))} cores, so two workers cannot reach 2x here. {load()} "

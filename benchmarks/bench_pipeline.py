@@ -321,7 +321,7 @@ def chapter_2_table(quick):
             "anyio.to_thread.run_sync of a no-op. A response cache could save at most our computed stages; a hit "
             "still pays the rest.",
             "what-if (benchmark only, through app.dependency_overrides in benchmarks/apps.py): get_settings and "
-            "get_work_limiter as async def. FastAPI runs a plain-def dependency in the thread pool, a thread hop each.",
+            "get_service as async def. FastAPI runs a plain-def dependency in the thread pool, a thread hop each.",
         ],
     )
 

@@ -190,3 +190,11 @@ def test_nothing_but_the_app_factory_imports_a_route_module():
             assert not any(name == "app.routes" or name.startswith("app.routes.") for name in names), (
                 f"{path.relative_to(ROOT)} line {node.lineno} imports from app/routes/"
             )
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "app" / "routes").glob("*.py")), ids=lambda p: p.name)
+def test_routes_take_the_apps_objects_only_as_the_shared_dependencies(path):
+    """Settings, the service, the rooms and the templates come to every route the same way: as the
+    *Dep types of app/dependencies.py, never read from app.state or declared again in a route module."""
+    text = path.read_text(encoding="utf-8")
+    assert "app.state" not in text and "Depends(" not in text, path.name

@@ -2,18 +2,17 @@
 /rooms/ws is the WebSocket every member (teacher and students) talks over; see app/rooms.py."""
 
 import math
-from typing import Annotated
 
-from fastapi import APIRouter, Depends, Request, WebSocket
+from fastapi import APIRouter, Request, WebSocket
 from fastapi.responses import Response
 from pydantic import BaseModel
 
 from ..broker import TooManyRooms
+from ..dependencies import ClassroomDep
 from ..errors import json_error
 from ..origin import site_origin
 from ..qr import qr_svg
 from ..rooms import (
-    Classroom,
     NewRoom,
     RoomCreated,
     RoomProblem,
@@ -26,13 +25,6 @@ from ..rooms import (
 router = APIRouter(tags=["classroom"])
 
 WEBSOCKET_PATH = "/rooms/ws"
-
-
-async def get_classroom(request: Request) -> Classroom:
-    return request.app.state.classroom
-
-
-ClassroomDep = Annotated[Classroom, Depends(get_classroom)]
 
 
 def join_url(request: Request, code: str, page: str = "/") -> str:
@@ -121,5 +113,5 @@ async def readyz(classroom: ClassroomDep):
 
 
 @router.websocket(WEBSOCKET_PATH)
-async def room_socket(websocket: WebSocket):
-    await websocket.app.state.classroom.serve(websocket)
+async def room_socket(websocket: WebSocket, classroom: ClassroomDep):
+    await classroom.serve(websocket)

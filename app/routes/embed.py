@@ -7,7 +7,7 @@ from fastapi import APIRouter, Body, Query, Request
 from fastapi.responses import HTMLResponse, Response
 
 from .. import schemas
-from ..dependencies import ServiceDep
+from ..dependencies import ServiceDep, TemplatesDep
 from ..export.options import CONTROLS, EDITORS, STAGES, TABLES, THEMES, EmbedOptions
 from ..export.standalone import request_html
 from ..schemas import DEFAULT_SPEED, PLAYER_SPEEDS
@@ -62,10 +62,10 @@ TitleQuery = Annotated[str | None, Query(max_length=MAX_TITLE, description="The 
 
 
 @router.get("/embed", response_class=HTMLResponse, include_in_schema=False)
-def embed(request: Request):
+def embed(request: Request, templates: TemplatesDep):
     """The visualiser with minimal chrome; see app.export.options.EmbedOptions for the query options."""
     options = EmbedOptions.from_query(request.query_params)
-    return request.app.state.templates.TemplateResponse(
+    return templates.TemplateResponse(
         request, "embed.html", {"options": options, "inline": None, "title": "valuegraph"}
     )
 

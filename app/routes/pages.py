@@ -1,14 +1,11 @@
 """The HTML pages: the visualiser at GET /, the API documentation at /docs, and the favicon
 every browser asks for."""
 
-from typing import Annotated
-
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, HTMLResponse
 
 from ..assets import STATIC_DIR
-from ..config import Settings
-from ..dependencies import get_settings
+from ..dependencies import SettingsDep, TemplatesDep
 
 router = APIRouter(include_in_schema=False)
 
@@ -18,19 +15,15 @@ SWAGGER_UI = "vendor/swagger-ui.v5.35.0"  # + .bundle.js, .css, .LICENSE.txt (np
 
 # HEAD too: uptime checks and link checkers ask with it, and HTTP expects it wherever GET works.
 @router.api_route("/", methods=["GET", "HEAD"], response_class=HTMLResponse)
-async def index(request: Request, settings: Annotated[Settings, Depends(get_settings)]):
-    return request.app.state.templates.TemplateResponse(
-        request, "index.html", {"max_source_length": settings.max_source_length}
-    )
+async def index(request: Request, settings: SettingsDep, templates: TemplatesDep):
+    return templates.TemplateResponse(request, "index.html", {"max_source_length": settings.max_source_length})
 
 
 @router.get("/docs", response_class=HTMLResponse)
-async def docs(request: Request):
+async def docs(request: Request, templates: TemplatesDep):
     """Swagger UI on /openapi.json, from static/vendor/, so it works without internet."""
     openapi_url = request.scope.get("root_path", "") + request.app.openapi_url
-    return request.app.state.templates.TemplateResponse(
-        request, "docs.html", {"openapi_url": openapi_url, "swagger_ui": SWAGGER_UI}
-    )
+    return templates.TemplateResponse(request, "docs.html", {"openapi_url": openapi_url, "swagger_ui": SWAGGER_UI})
 
 
 @router.get("/favicon.ico")
