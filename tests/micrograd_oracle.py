@@ -2,8 +2,8 @@
 the graph of each backward() call, to compare with what valuegraph builds from the same text.
 
 PyPI micrograd 0.1.0 has no tanh, exp, log or label=; programs that use them run against a
-lecture-style Value written here (micrograd's engine plus those, as in Karpathy's lecture),
-installed as micrograd.engine.Value and micrograd.nn.Value before the program starts."""
+subclass of its Value that adds them (written here; micrograd's own code comes from the installed
+package), installed as micrograd.engine.Value and micrograd.nn.Value before the program starts."""
 
 import json
 import math
@@ -20,84 +20,29 @@ import micrograd.engine, micrograd.nn
 
 LECTURE = sys.argv[3] == "1"
 
-class LectureValue:
-    """micrograd's Value plus label=, tanh, exp and log, as the lecture writes them."""
+MicrogradValue = micrograd.engine.Value
+
+class LectureValue(MicrogradValue):
+    """PyPI micrograd's Value, its code as the installed package has it, plus what 0.1.0 lacks and
+    programs written for the course use: label=, tanh, exp and log. micrograd's operations build
+    their results through the module's name Value, which is rebound to this class below."""
     def __init__(self, data, _children=(), _op='', label=''):
-        self.data = data
-        self.grad = 0.0
-        self._backward = lambda: None
-        self._prev = set(_children)
-        self._op = _op
+        super().__init__(data, _children, _op)
         self.label = label
-    def __add__(self, other):
-        other = other if isinstance(other, LectureValue) else LectureValue(other)
-        out = LectureValue(self.data + other.data, (self, other), '+')
+    def _unary(self, data, op, local):
+        result = LectureValue(data, (self,), op)
         def _backward():
-            self.grad += out.grad
-            other.grad += out.grad
-        out._backward = _backward
-        return out
-    def __mul__(self, other):
-        other = other if isinstance(other, LectureValue) else LectureValue(other)
-        out = LectureValue(self.data * other.data, (self, other), '*')
-        def _backward():
-            self.grad += other.data * out.grad
-            other.grad += self.data * out.grad
-        out._backward = _backward
-        return out
-    def __pow__(self, other):
-        out = LectureValue(self.data**other, (self,), f'**{other}')
-        def _backward():
-            self.grad += (other * self.data**(other-1)) * out.grad
-        out._backward = _backward
-        return out
-    def relu(self):
-        out = LectureValue(0 if self.data < 0 else self.data, (self,), 'ReLU')
-        def _backward():
-            self.grad += (out.data > 0) * out.grad
-        out._backward = _backward
-        return out
+            self.grad += local * result.grad
+        result._backward = _backward
+        return result
     def tanh(self):
-        x = self.data
-        t = (math.exp(2*x) - 1)/(math.exp(2*x) + 1)
-        out = LectureValue(t, (self,), 'tanh')
-        def _backward():
-            self.grad += (1 - t**2) * out.grad
-        out._backward = _backward
-        return out
+        t = math.tanh(self.data)
+        return self._unary(t, 'tanh', 1 - t * t)
     def exp(self):
-        out = LectureValue(math.exp(self.data), (self,), 'exp')
-        def _backward():
-            self.grad += out.data * out.grad
-        out._backward = _backward
-        return out
+        e = math.exp(self.data)
+        return self._unary(e, 'exp', e)
     def log(self):
-        out = LectureValue(math.log(self.data), (self,), 'log')
-        def _backward():
-            self.grad += (1 / self.data) * out.grad
-        out._backward = _backward
-        return out
-    def backward(self):
-        topo = []
-        visited = set()
-        def build_topo(v):
-            if v not in visited:
-                visited.add(v)
-                for child in v._prev:
-                    build_topo(child)
-                topo.append(v)
-        build_topo(self)
-        self.grad = 1
-        for v in reversed(topo):
-            v._backward()
-    def __neg__(self): return self * -1
-    def __radd__(self, other): return self + other
-    def __sub__(self, other): return self + (-other)
-    def __rsub__(self, other): return other + (-self)
-    def __rmul__(self, other): return self * other
-    def __truediv__(self, other): return self * other**-1
-    def __rtruediv__(self, other): return other * self**-1
-    def __repr__(self): return f"Value(data={self.data}, grad={self.grad})"
+        return self._unary(math.log(self.data), 'log', 1 / self.data)
 
 if LECTURE:
     micrograd.engine.Value = micrograd.nn.Value = LectureValue

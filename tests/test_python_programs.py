@@ -268,7 +268,7 @@ def test_mlp_nodes_carry_layer_and_neuron_scopes():
     assert ("MLP.__init__", "Layer.__init__", "Neuron.__init__") in scopes  # the parameters
     products = [o for n, o in zip(nodes, found) if n.op == "*"]
     # net(row), where the program called it
-    assert products[0].expr == "wi * xi" and products[0].span == (15, 16, 15, 24)
+    assert products[0].expr == "weight * value" and products[0].span == (15, 16, 15, 24)
     error = found[-1]
     assert error.label == "error" and error.scope == ["for step = 19"] and error.span[0] == 16
 

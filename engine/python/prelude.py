@@ -1,17 +1,20 @@
-"""micrograd's nn module (Module, Neuron, Layer, MLP), written in the Python subset itself and
-run by the interpreter, so `from micrograd.nn import MLP` builds exactly the graph micrograd's
-nn.py builds, draws the same random numbers in the same order, and its nodes carry scopes such
-as MLP.__call__ › Layer[1] › Neuron[3]. `_call_in_scope(kind, i, f, x)` is f(x) shown in
-scope `kind[i]`; it exists only here, not for programs."""
+"""The `micrograd.nn` classes programs import (Module, Neuron, Layer, MLP): valuegraph's own code,
+written in the Python subset and run by the interpreter, with the behaviour of PyPI micrograd's
+nn module: the same random draws in the same order (each neuron's weights from
+random.uniform(-1, 1), its bias 0), the same operations in the same order (bias first, then each
+weight times its input; relu except in the last layer), so the graph is the one micrograd builds
+(tests/test_python_programs.py compares them). Its nodes carry scopes such as
+MLP.__call__ › Layer[1] › Neuron[3]: `_call_in_scope(kind, i, f, x)` is f(x) shown in scope
+`kind[i]`; it exists only here, not for programs."""
 
 NN_SOURCE = """
 class Module:
-    def zero_grad(self):
-        for p in self.parameters():
-            p.grad = 0
-
     def parameters(self):
         return []
+
+    def zero_grad(self):
+        for parameter in self.parameters():
+            parameter.grad = 0
 
 
 class Neuron(Module):
@@ -21,8 +24,12 @@ class Neuron(Module):
         self.nonlin = nonlin
 
     def __call__(self, x):
-        act = sum((wi * xi for wi, xi in zip(self.w, x)), self.b)
-        return act.relu() if self.nonlin else act
+        total = self.b
+        for weight, value in zip(self.w, x):
+            total = total + weight * value
+        if self.nonlin:
+            return total.relu()
+        return total
 
     def parameters(self):
         return self.w + [self.b]
@@ -33,25 +40,36 @@ class Layer(Module):
         self.neurons = [Neuron(nin, nonlin) for _ in range(nout)]
 
     def __call__(self, x):
-        out = [_call_in_scope("Neuron", i, n, x) for i, n in enumerate(self.neurons)]
-        return out[0] if len(out) == 1 else out
+        outputs = []
+        for index, neuron in enumerate(self.neurons):
+            outputs.append(_call_in_scope("Neuron", index, neuron, x))
+        if len(outputs) == 1:
+            return outputs[0]
+        return outputs
 
     def parameters(self):
-        return [p for n in self.neurons for p in n.parameters()]
+        found = []
+        for neuron in self.neurons:
+            found.extend(neuron.parameters())
+        return found
 
 
 class MLP(Module):
     def __init__(self, nin, nouts):
-        sz = [nin] + nouts
-        self.layers = [Layer(sz[i], sz[i + 1], nonlin=i != len(nouts) - 1) for i in range(len(nouts))]
+        sizes = [nin] + nouts
+        last = len(nouts) - 1
+        self.layers = [Layer(sizes[k], sizes[k + 1], nonlin=k != last) for k in range(len(nouts))]
 
     def __call__(self, x):
-        for i, layer in enumerate(self.layers):
-            x = _call_in_scope("Layer", i, layer, x)
+        for index, layer in enumerate(self.layers):
+            x = _call_in_scope("Layer", index, layer, x)
         return x
 
     def parameters(self):
-        return [p for layer in self.layers for p in layer.parameters()]
+        found = []
+        for layer in self.layers:
+            found.extend(layer.parameters())
+        return found
 """
 
 NAMES = ("Module", "Neuron", "Layer", "MLP")
