@@ -248,15 +248,16 @@ def test_shorthand_nodes_know_their_code(program, expected):
     assert [(o.label, o.span, o.expr) for o in result.origins(nodes)][-4:] == expected
 
 
-def test_a_graph_without_program_text_has_no_origins():
+def test_a_graph_without_program_text_is_named_by_its_operations():
+    """No span and no label: each value is called by its operation on its inputs' names (issue 26)."""
     x = engine.Value(2.0)
     y = x * x + 1
     nodes = trace(y).nodes
     assert engine.ProgramRun(y).origins(nodes) == [
         (None, None, "2", []),
-        (None, None, "", []),
+        (None, None, "2*2", []),
         (None, None, "1", []),
-        (None, None, "", []),
+        (None, None, "2*2+1", []),
     ]
 
 

@@ -39,6 +39,7 @@ def test_every_operation_is_tested():
         ("GET", "/backward"),
         ("POST", "/backward"),
         ("GET", "/healthz"),
+        ("GET", "/readyz"),
         ("POST", "/layout"),
         ("POST", "/rooms"),
         ("GET", "/rooms/{code}/qr.svg"),
