@@ -126,10 +126,10 @@ class BackwardQuery(BaseModel):
         return BackwardRequest.model_construct(**dict(self), variables={})
 
 
-GraphNumber = Annotated[
-    Annotated[float, Field(allow_inf_nan=False)] | Literal["NaN", "Infinity", "-Infinity"],
-    AfterValidator(lambda x: float(x) if isinstance(x, str) else x),
-]
+GraphNumber = (  # a number, or the string of a non-finite one; only the strings go through a converter
+    Annotated[float, Field(allow_inf_nan=False)]
+    | Annotated[Literal["NaN", "Infinity", "-Infinity"], AfterValidator(float)]
+)
 Language = Literal["python", "csharp", "typescript", "javascript", "java"]
 
 

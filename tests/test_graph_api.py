@@ -515,3 +515,31 @@ async def test_a_broken_walk_variant_keeps_the_course_expected_grads(client):
     assert assigned["variant"] == "assign" and assigned["trace"] != correct["trace"]
     assert assigned["gradient_check"] == correct["gradient_check"]
     assert [n["expected_grad"] for n in assigned["nodes"]] == [n["expected_grad"] for n in correct["nodes"]]
+
+
+@pytest.mark.parametrize("size,paused", [(10_000, False), (1_200_000, True)])
+async def test_the_collector_is_paused_while_a_large_body_is_read(size, paused):
+    """A large body (a graph posted whole) is parsed with the cyclic collector paused, and the
+    collector runs again once the request is over; a small one is left alone."""
+    import gc
+
+    import httpx
+
+    from app.middleware import PAUSE_COLLECTOR_FROM_BYTES, BodySizeLimit
+
+    seen = []
+
+    async def app(scope, receive, send):
+        await receive()
+        seen.append(gc.isenabled())
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    assert (size >= PAUSE_COLLECTOR_FROM_BYTES) == paused
+    wrapped = BodySizeLimit(app, max_bytes=2_000_000, max_discard_bytes=2_000_000)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=wrapped), base_url="http://t") as client:
+        assert gc.isenabled()
+        response = await client.post("/backward", content=b" " * size)
+    assert response.status_code == 200
+    assert seen == [not paused]
+    assert gc.isenabled()
