@@ -399,16 +399,17 @@ class _Checker:
                     f"{self._name(i)}'s backward ran {counts[i]} times, passing its gradient on each time: "
                     "your topological sort needs a visited set, so each node is added once."
                 )
+            ran = set(self.walk)
+            missing = [i for i in reversed(self.order) if self.children[i] and i not in ran]
+            if missing:
+                name = self._name(missing[0])
+                return f"{name}'s backward never ran: your walk leaves it out, so its inputs get nothing from it."
             done = set()
             for i in self.walk:  # a node passes on before a user of it has
                 done.add(i)
                 for parent, _ in self.parents[i]:
                     if parent not in done and self.children[i]:
                         return self._early_message(i, parent)
-            missing = [i for i in reversed(self.order) if self.children[i] and i not in done]
-            if missing:
-                name = self._name(missing[0])
-                return f"{name}'s backward never ran: your walk leaves it out, so its inputs get nothing from it."
         return None
 
     def _assigned(self, wrong):

@@ -344,3 +344,38 @@ def test_an_order_and_grads_walked_already_give_the_same_check():
     expected = [v.grad for v in walked.topo()]
     given = check(nodes, ids[L], order=list(range(len(nodes))), expected=expected)
     assert given == alone and alone.gradient_check["status"] == "wrong"
+
+
+def test_breadth_first_walk_is_no_topological_order():
+    """A queue from the output, each node passing on once when it leaves the queue: d leaves it
+    before e and f, its later users, have added to it."""
+    from collections import deque
+
+    L = shared_chain()
+    L.grad = 1.0
+    queue, seen = deque([L]), {L}
+    while queue:
+        v = queue.popleft()
+        for child, local in zip(v.children, v.local_grads):
+            child.grad += local * v.grad
+            if child not in seen:
+                seen.add(child)
+                queue.append(child)
+    nodes, ids = graph_of(L)
+    message = check(nodes, ids[L]).gradient_check["message"]
+    assert message.startswith("d passed its gradient on before all of its users had added theirs"), message
+
+
+def test_a_walk_that_leaves_a_node_out_says_which():
+    """The learner's recorded walk never ran e's step (their topological sort dropped it)."""
+    L = shared_chain()
+    order = [v for v in reversed(L.topo()) if v.label != "e"]
+    L.grad = 1.0
+    for v in order:
+        for child, local in zip(v.children, v.local_grads):
+            child.grad += local * v.grad
+    nodes, ids = graph_of(L)
+    result = check(nodes, ids[L], [ids[v] for v in order])
+    assert result.gradient_check["message"] == (
+        "e's backward never ran: your walk leaves it out, so its inputs get nothing from it."
+    )
