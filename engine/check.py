@@ -375,8 +375,8 @@ class _Checker:
         name = self._name(self.output)
         if seed == 0:
             return (
-                f"The output {name}'s grad was never seeded with 1, so nothing was passed back: "
-                f"set {name}.grad = 1 before the walk."
+                f"Every grad is 0: the output {name}'s grad was never seeded with 1, so nothing was passed back "
+                f"(or backward() was not called before the graph was written): set {name}.grad = 1 before the walk."
             )
         return f"The output {name}'s grad starts at {format_number(seed)}, not 1: the walk back must start from 1."
 
