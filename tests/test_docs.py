@@ -40,8 +40,9 @@ NEEDS_SERVER = f"# needs a server at {DOCUMENTED_HOST}"
 # Shell commands the suite does not run, each with why. Keep this short: a command that can run, runs.
 NOT_RUN = {
     "apt-get update": "changes the machine's package lists; CI runs it (.ci/run)",
-    "apt-get install -y chromium redis-server": "installs system packages; CI runs it (.ci/run), and the browser "
-    "and Teach live tests fail without them",
+    "apt-get install -y chromium redis-server mono-mcs mono-runtime": "installs system packages; CI runs it "
+    "(.ci/run), and the browser, Teach live and C# snippet tests fail without them",
+    "npm ci --prefix tests": "installs the node packages the tests run (tests/package.json); CI runs it (.ci/run)",
     "apt-get install -y wrk": "installs a system package, for the benchmarks only",
     "pip install -c constraints.txt -e .": "changes the installed packages; test_pip_commands_name_real_extras "
     "checks it, test_readme.py checks what is installed against constraints.txt",

@@ -29,7 +29,8 @@ def test_ci_runs_the_readme_test_command_in_the_base_interpreter_and_in_a_venv()
     # ... and again in a fresh virtual environment, where pip and python3 are the environment's.
     assert re.search(r'^python3 -m venv "\$VENV"$', ci, re.M)
     assert ci.rstrip().endswith("""bash -c "source '$VENV/bin/activate' && $TEST_COMMAND\"""")
-    assert "apt-get update && apt-get install -y chromium redis-server" in test_command and "pytest" in test_command
+    assert "apt-get update && apt-get install -y chromium redis-server mono-mcs mono-runtime" in test_command
+    assert "npm ci --prefix tests" in test_command and "pytest" in test_command
     assert "pip install -c constraints.txt -e '.[test]'" in test_command
 
 

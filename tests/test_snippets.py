@@ -20,7 +20,7 @@ SNIPPETS = pathlib.Path(__file__).parent / "snippets"  # our classes in the cour
 DOCS = pathlib.Path(__file__).parent.parent / "docs"
 SHOWN = DOCS / "snippets"  # the snippets exactly as docs/learners.md shows them
 MARKER = "// valuegraph: the snippet goes here\n"
-SUCRASE_HOOK = SNIPPETS / "node_modules" / "sucrase" / "register" / "ts"
+SUCRASE_HOOK = SNIPPETS.parent / "node_modules" / "sucrase" / "register" / "ts"
 RUN_SECONDS = 180  # a compiler on a loaded machine
 
 
@@ -66,7 +66,7 @@ def typescript_graphs(tmp_path, broken: bool) -> list:
     (tmp_path / "value.ts").write_text(source)
     shutil.copy(SNIPPETS / "typescript" / "main.ts", tmp_path)
     assert SUCRASE_HOOK.with_suffix(".js").exists() or SUCRASE_HOOK.is_dir(), (
-        "sucrase is not installed: npm ci --prefix tests/snippets (the README's test command does)"
+        "sucrase is not installed: npm ci --prefix tests (the README's test command does)"
     )
     return outputs(run([tool("node", "apt-get install -y nodejs"), "-r", str(SUCRASE_HOOK), "main.ts"], tmp_path))
 

@@ -1,6 +1,6 @@
 """Both SCORM packages (1.2 and 2004 4th edition) in scorm-again, the run-time a learning platform
-embeds (npm, pinned in tests/lms/package.json; the README's test command runs
-`npm ci --prefix tests/lms`): the package unpacked and served as a platform serves it, its lesson
+embeds (npm, pinned in tests/package.json; the README's test command runs
+`npm ci --prefix tests`): the package unpacked and served as a platform serves it, its lesson
 framed by the platform's page that holds the API object, and walked to the end. The lesson
 initializes, reports incomplete and commits, reports completed at the walk's end and commits, and
 terminates when it is left; scorm-again reports no error (any would reach the console, which fails
@@ -16,9 +16,7 @@ from pagehelpers import wait_for_graph
 
 PROGRAM = "a = 2; b = 3; L = a * b + a"
 PLATFORM = "http://lms.test"
-SCORM_AGAIN = (
-    Path(__file__).resolve().parents[1] / "lms" / "node_modules" / "scorm-again" / "dist" / "scorm-again.min.js"
-)
+SCORM_AGAIN = Path(__file__).resolve().parents[1] / "node_modules" / "scorm-again" / "dist" / "scorm-again.min.js"
 
 # Per edition: the API object's global name, its class, and the calls and status element by their names.
 EDITIONS = {
@@ -41,9 +39,7 @@ COURSE = """<!doctype html><html><head><title>Course</title><script src="/scorm-
 
 @pytest.mark.parametrize("edition", EDITIONS)
 def test_the_package_runs_in_scorm_again_to_completion(page, live_server, edition):
-    assert SCORM_AGAIN.exists(), (
-        "scorm-again is not installed: npm ci --prefix tests/lms (the README's test command does)"
-    )
+    assert SCORM_AGAIN.exists(), "scorm-again is not installed: npm ci --prefix tests (the README's test command does)"
     object_name, cls, initialize, set_value, commit, finish, status = EDITIONS[edition]
     get_value = "LMSGetValue" if edition == "1.2" else "GetValue"
     course = COURSE.format(
