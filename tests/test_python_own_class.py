@@ -162,3 +162,39 @@ def test_the_walk_of_micrograds_backward_is_recorded_in_the_order_its_closures_r
     assert ops[8.0] == "+" and ops[6.0] == "*" and result.graph["inputs_are_sets"]
     locals_of_c = next(n["local_grads"] for n in result.graph["nodes"] if n["data"] == 6.0)
     assert locals_of_c == [3.0, 2.0]  # derived from _op '*' and the inputs in the order __mul__ passed them
+
+
+def _own(name):
+    return (OWN_CLASSES[0].parent / f"{name}.py").read_text(encoding="utf-8")
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("program", "status", "wrong", "message"),
+    [
+        ("micrograd", "ok", [], "Your gradients match the course's backward from out on every node"),
+        ("course_assign_not_accumulate", "wrong", ["a"], "a is used by 2 nodes; its grad holds only the last one"),
+        ("micrograd_no_visited_set", "wrong", ["a", "b"], "c's backward ran 2 times"),
+        ("microgpt_wrong_pow", "wrong", [], "Your `__pow__` gives the input of node 1 the local gradient 3"),
+        ("never_seeded", "wrong", ["a", None, "out"], "was never seeded with 1"),
+        ("node_inputs_value", "no_backward", [], "backward() has not run"),
+    ],
+)
+async def test_backward_answers_with_the_learners_graph_grads_and_check(client, program, status, wrong, message):
+    text = micrograd_engine() + MICROGRAD_SMALL if program == "micrograd" else _own(program)
+    body = (await client.post("/backward", json={"expression": text, "check": True})).json()
+    check = body["gradient_check"]
+    labels = {node["id"]: node["label"] for node in body["nodes"]}
+    assert check["status"] == status and message in check["message"], check
+    assert [labels[i] for i in check["wrong"]] == wrong
+    expected_printed, expected_nodes = cpython_graph(text)
+    assert body["printed"] == expected_printed
+    ours = sorted((n["data"], n["grad"] if status != "no_backward" else None) for n in body["nodes"])
+    assert [data for data, _ in ours] == sorted(data for data, _ in expected_nodes)
+    if status != "no_backward":  # the grads shown are the learner's, as CPython's objects hold them
+        assert all(_close(a, b) for (_, a), (_, b) in zip(ours, sorted(expected_nodes)))
+    for node in body["nodes"]:
+        assert "expected_grad" in node
+
+
+MICROGRAD_SMALL = "\na = Value(2.0)\nb = Value(3.0)\nc = a * b\nout = c + a\nout.backward()\nprint(out)\n"

@@ -50,7 +50,8 @@ def node_fields(obj):
 
 def observe(output, walk, limits):
     """The graph `output` reaches, as plain data: {"nodes": [...], "output": id, "walk": [...],
-    "inputs_are_sets": bool}. Nodes come in creation order (ids are the order objects were made)."""
+    "inputs_are_sets": bool, "backward": bool}. Nodes come in creation order (ids are the order
+    objects were made); `walk` is None when the program never called the class's backward()."""
     reached, pending = {id(output): output}, [output]
     while pending:
         obj = pending.pop()
@@ -73,6 +74,7 @@ def observe(output, walk, limits):
         "nodes": nodes,
         "output": output.serial,
         "walk": _steps(walk or [], reached),
+        "backward": walk is not None,
         "inputs_are_sets": any(type(obj.fields[node_fields(obj)[1]]) is ProgramSet for obj in objects),
     }
 
@@ -106,7 +108,7 @@ def _node(obj):
     label = fields.get("label")
     return {
         "id": obj.serial,
-        "label": label if type(label) is str and label else None,
+        "label": label if type(label) is str and label else obj.name,
         "op": op or None,
         "data": data,
         "grad": float(grad) if type(grad) in NUMBERS else None,
