@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from engine import ProgramError, run_program
 from engine.python import run_python
@@ -198,3 +200,39 @@ async def test_backward_answers_with_the_learners_graph_grads_and_check(client, 
 
 
 MICROGRAD_SMALL = "\na = Value(2.0)\nb = Value(3.0)\nc = a * b\nout = c + a\nout.backward()\nprint(out)\n"
+
+
+def _class_of(name):
+    """The class definitions of one corpus program: its text up to the first top-level statement."""
+    lines = _own(name).split("\n")
+    end = next(
+        i
+        for i, line in enumerate(lines)
+        if line and not line[0].isspace() and not line.startswith(("class", "import", "#"))
+    )
+    return "\n".join(lines[:end])
+
+
+STYLES = {"course": "course_value", "micrograd": "micrograd_style", "microgpt": "microgpt_style"}
+
+
+@st.composite
+def random_graphs(draw):
+    """A program body over Value: leaves, then nodes that reuse earlier ones (+, *, with constants)."""
+    leaves = draw(st.integers(1, 4))
+    lines = [f"v{i} = Value({draw(st.floats(-3, 3, allow_nan=False)):.6f})" for i in range(leaves)]
+    count = leaves
+    for _ in range(draw(st.integers(1, 25))):
+        a, b = draw(st.integers(0, count - 1)), draw(st.integers(0, count - 1))
+        form = draw(st.sampled_from(["v{a} + v{b}", "v{a} * v{b}", "v{a} + 1.5", "2 * v{a}", "v{a} * v{a}"]))
+        lines.append(f"v{count} = " + form.format(a=a, b=b))
+        count += 1
+    lines += [f"out = v{count - 1}", "out.backward()", "print(out.data)"]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("style", sorted(STYLES))
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(body=random_graphs())
+def test_random_graphs_run_as_cpython_runs_them_in_each_style(style, body):
+    assert_same(_class_of(STYLES[style]) + "\n\n" + body)
