@@ -95,6 +95,8 @@ def run_python(text: str, limits: Limits = Limits(), seed: int = 0, run: int | N
         program(Frame({}, None))
     except RecursionError:
         raise ProgramError("the program nests or calls too deeply to run", WHOLE_PROGRAM) from None
+    finally:
+        state.close()
     return PythonRun(_output(state, run), state)
 
 
