@@ -236,3 +236,24 @@ def random_graphs(draw):
 @given(body=random_graphs())
 def test_random_graphs_run_as_cpython_runs_them_in_each_style(style, body):
     assert_same(_class_of(STYLES[style]) + "\n\n" + body)
+
+
+@pytest.mark.anyio
+async def test_the_time_budget_stops_a_program_running_on_a_fresh_stack(make_client):
+    import threading
+    import time
+
+    def program_threads():
+        return sum(1 for thread in threading.enumerate() if thread.name == "valuegraph program")
+
+    before = program_threads()
+    deep_then_endless = "def f(n):\n    if n > 0:\n        return f(n - 1)\n    while True:\n        pass\nf(1500)"
+    client = make_client(time_budget=0.5, max_statements=10**12)
+    started = time.monotonic()
+    response = await client.post("/backward", json={"expression": deep_then_endless})
+    assert response.status_code == 503 and time.monotonic() - started < 5
+    for _ in range(100):  # the stopped call ends, and with the run its kept threads
+        if program_threads() == before:
+            break
+        time.sleep(0.05)
+    assert program_threads() == before
