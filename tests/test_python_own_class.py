@@ -136,6 +136,8 @@ HEAD = (
         (HEAD + "    def __repr__(self):\n        return 5\nprint(V(1))", "__repr__ of V must return a string"),
         (HEAD + "    def backward(self):\n        self.grad = 1\nout = V('x', ())\nout.backward()", "holds a string"),
         (HEAD + "a = V(1)\nb = V(2)\nc = a - b", "unsupported operand type(s) for -: 'V' and 'V'"),
+        (HEAD + "out = V(1, (V('two'),))", "its .data holds a string, not a number"),
+        (HEAD + "    def __repr__(self):\n        return str(self)\nprint(V(1))", "calls nest deeper than 4000"),
         (HEAD + "__slots__ = ('data',)\nclass W:\n    __slots__ = ('data',)\nW().grad = 1", "__slots__ lists data"),
     ],
 )

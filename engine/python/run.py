@@ -121,7 +121,10 @@ def _output(state: State, run):
             node.data = value
         return order[-1]
     if state.last_value is None and state.last_instance is not None and node_fields(state.last_instance):
-        state.observed = observe(state.last_instance, None, state.limits)  # no backward() yet: grads as made
+        try:  # no backward() yet: the graph with the grads as made
+            state.observed = observe(state.last_instance, None, state.limits)
+        except B.RunError as error:
+            raise ProgramError(str(error), WHOLE_PROGRAM) from None
         return as_engine_graph(state.observed)
     if state.last_value is None:
         raise ProgramError(
