@@ -93,7 +93,7 @@ def _checked(posted: schemas.Graph, request, limits: Limits, program: ProgramRun
     )
     for value, grad in graph.grads.items():
         value.grad = grad
-    nudged = replayable or all(node.op is not None or not node._children for node in steps.nodes)
+    nudged = replayable or all(node.get("op") is not None or not node["children"] for node in posted.nodes)
     return _finished(steps, graph.output, request, limits, program, checked, nudge=nudged)
 
 
