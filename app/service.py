@@ -12,12 +12,13 @@ Two layers:
 """
 
 import json
+import math
 from typing import Callable, NamedTuple
 
 import anyio
 
 from engine import Limits, ProgramRun, Trace, Value, measure_leaf_gradients, run_program, trace
-from engine.check import Check, check
+from engine.check import Check, canonical_op, check
 
 from . import schemas
 from .budget import Leftovers, collector_paused, run_within_budget
@@ -54,6 +55,9 @@ def compute(request: schemas.BackwardRequest, limits: Limits) -> Computed:
     if request.graph is not None:
         return compute_posted_graph(request, limits)
     program = run_program(request.expression, request.variables, limits, request.seed, request.run)
+    own = program.python.graph if program.python is not None else None
+    if own is not None:  # the program's own value class: its graph, as its backward() left it
+        return _checked(own_class_graph(own), request, limits, program)
     return _walked(program.output, request, limits, program)  # the syntax tree is freed by now
 
 
@@ -67,7 +71,12 @@ def compute_posted_graph(request: schemas.BackwardRequest, limits: Limits) -> Co
     """A graph posted whole (`graph`): read -> trace (valuegraph's own walk) -> check (the learner's
     grads against the course's backward) -> (nudge test) -> (layout). The grads in the answer are
     the learner's when the graph has them; the trace keeps the ones its walk computed."""
-    graph = read_graph(request.graph, limits, replayable=request.check)
+    return _checked(request.graph, request, limits, None)
+
+
+def _checked(posted: schemas.Graph, request, limits: Limits, program: ProgramRun | None) -> Computed:
+    replayable = request.check and program is None  # a program's class may have ops the nudge test cannot replay
+    graph = read_graph(posted, limits, replayable=replayable)
     steps = trace(graph.output, limits, request.variant)
     ids = steps.ids
     walk = None if graph.walk is None else [ids[value] for value in graph.walk if value in ids]
@@ -77,23 +86,54 @@ def compute_posted_graph(request: schemas.BackwardRequest, limits: Limits) -> Co
         check_nodes(steps, graph.grads),
         steps.output,
         walk,
-        request.graph.language,
+        posted.language,
         limits.max_variant_steps,
         order=steps.order if walked else None,
         expected=[value.grad for value in steps.nodes] if walked else None,
     )
     for value, grad in graph.grads.items():
         value.grad = grad
-    return _finished(steps, graph.output, request, limits, None, checked)
+    nudged = replayable or all(node.get("op") is not None or not node["children"] for node in posted.nodes)
+    return _finished(steps, graph.output, request, limits, program, checked, nudge=nudged)
+
+
+def own_class_graph(observed: dict) -> schemas.Graph:
+    """The graph of a program's own value class (engine.python.observe) as a posted graph: an op
+    the check does not know is left out (its local gradients are used as given), a local gradient
+    that could not be derived is NaN, a node its backward never gave a grad has 0 when others have one
+    (and no node has a grad before the program calls backward()), and the walk is the nodes whose
+    _backward closures ran, in that order."""
+    nodes = []
+    with_grad = observed["backward"] and any(node["grad"] is not None for node in observed["nodes"])
+    for node in observed["nodes"]:
+        op = node["op"] if canonical_op(node["op"])[0] is not None else None
+        local_grads = node["local_grads"]
+        if local_grads is None:
+            local_grads = [math.nan] * len(node["children"])
+        grad = (node["grad"] if node["grad"] is not None else 0.0) if with_grad else None
+        nodes.append(
+            {
+                "id": node["id"],
+                "label": node["label"],
+                "op": op,
+                "data": node["data"],
+                "grad": grad,
+                "children": node["children"],
+                "local_grads": local_grads,
+            }
+        )
+    walk = [step["node"] for step in observed["walk"] if step["node"] is not None] or None
+    return schemas.Graph.model_construct(nodes=nodes, output=observed["output"], walk=walk, language="python")
 
 
 def _walked(output: Value, request: schemas.BackwardRequest, limits: Limits, program: ProgramRun | None) -> Computed:
     return _finished(trace(output, limits, request.variant), output, request, limits, program)
 
 
-def _finished(steps, output, request, limits, program, checked=None) -> Computed:
-    """The traced graph's (nudge test) -> (layout), as the request asks."""
-    measured = measure_leaf_gradients(output, request.nudge, limits) if request.check else None
+def _finished(steps, output, request, limits, program, checked=None, nudge=True) -> Computed:
+    """The traced graph's (nudge test) -> (layout), as the request asks. `nudge`: false when an op
+    of the graph is one the nudge test cannot replay."""
+    measured = measure_leaf_gradients(output, request.nudge, limits) if request.check and nudge else None
     layout = compute_layout(steps) if request.layout else None
     return Computed(steps, measured, layout, request.trace, program, checked)
 

@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from engine import ProgramError, run_program
 from engine.python import run_python
@@ -134,6 +136,8 @@ HEAD = (
         (HEAD + "    def __repr__(self):\n        return 5\nprint(V(1))", "__repr__ of V must return a string"),
         (HEAD + "    def backward(self):\n        self.grad = 1\nout = V('x', ())\nout.backward()", "holds a string"),
         (HEAD + "a = V(1)\nb = V(2)\nc = a - b", "unsupported operand type(s) for -: 'V' and 'V'"),
+        (HEAD + "out = V(1, (V('two'),))", "its .data holds a string, not a number"),
+        (HEAD + "    def __repr__(self):\n        return str(self)\nprint(V(1))", "calls nest deeper than 4000"),
         (HEAD + "__slots__ = ('data',)\nclass W:\n    __slots__ = ('data',)\nW().grad = 1", "__slots__ lists data"),
     ],
 )
@@ -162,3 +166,96 @@ def test_the_walk_of_micrograds_backward_is_recorded_in_the_order_its_closures_r
     assert ops[8.0] == "+" and ops[6.0] == "*" and result.graph["inputs_are_sets"]
     locals_of_c = next(n["local_grads"] for n in result.graph["nodes"] if n["data"] == 6.0)
     assert locals_of_c == [3.0, 2.0]  # derived from _op '*' and the inputs in the order __mul__ passed them
+
+
+def _own(name):
+    return (OWN_CLASSES[0].parent / f"{name}.py").read_text(encoding="utf-8")
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("program", "status", "wrong", "message"),
+    [
+        ("micrograd", "ok", [], "Your gradients match the course's backward from out on every node"),
+        ("course_assign_not_accumulate", "wrong", ["a"], "a is used by 2 nodes; its grad holds only the last one"),
+        ("micrograd_no_visited_set", "wrong", ["a", "b"], "c's backward ran 2 times"),
+        ("microgpt_wrong_pow", "wrong", [], "Your `__pow__` gives the input of node 1 the local gradient 3"),
+        ("never_seeded", "wrong", ["a", None, "out"], "was never seeded with 1"),
+        ("node_inputs_value", "no_backward", [], "backward() has not run"),
+    ],
+)
+async def test_backward_answers_with_the_learners_graph_grads_and_check(client, program, status, wrong, message):
+    text = micrograd_engine() + MICROGRAD_SMALL if program == "micrograd" else _own(program)
+    body = (await client.post("/backward", json={"expression": text, "check": True})).json()
+    check = body["gradient_check"]
+    labels = {node["id"]: node["label"] for node in body["nodes"]}
+    assert check["status"] == status and message in check["message"], check
+    assert [labels[i] for i in check["wrong"]] == wrong
+    expected_printed, expected_nodes = cpython_graph(text)
+    assert body["printed"] == expected_printed
+    ours = sorted((n["data"], n["grad"] if status != "no_backward" else None) for n in body["nodes"])
+    assert [data for data, _ in ours] == sorted(data for data, _ in expected_nodes)
+    if status != "no_backward":  # the grads shown are the learner's, as CPython's objects hold them
+        assert all(_close(a, b) for (_, a), (_, b) in zip(ours, sorted(expected_nodes)))
+    for node in body["nodes"]:
+        assert "expected_grad" in node
+
+
+MICROGRAD_SMALL = "\na = Value(2.0)\nb = Value(3.0)\nc = a * b\nout = c + a\nout.backward()\nprint(out)\n"
+
+
+def _class_of(name):
+    """The class definitions of one corpus program: its text up to the first top-level statement."""
+    lines = _own(name).split("\n")
+    end = next(
+        i
+        for i, line in enumerate(lines)
+        if line and not line[0].isspace() and not line.startswith(("class", "import", "#"))
+    )
+    return "\n".join(lines[:end])
+
+
+STYLES = {"course": "course_value", "micrograd": "micrograd_style", "microgpt": "microgpt_style"}
+
+
+@st.composite
+def random_graphs(draw):
+    """A program body over Value: leaves, then nodes that reuse earlier ones (+, *, with constants)."""
+    leaves = draw(st.integers(1, 4))
+    lines = [f"v{i} = Value({draw(st.floats(-3, 3, allow_nan=False)):.6f})" for i in range(leaves)]
+    count = leaves
+    for _ in range(draw(st.integers(1, 25))):
+        a, b = draw(st.integers(0, count - 1)), draw(st.integers(0, count - 1))
+        form = draw(st.sampled_from(["v{a} + v{b}", "v{a} * v{b}", "v{a} + 1.5", "2 * v{a}", "v{a} * v{a}"]))
+        lines.append(f"v{count} = " + form.format(a=a, b=b))
+        count += 1
+    lines += [f"out = v{count - 1}", "out.backward()", "print(out.data)"]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("style", sorted(STYLES))
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(body=random_graphs())
+def test_random_graphs_run_as_cpython_runs_them_in_each_style(style, body):
+    assert_same(_class_of(STYLES[style]) + "\n\n" + body)
+
+
+@pytest.mark.anyio
+async def test_the_time_budget_stops_a_program_running_on_a_fresh_stack(make_client):
+    import threading
+    import time
+
+    def program_threads():
+        return sum(1 for thread in threading.enumerate() if thread.name == "valuegraph program")
+
+    before = program_threads()
+    deep_then_endless = "def f(n):\n    if n > 0:\n        return f(n - 1)\n    while True:\n        pass\nf(1500)"
+    client = make_client(time_budget=0.5, max_statements=10**12)
+    started = time.monotonic()
+    response = await client.post("/backward", json={"expression": deep_then_endless})
+    assert response.status_code == 503 and time.monotonic() - started < 5
+    for _ in range(100):  # the stopped call ends, and with the run its kept threads
+        if program_threads() == before:
+            break
+        time.sleep(0.05)
+    assert program_threads() == before

@@ -87,36 +87,79 @@ class Calls:
         return result
 
     def on_fresh_stack(self, run, *args):
-        """run(*args) in a new thread, which has its own stack and its own count of Python's
-        recursion limit: the program's recursion is bounded by max_call_depth, never by the
-        server's recursion limit, and that limit stays as it is for the server's other threads.
-        This thread waits in short joins, so a stop the time budget sends it arrives; the new
-        thread is then stopped at its next statement."""
-        outcome = []
-
-        def target():
-            try:
-                outcome.append((True, run(*args)))
-            except BaseException as error:  # handed to the waiting thread, which raises it
-                outcome.append((False, error))
-
-        thread = threading.Thread(target=target, name="valuegraph program", daemon=True)
+        """run(*args) on another thread's stack: each thread has its own stack and its own count
+        of Python's recursion limit, so the program's recursion is bounded by max_call_depth,
+        never by the server's recursion limit, which stays as it is for the server's other
+        threads. The threads are kept for the run, one per level (a wide walk crosses the same
+        level many times), and ended with it (State.close)."""
+        level = self.hops
+        if level == len(self.stacks):
+            self.stacks.append(FreshStack())
         self.hops += 1
-        thread.start()
         try:
-            if self.hops > 1:  # this thread is itself a fresh stack, which no stop is sent to
-                thread.join()
-            while thread.is_alive():  # the thread the run started in: only it polls
-                thread.join(0.05)
-        except BaseException:
-            self.steps = STOPPED  # the new thread's next statement ends the program
-            raise
+            return self.stacks[level].run(run, args, level == 0, self.stop)
         finally:
             self.hops -= 1
-        done, value = outcome[0]
-        if done:
+
+    def stop(self):
+        self.steps = STOPPED  # the running thread's next statement ends the program
+
+    def close(self):
+        for stack in self.stacks:
+            stack.close()
+        self.stacks = []
+
+
+class FreshStack:
+    """A thread that runs one call at a time for the thread that hands it over, which waits."""
+
+    def __init__(self):
+        self.job = None
+        self.outcome = None
+        self.start = threading.Lock()
+        self.start.acquire()
+        self.done = threading.Lock()
+        self.done.acquire()
+        threading.Thread(target=self.serve, name="valuegraph program", daemon=True).start()
+
+    def serve(self):
+        while True:
+            self.start.acquire()
+            job = self.job
+            if job is None:
+                return
+            try:
+                self.outcome = (True, job[0](*job[1]))
+            except BaseException as error:  # handed to the waiting thread, which raises it
+                self.outcome = (False, error)
+            self.done.release()
+
+    def run(self, function, args, poll, stop):
+        """function(*args) on this stack. `poll`: the waiting thread is the one the run started in,
+        which the time budget may stop: it waits in short turns so the stop arrives, then `stop`
+        ends the call it handed over."""
+        self.job = (function, args)
+        self.start.release()
+        try:
+            if poll:
+                while not self.done.acquire(timeout=0.05):
+                    pass
+            else:
+                self.done.acquire()
+        except BaseException:
+            stop()
+            raise
+        (finished, value), self.outcome = self.outcome, None
+        if finished:
             return value
         raise value
+
+    def close(self):
+        self.job = None
+        try:
+            self.start.release()  # the thread ends when it next takes a job (at once, when idle)
+        except RuntimeError:  # a job handed over but not yet taken: the thread takes None after it
+            pass
 
 
 # A deep recursion's nodes show the scope of its first calls: each call copies the scope, so an

@@ -167,6 +167,8 @@ def binary(state, kind, a, b):
     result = _dispatch(state, a, b, name, reflected)
     if result is NotImplemented:
         raise B.RunError(f"unsupported operand type(s) for {symbol}: '{type_name(a)}' and '{type_name(b)}'")
+    if kind == "Pow" and type(result) is Instance and result.made_by == name and type(b) in (int, float):
+        result.made_by = f"**{b}"  # the op with its exponent, as micrograd names it
     return result
 
 

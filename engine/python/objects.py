@@ -102,15 +102,17 @@ class Class:
 
 class Instance:
     """An object of a program's class. `serial` numbers instances in the order they were made;
-    `made_by` is the special method (or method) whose call returned it first, for the graph's op."""
+    `made_by` is the special method (or method) whose call returned it first, for the graph's op;
+    `name` labels it in the graph when its class keeps no label."""
 
-    __slots__ = ("cls", "fields", "serial", "made_by")
+    __slots__ = ("cls", "fields", "serial", "made_by", "name")
 
     def __init__(self, cls, serial=0):
         self.cls = cls
         self.fields = {}
         self.serial = serial
         self.made_by = None
+        self.name = None  # the name it was first assigned to at the program's top level
 
     def __repr__(self):
         return f"<{self.cls.name} object>"

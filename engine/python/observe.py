@@ -41,39 +41,46 @@ def node_fields(obj):
     if type(obj) is not Instance:
         return None
     fields = obj.fields
-    data = next((name for name in DATA_FIELDS if name in fields), None)
-    inputs = next((name for name in INPUT_FIELDS if name in fields), None)
-    if data is None or inputs is None or type(fields[inputs]) not in (tuple, list, ProgramSet):
-        return None
-    return data, inputs
+    for data in DATA_FIELDS:
+        if data in fields:
+            for inputs in INPUT_FIELDS:
+                if inputs in fields:
+                    return (data, inputs) if type(fields[inputs]) in INPUT_KINDS else None
+            return None
+    return None
+
+
+INPUT_KINDS = (tuple, list, ProgramSet)
 
 
 def observe(output, walk, limits):
     """The graph `output` reaches, as plain data: {"nodes": [...], "output": id, "walk": [...],
-    "inputs_are_sets": bool}. Nodes come in creation order (ids are the order objects were made)."""
-    reached, pending = {id(output): output}, [output]
+    "inputs_are_sets": bool, "backward": bool}. Nodes come in creation order (ids are the order
+    objects were made); `walk` is None when the program never called the class's backward()."""
+    reached = {id(output): (output, node_fields(output))}  # id -> (object, its fields' names)
+    pending = [output]
     while pending:
         obj = pending.pop()
-        _, inputs = node_fields(obj)
+        inputs = reached[id(obj)][1][1]
         for child in obj.fields[inputs]:
             if id(child) not in reached:
-                if node_fields(child) is None:
+                names = node_fields(child)
+                if names is None:
                     raise B.RunError(
                         f"a {obj.cls.name}'s {inputs} holds a {type_name(child)}: the inputs of a node must be nodes"
                     )
-                reached[id(child)] = child
+                reached[id(child)] = (child, names)
                 pending.append(child)
                 if len(reached) > limits.max_nodes:
-                    raise B.RunError(
-                        f"the graph has more than {limits.max_nodes:,} nodes; the limit is {limits.max_nodes:,}"
-                    )
-    objects = sorted(reached.values(), key=lambda obj: obj.serial)
-    nodes = [_node(obj) for obj in objects]
+                    limit = limits.max_nodes
+                    raise B.RunError(f"the graph has more than {limit:,} nodes; the limit is {limit:,}")
+    objects = sorted(reached.values(), key=lambda pair: pair[0].serial)
     return {
-        "nodes": nodes,
+        "nodes": [_node(obj, names, reached) for obj, names in objects],
         "output": output.serial,
         "walk": _steps(walk or [], reached),
-        "inputs_are_sets": any(type(obj.fields[node_fields(obj)[1]]) is ProgramSet for obj in objects),
+        "backward": walk is not None,
+        "inputs_are_sets": any(type(obj.fields[names[1]]) is ProgramSet for obj, names in objects),
     }
 
 
@@ -87,8 +94,8 @@ def _number(obj, field):
     return float(value)
 
 
-def _node(obj):
-    data_field, inputs_field = node_fields(obj)
+def _node(obj, names, reached):
+    data_field, inputs_field = names
     fields = obj.fields
     inputs = list(fields[inputs_field])
     data = _number(obj, data_field)
@@ -101,12 +108,13 @@ def _node(obj):
     if type(stored) in (tuple, list) and all(type(g) in NUMBERS for g in stored):
         local_grads, derived = [float(g) for g in stored], False
     else:
-        local_grads, derived = derive_local_grads(op, data, [_number(i, node_fields(i)[0]) for i in inputs]), True
+        xs = [_number(i, reached[id(i)][1][0]) for i in inputs]
+        local_grads, derived = derive_local_grads(op, data, xs), True
     grad = fields.get("grad")
     label = fields.get("label")
     return {
         "id": obj.serial,
-        "label": label if type(label) is str and label else None,
+        "label": label if type(label) is str and label else obj.name,
         "op": op or None,
         "data": data,
         "grad": float(grad) if type(grad) in NUMBERS else None,

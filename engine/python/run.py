@@ -95,6 +95,8 @@ def run_python(text: str, limits: Limits = Limits(), seed: int = 0, run: int | N
         program(Frame({}, None))
     except RecursionError:
         raise ProgramError("the program nests or calls too deeply to run", WHOLE_PROGRAM) from None
+    finally:
+        state.close()
     return PythonRun(_output(state, run), state)
 
 
@@ -119,7 +121,10 @@ def _output(state: State, run):
             node.data = value
         return order[-1]
     if state.last_value is None and state.last_instance is not None and node_fields(state.last_instance):
-        state.observed = observe(state.last_instance, None, state.limits)  # no backward() yet: grads as made
+        try:  # no backward() yet: the graph with the grads as made
+            state.observed = observe(state.last_instance, None, state.limits)
+        except B.RunError as error:
+            raise ProgramError(str(error), WHOLE_PROGRAM) from None
         return as_engine_graph(state.observed)
     if state.last_value is None:
         raise ProgramError(

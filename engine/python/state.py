@@ -28,6 +28,7 @@ class State(Calls):
         # stack (calls.py): half the recursion limit leaves the other half for that call's own nesting
         self.hop_frames = max(50, sys.getrecursionlimit() // 2)
         self.hops = 0  # fresh stacks the running call is on
+        self.stacks = []  # the threads of those stacks, kept for the run (calls.FreshStack)
         self.depth = 0
         self.scope = ()
         self.entry = None  # extent of the program's call that is running micrograd's nn code

@@ -211,8 +211,11 @@ class StatementCompiler:
 
             def store_labelled(frame, value):
                 frame.vars[name] = value
-                if type(value) is Value and state.depth == 0:  # a function's locals would repeat in every call
-                    labels.setdefault(value._serial, name)
+                if state.depth == 0:  # a function's locals would repeat in every call
+                    if type(value) is Value:
+                        labels.setdefault(value._serial, name)
+                    elif type(value) is Instance and value.name is None:
+                        value.name = name
 
             return store_labelled
         if kind in (ast.Tuple, ast.List):
