@@ -90,10 +90,14 @@ class Broker:
         """Store a new room; False if the code is taken; TooManyRooms at the limit."""
         raise NotImplementedError
 
-    async def count(self, kind: str, client: str, *, window_seconds: float, add: bool = True) -> tuple[int, float]:
+    async def count(
+        self, kind: str, client: str, *, window_seconds: float, add: str | bool | None = True
+    ) -> tuple[int, float]:
         """Count one more `kind` of thing (rooms "created", "wrong" codes) done by `client` in its
         current window, which starts at its first and lasts window_seconds: (counted in the window,
-        this one included; seconds left). add=False only reads the count (0 outside a window)."""
+        this one included; seconds left). add=True counts one more; add="text" counts distinct
+        texts (the same one again adds nothing); add=None only reads the count (0 outside a window).
+        A kind is counted one way or the other, not both."""
         raise NotImplementedError
 
     async def remember_join(self, client: str, code: str, *, seconds: float) -> None:
@@ -124,8 +128,10 @@ class Broker:
         called when the subscription's connection was made again (messages may have been missed)."""
         raise NotImplementedError
 
-    async def add_member(self, code: str, member: str) -> None:
-        """Count `member` (again) until MEMBER_TTL from now, and tell the room."""
+    async def add_member(self, code: str, member: str, *, most: int | None = None) -> bool:
+        """Count `member` (again) until MEMBER_TTL from now, and tell the room. With `most`: a new
+        member is counted only if the room then has at most that many (checked atomically, so
+        joins racing through several processes cannot overfill it); False if it was refused."""
         raise NotImplementedError
 
     async def remove_member(self, code: str, member: str) -> None:
@@ -187,11 +193,14 @@ class InProcessBroker(Broker):
         key = f"{kind}:{client}"
         counted = self._counts.get(key)
         if counted is None or counted[0] <= now:
-            if not add:
+            if add is None:
                 return 0, 0.0
-            counted = self._counts[key] = [now + window_seconds, 0]
-        counted[1] += add
-        return counted[1], counted[0] - now
+            counted = self._counts[key] = [now + window_seconds, set() if isinstance(add, str) else 0]
+        if isinstance(add, str):
+            counted[1].add(add)
+        elif add:
+            counted[1] += 1
+        return (len(counted[1]) if isinstance(counted[1], set) else counted[1]), counted[0] - now
 
     async def remember_join(self, client, code, *, seconds):
         now = self._clock()
@@ -251,14 +260,17 @@ class InProcessBroker(Broker):
 
         return Subscription(messages(), close)
 
-    async def add_member(self, code, member):
+    async def add_member(self, code, member, *, most=None):
         room = self._live(code)
         if room is None:
             raise RoomGone
         known = member in room.members
+        if not known and most is not None and await self.count_members(code) >= most:
+            return False
         room.members[member] = self._clock() + MEMBER_TTL
         if not known:
             self._publish(room, {"kind": "presence"})
+        return True
 
     async def remove_member(self, code, member):
         room = self._live(code)
@@ -377,9 +389,18 @@ class RedisBroker(Broker):
     @_guarded
     async def count(self, kind, client, *, window_seconds, add=True):
         key = f"vg:{kind}:{client}"
-        if not add:
-            counted, left = await self._redis.get(key), await self._redis.pttl(key)
-            return (int(counted), left / 1000) if counted is not None and left > 0 else (0, 0.0)
+        if add is None or isinstance(add, str):  # distinct texts: a set; or only reading
+            async with self._redis.pipeline(transaction=True) as pipe:
+                if add is not None:
+                    pipe.sadd(key, add)
+                    pipe.pexpire(key, int(window_seconds * 1000), nx=True)  # the window starts at the first
+                pipe.type(key)
+                pipe.pttl(key)
+                *_, kind_of, left = await pipe.execute()
+            if left <= 0:
+                return 0, 0.0
+            counted = await (self._redis.scard(key) if kind_of == b"set" else self._redis.get(key))
+            return int(counted or 0), left / 1000
         async with self._redis.pipeline(transaction=True) as pipe:
             pipe.set(key, 0, nx=True, px=int(window_seconds * 1000))  # the window starts at the first room
             pipe.incr(key)  # keeps the key's expiry
@@ -458,14 +479,23 @@ class RedisBroker(Broker):
         return Subscription(messages(), pubsub.aclose)
 
     @_guarded
-    async def add_member(self, code, member):
+    async def add_member(self, code, member, *, most=None):
         key = self._key(code)
         if not await self._redis.exists(key):
             raise RoomGone
-        added = await self._redis.zadd(key + ":members", {member: time.time() + MEMBER_TTL})
-        await self._redis.pexpire(key + ":members", int(MEMBER_TTL * 2000))
+        now = time.time()
+        async with self._redis.pipeline(transaction=True) as pipe:
+            pipe.zremrangebyscore(key + ":members", "-inf", now)
+            pipe.zadd(key + ":members", {member: now + MEMBER_TTL})
+            pipe.zcard(key + ":members")
+            pipe.pexpire(key + ":members", int(MEMBER_TTL * 2000))
+            _, added, counted, _ = await pipe.execute()
+        if added and most is not None and counted > most:
+            await self._redis.zrem(key + ":members", member)  # over: this join loses the race
+            return False
         if added:
             await self._redis.publish(key, '{"kind": "presence"}')
+        return True
 
     @_guarded
     async def remove_member(self, code, member):

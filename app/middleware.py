@@ -3,10 +3,14 @@
 BodySizeLimit rejects a body over the size limit with 413 before anything parses it. Both the
 declared Content-Length and the bytes actually received count: a chunked body has no
 Content-Length, and a client can send more than it declared. The body is read here (it is
-small, by this very limit) and replayed to the app. The rest of an oversized body is read and
-dropped (up to max_discard_bytes) before the 413 is sent: a server that answers and closes with
-request bytes still unread makes the kernel reset the connection, and the client loses the
-answer, on keep-alive connections most of all. Past that amount the connection is closed.
+small, by this very limit) and replayed to the app.
+
+An oversized body is answered at once, as soon as it passes the limit (a chunked one too), but
+the answer is finished only after the rest of the body is read and dropped: a server that closes
+with request bytes still coming makes the kernel reset the connection, and the reset destroys the
+answer the client had not read yet (as nginx's lingering_close and Apache avoid). A declared body
+up to max_discard_bytes is read whole and the connection stays open; a larger or chunked one gets
+`Connection: close` and is read for at most linger_seconds and max_linger_bytes, then closed.
 
 RequestBudget holds the whole request, body reading, validation, work and answer, to the time
 budget: past it, a 503 with Retry-After if nothing was sent yet, else the connection is cut.
@@ -55,10 +59,14 @@ class RequestBudget:
 
 
 class BodySizeLimit:
-    def __init__(self, app: ASGIApp, max_bytes: int, max_discard_bytes: int):
+    def __init__(
+        self, app: ASGIApp, max_bytes: int, max_discard_bytes: int, linger_seconds: float, max_linger_bytes: int
+    ):
         self.app = app
         self.max_bytes = max_bytes
         self.max_discard_bytes = max_discard_bytes
+        self.linger_seconds = linger_seconds
+        self.max_linger_bytes = max_linger_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send):
         if scope["type"] != "http":
@@ -75,7 +83,7 @@ class BodySizeLimit:
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > self.max_bytes:
-                return await self._reject(receive, send, size)
+                return await self._reject(receive, send, size, declared)
             chunks.append(chunk)
             if not message.get("more_body", False):
                 break
@@ -94,19 +102,31 @@ class BodySizeLimit:
         with collector_paused():  # from reading its JSON on: see PAUSE_COLLECTOR_FROM_BYTES
             await self.app(scope, replay, send)
 
-    async def _reject(self, receive: Receive, send: Send, received: int, declared: int | None = None):
-        """413, once the rest of the body is read and dropped (see the module's docstring)."""
-        whole = False
-        while received <= self.max_discard_bytes and (declared is None or declared <= self.max_discard_bytes):
-            message = await receive()
-            if message["type"] != "http.request":  # the client went away
-                return
-            received += len(message.get("body", b""))
-            if not message.get("more_body", False):
-                whole = True
-                break
+    async def _reject(self, receive: Receive, send: Send, received: int, declared: int | None):
+        """The whole 413 at once; its end after the rest of the body is read and dropped (see above)."""
+        keep_open = declared is not None and declared <= self.max_discard_bytes
         message = f"the request body is larger than the limit of {self.max_bytes:,} bytes"
-        await _send_json(send, 413, {"detail": {"message": message}}, [] if whole else [(b"connection", b"close")])
+        body = json.dumps({"detail": {"message": message}}).encode()
+        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+        await send({"type": "http.response.start", "status": 413, "headers": headers + ([] if keep_open else [CLOSE])})
+        await send({"type": "http.response.body", "body": body, "more_body": True})
+        limit = self.max_discard_bytes if keep_open else self.max_linger_bytes
+        try:
+            # Shielded: the client has its answer; the request's time budget is not what bounds this.
+            with anyio.CancelScope(shield=True), anyio.move_on_after(self.linger_seconds):
+                while received <= limit:
+                    message = await receive()
+                    if message["type"] != "http.request":  # the client went away
+                        break
+                    received += len(message.get("body", b""))
+                    if not message.get("more_body", False):
+                        break
+        finally:
+            with anyio.CancelScope(shield=True):
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+CLOSE = (b"connection", b"close")
 
 
 async def _send_json(send: Send, status: int, content: dict, headers: list[tuple[bytes, bytes]]):

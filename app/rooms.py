@@ -535,12 +535,12 @@ class Classroom:
             with anyio.fail_after(settings.room_join_seconds):
                 message = await websocket.receive()
         except TimeoutError:
-            return await websocket.close(4408, f"no join message within {settings.room_join_seconds:g} s")
+            return await _close(websocket, 4408, f"no join message within {settings.room_join_seconds:g} s")
         if message["type"] == "websocket.disconnect":
             return
         first = message.get("text")
         if first is None:
-            return await websocket.close(4400, "send the join as a JSON text message, not a binary one")
+            return await _close(websocket, 4400, "send the join as a JSON text message, not a binary one")
         try:
             if len(first.encode("utf-8", "replace")) > settings.room_max_message_bytes:
                 raise RoomProblem(f"the join message is over the limit of {settings.room_max_message_bytes:,} bytes")
@@ -549,51 +549,57 @@ class Classroom:
                 raise RoomProblem('the first message must be a join: {"type": "join", "code": ...}')
             code = normalise_code(join.code)
         except ValidationError as error:
-            return await websocket.close(4400, _reason(f"bad join: {errors_text(error)}"))
+            return await _close(websocket, 4400, _reason(f"bad join: {errors_text(error)}"))
         except RoomProblem as problem:
-            return await websocket.close(4400, _reason(str(problem)))
+            return await _close(websocket, 4400, _reason(str(problem)))
         try:
             await self._admit(websocket, join, code)
         except BrokerUnavailable as down:
-            with contextlib.suppress(Exception):
-                await websocket.close(1013, outage_reason(down))
+            await _close(websocket, 1013, outage_reason(down))
 
     async def _admit(self, websocket: WebSocket, join: JoinMessage, code: str) -> None:
         settings, broker = self.settings, self.broker
         # Codes of no room are what a guesser sends; a school behind one address sends hundreds of
-        # right ones. So wrong codes are counted per address, and past the limit only the rooms
-        # this address already joined are looked up (a right code seen from it still joins).
+        # right ones. So distinct wrong codes are counted per address (a class retrying a room the
+        # store lost counts once), and past the limit only the rooms this address already joined
+        # are looked up (a right code seen from it still joins).
         client = client_key(websocket.client and websocket.client.host)
-        wrong, seconds_left = await broker.count("wrong", client, window_seconds=WRONG_CODE_WINDOW, add=False)
+        wrong, seconds_left = await broker.count("wrong", client, window_seconds=WRONG_CODE_WINDOW, add=None)
         if wrong >= settings.room_wrong_codes_per_minute and not await broker.joined_before(client, code):
             wait = max(1, math.ceil(seconds_left))
-            return await websocket.close(
-                4429, f"too many codes of no room from this address; try again in {wait} s (retry-after: {wait})"
+            return await _close(
+                websocket,
+                4429,
+                f"too many codes of no room from this address; try again in {wait} s (retry-after: {wait})",
             )
         record = await broker.get(code)
         if record is None:
-            await broker.count("wrong", client, window_seconds=WRONG_CODE_WINDOW)
-            return await websocket.close(4404, f"there is no room {shown_code(code)} (it may have expired)")
+            await broker.count("wrong", client, window_seconds=WRONG_CODE_WINDOW, add=code)
+            return await _close(websocket, 4404, f"there is no room {shown_code(code)} (it may have expired)")
         role = "student"
         if join.token is not None:
             if not hmac.compare_digest(token_digest(join.token), record.teacher):
-                return await websocket.close(1008, "the teacher token does not match this room")
+                return await _close(websocket, 1008, "the teacher token does not match this room")
             role = "teacher"
             await broker.touch(code, idle_seconds=settings.room_idle_seconds)
         elif record.locked:
-            return await websocket.close(4423, "the teacher has locked this room: no new students")
-        elif await broker.count_members(code) >= (most := record.max_members or settings.room_max_members):
-            return await websocket.close(1013, f"the room is full ({most} student{'s' * (most != 1)})")
+            return await _close(websocket, 4423, "the teacher has locked this room: no new students")
+        most = record.max_members or settings.room_max_members
+        full = f"the room is full ({most} student{'s' * (most != 1)})"
+        if role == "student" and await broker.count_members(code) >= most:
+            return await _close(websocket, 1013, full)
 
         member = Member(websocket, role, settings.room_send_queue)
         try:
             hub = await self._enter(code, member)  # from here it hears every change; the welcome below comes first
         except RoomGone:
-            return await websocket.close(4404, f"there is no room {shown_code(code)} (it may have expired)")
+            return await _close(websocket, 4404, f"there is no room {shown_code(code)} (it may have expired)")
         writer = asyncio.create_task(member.run_writer())
         try:
             if role == "student":
-                await broker.add_member(code, member.id)
+                if not await broker.add_member(code, member.id, most=most):
+                    member.close(1013, full)  # others got the last places first
+                    return
                 await broker.remember_join(client, code, seconds=settings.room_idle_seconds)
             record = await broker.get(code)
             if record is None:
@@ -694,6 +700,12 @@ def _json_error(text: str) -> str | None:
     except (RecursionError, ValueError):
         return "the message is not JSON this server can read"
     return None
+
+
+async def _close(websocket: WebSocket, code: int, reason: str) -> None:
+    """Close with a reason; a client already gone is no error (it was only to be told)."""
+    with contextlib.suppress(WebSocketDisconnect, RuntimeError, OSError):
+        await websocket.close(code, reason)
 
 
 def outage_reason(down: BrokerUnavailable) -> str:

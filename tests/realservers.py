@@ -91,10 +91,15 @@ def redis_server():
 
 
 class Server:
-    def __init__(self, process: subprocess.Popen, port: int):
+    def __init__(self, process: subprocess.Popen, port: int, log_path: str | None = None):
         self.process, self.port = process, port
         self.url = f"http://127.0.0.1:{port}"
         self.ws_url = f"ws://127.0.0.1:{port}/rooms/ws"
+        self.log_path = log_path
+
+    def log(self) -> str:
+        """What the server wrote to stdout and stderr so far."""
+        return Path(self.log_path).read_text(errors="replace") if self.log_path else ""
 
     def kill(self):
         self.process.kill()  # SIGKILL: no goodbye to anyone
@@ -109,6 +114,7 @@ def app_server(port: int | None = None, deflate: bool = False, **settings):
     port = port or free_port()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.update({f"VALUEGRAPH_{name.upper()}": str(value) for name, value in settings.items()})
+    log = tempfile.NamedTemporaryFile("wb", prefix="valuegraph-server-", suffix=".log", delete=False)
     process = subprocess.Popen(
         [
             sys.executable,
@@ -128,8 +134,11 @@ def app_server(port: int | None = None, deflate: bool = False, **settings):
         ],
         cwd=ROOT,
         env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
-    server = Server(process, port)
+    log.close()
+    server = Server(process, port, log.name)
     try:
         _wait(lambda: httpx.get(f"{server.url}/healthz", timeout=0.5).status_code == 200, "uvicorn", process)
         yield server
@@ -140,6 +149,8 @@ def app_server(port: int | None = None, deflate: bool = False, **settings):
                 process.wait(10)
             except subprocess.TimeoutExpired:
                 process.kill()
+        sys.stderr.write(server.log())  # shown by pytest when a test fails
+        os.unlink(log.name)
 
 
 @contextmanager

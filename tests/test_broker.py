@@ -136,12 +136,20 @@ async def test_the_number_of_open_rooms_is_bounded(broker, request):
 
 async def test_a_count_can_be_read_without_adding(broker):
     client = code()
-    assert await broker.count("wrong", client, window_seconds=60, add=False) == (0, 0.0)
+    assert await broker.count("wrong", client, window_seconds=60, add=None) == (0, 0.0)
     await broker.count("wrong", client, window_seconds=60)
     await broker.count("wrong", client, window_seconds=60)
-    counted, left = await broker.count("wrong", client, window_seconds=60, add=False)
+    counted, left = await broker.count("wrong", client, window_seconds=60, add=None)
     assert counted == 2 and 59 < left <= 60
-    assert (await broker.count("created", client, window_seconds=60, add=False))[0] == 0  # kinds apart
+    assert (await broker.count("created", client, window_seconds=60, add=None))[0] == 0  # kinds apart
+
+
+async def test_distinct_texts_are_counted_once_each(broker):
+    client = code()
+    for text in ("AAAA", "BBBB", "AAAA", "AAAA"):
+        counted, left = await broker.count("wrong", client, window_seconds=60, add=text)
+    assert counted == 2 and 59 < left <= 60
+    assert (await broker.count("wrong", client, window_seconds=60, add=None))[0] == 2
 
 
 async def test_joins_are_remembered_per_address_and_room_for_a_while(broker):
@@ -168,3 +176,11 @@ async def test_a_room_keeps_its_size_and_its_lock(broker):
     await subscription.close()
     with pytest.raises(RoomGone):
         await broker.set_locked(code(), True)
+
+
+async def test_a_room_is_never_filled_past_its_size_by_racing_joins(broker):
+    c = code()
+    await broker.create(c, record(), idle_seconds=60, max_rooms=10**6)
+    admitted = await asyncio.gather(*(broker.add_member(c, f"m{n}", most=5) for n in range(40)))
+    assert sum(admitted) <= 5 and await broker.count_members(c) == sum(admitted)
+    assert await broker.add_member(c, "m0" if admitted[0] else f"m{admitted.index(True)}", most=5)  # a heartbeat

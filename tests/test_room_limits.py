@@ -56,6 +56,14 @@ async def test_codes_of_no_room_are_limited_per_address_and_right_codes_still_jo
     assert (await try_join(app, other_room["code"], ("192.0.2.67", 1)))["type"] == "welcome"
 
 
+async def test_a_class_retrying_a_lost_room_counts_as_one_wrong_code(make_app):
+    app = make_app(room_wrong_codes_per_minute=3)
+    for port in range(30):  # a class whose room the store lost, every page retrying it
+        assert (await try_join(app, "2345-6789", (SCHOOL[0], port)))[0] == 4404
+    room = await new_room(app)
+    assert (await try_join(app, room["code"], SCHOOL))["type"] == "welcome"
+
+
 async def test_a_whole_school_joins_from_one_address(make_app):
     app = make_app(room_wrong_codes_per_minute=3)
     room = await new_room(app)

@@ -6,8 +6,10 @@ import io
 import json
 import re
 import xml.etree.ElementTree as ET
+from html import unescape
 
 import httpx
+import pytest
 from pagehelpers import open_program, wait_for_graph
 from playwright.sync_api import expect
 
@@ -45,6 +47,20 @@ def test_the_standalone_file_plays_to_the_end_from_file_with_no_network(page, li
     assert by_id == {0: "4", 1: "2", 2: "1", 3: "1"}  # a, b, a*b, L
     assert blocked == []
     page.context.unroute("**/*")
+
+
+@pytest.mark.allow_console(r"Content Security Policy")
+def test_the_standalone_file_runs_only_its_own_scripts(page, live_server, tmp_path):
+    """The file carries its own CSP (hashes of its two inline scripts): a script that got into it
+    anyway does not run, while the file itself still plays from disk."""
+    html = httpx.post(f"{live_server}/export/html", json={"expression": PROGRAM}).text
+    policy = unescape(re.search(r'<meta http-equiv="Content-Security-Policy" content="([^"]*)">', html)[1])
+    assert policy.startswith("default-src 'none'; script-src 'sha256-") and "unsafe-inline" not in policy.split(";")[1]
+    lesson = tmp_path / "lesson.html"
+    lesson.write_text(html.replace("</main>", "<script>document.title = 'injected'</script></main>", 1), "utf-8")
+    page.goto(lesson.as_uri())
+    wait_for_graph(page, 4)
+    assert page.title() != "injected"
 
 
 def download(page, name):
