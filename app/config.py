@@ -21,8 +21,8 @@
 | VALUEGRAPH_MAX_REPORTED_ERRORS     | 20        | problems listed in one 422 (the rest are counted)                   |
 | VALUEGRAPH_MAX_ECHO_LENGTH         | 100       | characters of a rejected input echoed back in a 422                 |
 | VALUEGRAPH_MAX_DISCARD_BYTES       | 10000000  | bytes of a too-large body read and dropped so the 413 arrives whole |
-| VALUEGRAPH_LINGER_SECONDS          | 30.0      | seconds the rest of a larger or chunked body is read after its 413   |
-| VALUEGRAPH_MAX_LINGER_BYTES        | 256000000 | bytes of it read and dropped then; past either, the connection closes |
+| VALUEGRAPH_LINGER_SECONDS          | 30.0      | seconds the rest of a larger or chunked body is read after its 413 |
+| VALUEGRAPH_MAX_LINGER_BYTES        | 256000000 | bytes of it read and dropped then; past either, it closes           |
 | VALUEGRAPH_TIMEOUT_KEEP_ALIVE      | 5.0       | seconds an idle keep-alive connection stays open                    |
 | VALUEGRAPH_TIMEOUT_HEADERS         | 10.0      | seconds from connecting (or the last answer) to complete headers    |
 | VALUEGRAPH_TIMEOUT_BODY            | 30.0      | seconds from the headers to the end of the request's body           |

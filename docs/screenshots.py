@@ -3,14 +3,16 @@
     python3 docs/screenshots.py
 
 serves the app on 127.0.0.1, opens it in Debian's Chromium (`apt-get install chromium`; Playwright
-comes with the test extra) and writes static/img/screenshot-chapter2.png and
-static/img/screenshot-embed-640x400.png. The browser tests show the page the same way (the `show_*`
-functions below), check what it shows and take their pictures into a temporary folder: the suite
-never writes into the checkout.
+comes with the test extra) and writes static/img/screenshot-chapter2.png,
+static/img/screenshot-embed-640x400.png, and the downloaded file and a notebook output at a
+desktop's size and a phone's (screenshot-file-*.png, screenshot-notebook-*.png). The browser tests
+show the page the same way (the `show_*` functions below), check what it shows and take their
+pictures into a temporary folder: the suite never writes into the checkout.
 """
 
 import re
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -53,7 +55,59 @@ def show_embed(page) -> None:
     page.get_by_role("button", name="Step forward").click()
 
 
-PICTURES = {"screenshot-chapter2.png": show_chapter_2, "screenshot-embed-640x400.png": show_embed}
+DESKTOP, PHONE = {"width": 1280, "height": 720}, {"width": 390, "height": 844}
+
+
+def show_downloaded_file(size):
+    """The file /export/html answers, opened from disk with the network blocked, a few steps in."""
+
+    def show(page) -> None:
+        page.set_viewport_size(size)
+        answer = page.request.get(f"/export/html?expression={quote(CHAPTER_2)}&step=9&title=Chapter%202")
+        path = Path(tempfile.mkdtemp()) / "valuegraph.html"
+        path.write_bytes(answer.body())
+        page.context.route(
+            "**/*", lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort()
+        )
+        page.goto(path.as_uri())
+        wait_for_graph(page, 4)
+        page.wait_for_timeout(400)
+
+    return show
+
+
+def show_notebook_output(size):
+    """show(L) for chapter 2's graph built in Python, as a notebook's page holds its output."""
+
+    def show(page) -> None:
+        sys.path.insert(0, str(REPO))
+        from app.notebook import show as notebook_show
+        from engine import Value
+
+        a, b = Value(2.0, label="a"), Value(3.0, label="b")
+        c = a * b
+        L = c + a
+        L.label = "L"
+        page.set_viewport_size(size)
+        page.set_content(
+            "<!doctype html><title>notebook</title><body style='margin: 8px; font-family: sans-serif'>"
+            "<p>In [3]: show(L, step=9)</p>" + notebook_show(L, step=9, alone=True)._repr_html_()
+        )
+        frame = page.frame_locator("iframe")
+        frame.locator("[data-node-id]").first.wait_for()
+        page.wait_for_timeout(600)
+
+    return show
+
+
+PICTURES = {
+    "screenshot-chapter2.png": show_chapter_2,
+    "screenshot-embed-640x400.png": show_embed,
+    "screenshot-file-1280x720.png": show_downloaded_file(DESKTOP),
+    "screenshot-file-390x844.png": show_downloaded_file(PHONE),
+    "screenshot-notebook-1280x720.png": show_notebook_output(DESKTOP),
+    "screenshot-notebook-390x844.png": show_notebook_output(PHONE),
+}
 
 
 def serve():

@@ -241,3 +241,21 @@ def test_cli_svg_and_png_through_headless_chromium(tmp_path):
     assert {"a", "b", "L", "8", "4"} <= set(texts)  # at the end of the walk a.grad is 4
     png = (tmp_path / "lesson.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5000
+
+
+def test_the_file_inlines_every_stylesheet_and_script_the_live_embed_links():
+    """One list (templates/macros.html) for both: what the live embed links, the file holds."""
+    from app.assets import STATIC_DIR
+    from app.export.standalone import page_assets
+
+    with TestClient(create_app()) as client:
+        live = client.get("/embed?expression=a%3D1").text
+        document = client.post("/export/html", json={"expression": "a = 1"}).text
+    linked = re.findall(r'<link rel="stylesheet" href="/static/([^"?]+)', live)
+    scripts = re.findall(r'<script[^>]* src="/static/([^"?]+)', live)
+    assert "css/code-graph.css" in linked and "css/classroom.css" in linked and len(scripts) == 2
+    for stylesheet in linked:
+        assert (STATIC_DIR / stylesheet).read_text(encoding="utf-8") in document, stylesheet
+    d3, entry = scripts
+    assert page_assets()["d3"] in document and "vendor/d3" in d3
+    assert entry == "js/embed.js" and 'modules["embed.js"]' in document

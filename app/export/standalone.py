@@ -26,18 +26,20 @@ from ..assets import STATIC_DIR, TEMPLATES_DIR, add_template_globals
 from ..service import exported
 from .options import EmbedOptions
 
-# What the file inlines: its stylesheets (this list is the only one; the file holds these and no
-# others), D3, and the page's modules from the entry module on.
-STYLESHEETS = ("css/valuegraph.css", "css/embed.css", "css/picture.css")
-D3_SCRIPT = "vendor/d3.v7.9.2.min.js"
-ENTRY_MODULE = "embed.js"
-
 
 @cache
 def template_environment() -> Environment:
     environment = Environment(loader=FileSystemLoader(TEMPLATES_DIR), autoescape=True)
     add_template_globals(environment)
     return environment
+
+
+@cache
+def embed_files() -> tuple[tuple[str, ...], str, str]:
+    """What the file inlines, read from the one list the live embed links (templates/macros.html):
+    its stylesheets, D3, and the entry module (with everything it imports)."""
+    listed = template_environment().get_template("macros.html").module
+    return tuple(listed.embed_stylesheets), listed.d3_script, listed.embed_entry
 
 
 _IMPORT = re.compile(
@@ -80,8 +82,9 @@ def _module_function(name: str, source: str) -> tuple[str, list[str]]:
     return f"function () {{\n{body}\nreturn {{ {', '.join(exported)} }};\n}}", imports
 
 
-def script_bundle(entry: str = ENTRY_MODULE, js_dir: Path = STATIC_DIR / "js") -> str:
-    """The entry module and everything it imports as one classic script."""
+def script_bundle(entry: str | None = None, js_dir: Path = STATIC_DIR / "js") -> str:
+    """The entry module (the embed's, unless named) and everything it imports as one classic script."""
+    entry = entry or Path(embed_files()[2]).name
     functions, order, visiting = {}, [], set()
 
     def visit(name: str):
@@ -124,11 +127,12 @@ def _response_text(response) -> str:
 def page_assets() -> dict[str, Markup]:
     """The styles, D3 and the bundled page script, inlined in every exported file: built once per
     process (bundling the modules cost ~50 ms of CPU per /export/html request)."""
-    d3, bundle = _script_text((STATIC_DIR / D3_SCRIPT).read_text(encoding="utf-8")), _script_text(script_bundle())
+    stylesheets, d3_script, _ = embed_files()
+    d3, bundle = _script_text((STATIC_DIR / d3_script).read_text(encoding="utf-8")), _script_text(script_bundle())
     return {
         "csp": content_security_policy([d3, bundle]),
         "css": Markup(
-            "\n".join((STATIC_DIR / path).read_text(encoding="utf-8") for path in STYLESHEETS).replace(
+            "\n".join((STATIC_DIR / path).read_text(encoding="utf-8") for path in stylesheets).replace(
                 "</style", "<\\/style"
             )
         ),
