@@ -15,6 +15,7 @@
 | VALUEGRAPH_MAX_PRINTED_CHARACTERS  | 100000    | characters a Python program may print                               |
 | VALUEGRAPH_MAX_LABEL_LENGTH        | 200       | characters of one node's label in a posted graph                    |
 | VALUEGRAPH_TIME_BUDGET             | 2.0       | seconds of wall-clock time per request (longer: 503)                |
+| VALUEGRAPH_BROWSER_RUN_SECONDS     | 5.0       | seconds a TypeScript/JavaScript program runs in the browser (page)  |
 | VALUEGRAPH_WORKER_THREADS          | 4         | requests computed at once per process; the rest queue               |
 | VALUEGRAPH_RESPONSE_CACHE_BYTES    | 16000000  | bytes of answers kept in the in-process LRU cache (0: no cache)     |
 | VALUEGRAPH_RETRY_AFTER             | 2         | seconds a 503 asks the client to wait (Retry-After)                 |
@@ -77,6 +78,7 @@ class Settings:
     max_printed_characters: int = Limits.max_printed_characters
     max_label_length: int = Limits.max_label_length
     time_budget: float = 2.0
+    browser_run_seconds: float = 5.0
     worker_threads: int = 4
     response_cache_bytes: int = 16_000_000
     retry_after: int = 2

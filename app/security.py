@@ -7,7 +7,8 @@ Every response gets:
   its script sets styles through the CSSOM (element.style.setProperty, as D3's .style() does),
   which a policy does not restrict; only style attributes and <style> in markup are.
 - framing: the pages may be framed by this origin only (frame-ancestors 'self' and the older
-  X-Frame-Options: SAMEORIGIN). Paths under /embed exist to be framed by lesson pages on any
+  X-Frame-Options: SAMEORIGIN). /sandbox, where a learner's own code runs, has a policy of its
+  own that allows no network (app/sandbox.py). Paths under /embed exist to be framed by lesson pages on any
   site: frame-ancestors * and no X-Frame-Options.
 - X-Content-Type-Options: nosniff, and Referrer-Policy: strict-origin-when-cross-origin.
 
@@ -33,6 +34,8 @@ from jinja2 import pass_context
 from starlette.datastructures import MutableHeaders, QueryParams
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from .sandbox import SANDBOX_PATH, sandbox_page
+
 EMBED_PATH = "/embed"
 STATIC_PREFIX = "/static/"
 
@@ -51,7 +54,9 @@ def is_embed(path: str) -> bool:
 def page_headers(path: str) -> dict[str, str]:
     """The security headers for a response to `path` (relative to the app's root)."""
     headers = {"x-content-type-options": "nosniff", "referrer-policy": "strict-origin-when-cross-origin"}
-    if is_embed(path):
+    if path == SANDBOX_PATH:  # the learner's code: no network at all (app/sandbox.py)
+        headers["content-security-policy"] = sandbox_page()[1]
+    elif is_embed(path):
         headers["content-security-policy"] = f"{PAGE_POLICY}; frame-ancestors *"
     else:
         headers["content-security-policy"] = f"{PAGE_POLICY}; frame-ancestors 'self'"

@@ -6,6 +6,7 @@ from fastapi.responses import FileResponse, HTMLResponse
 
 from ..assets import STATIC_DIR
 from ..dependencies import SettingsDep, TemplatesDep
+from ..sandbox import SANDBOX_PATH, sandbox_page
 
 router = APIRouter(include_in_schema=False)
 
@@ -16,7 +17,21 @@ SWAGGER_UI = "vendor/swagger-ui.v5.35.0"  # + .bundle.js, .css, .LICENSE.txt (np
 # HEAD too: uptime checks and link checkers ask with it, and HTTP expects it wherever GET works.
 @router.api_route("/", methods=["GET", "HEAD"], response_class=HTMLResponse)
 async def index(request: Request, settings: SettingsDep, templates: TemplatesDep):
-    return templates.TemplateResponse(request, "index.html", {"max_source_length": settings.max_source_length})
+    return templates.TemplateResponse(
+        request,
+        "index.html",
+        {
+            "max_source_length": settings.max_source_length,
+            "max_nodes": settings.max_nodes,
+            "browser_run_seconds": settings.browser_run_seconds,
+        },
+    )
+
+
+@router.get(SANDBOX_PATH, response_class=HTMLResponse)
+def sandbox():
+    """The frame a learner's TypeScript or JavaScript runs in (app/sandbox.py); its CSP is set in app/security.py."""
+    return HTMLResponse(sandbox_page()[0])
 
 
 @router.get("/docs", response_class=HTMLResponse)

@@ -193,3 +193,105 @@ export const EXAMPLES = [
 ];
 
 export const DEFAULT_EXAMPLE = EXAMPLES[0];
+
+// What the editor starts with when the learner picks TypeScript or JavaScript: a small Value class
+// and a program that draws its graph with show() (the page's; see sandbox.js).
+const TS_STARTER = `// Your Value class: data, grad, children and localGrads (a label is optional).
+class Value {
+  grad = 0;
+  constructor(
+    public data: number,
+    public children: Value[] = [],
+    public localGrads: number[] = [],
+    public label = "",
+  ) {}
+
+  add(other: Value, label = ""): Value {
+    return new Value(this.data + other.data, [this, other], [1, 1], label);
+  }
+
+  mul(other: Value, label = ""): Value {
+    return new Value(this.data * other.data, [this, other], [other.data, this.data], label);
+  }
+
+  backward(): void {
+    const order: Value[] = [];
+    const seen = new Set<Value>();
+    const visit = (v: Value) => {
+      if (seen.has(v)) return;
+      seen.add(v);
+      v.children.forEach(visit);
+      order.push(v);
+    };
+    visit(this);
+    this.grad = 1;
+    for (const v of order.reverse()) {
+      v.children.forEach((child, i) => (child.grad += v.localGrads[i] * v.grad));
+    }
+  }
+}
+
+const a = new Value(2, [], [], "a");
+const b = new Value(3, [], [], "b");
+const c = a.mul(b, "c");
+const L = c.add(a, "L");
+L.backward();
+show(L); // draws L's graph; each show() is one run
+`;
+
+const JS_STARTER = `// A micrograd-style Value: _prev, _op and a _backward closure per operation.
+class Value {
+  constructor(data, children = [], op = "", label = "") {
+    this.data = data;
+    this.grad = 0;
+    this._prev = new Set(children);
+    this._op = op;
+    this.label = label;
+    this._backward = () => {};
+  }
+
+  add(other, label = "") {
+    const out = new Value(this.data + other.data, [this, other], "+", label);
+    out._backward = () => {
+      this.grad += out.grad;
+      other.grad += out.grad;
+    };
+    return out;
+  }
+
+  mul(other, label = "") {
+    const out = new Value(this.data * other.data, [this, other], "*", label);
+    out._backward = () => {
+      this.grad += other.data * out.grad;
+      other.grad += this.data * out.grad;
+    };
+    return out;
+  }
+
+  backward() {
+    const order = [];
+    const seen = new Set();
+    const visit = (v) => {
+      if (seen.has(v)) return;
+      seen.add(v);
+      v._prev.forEach(visit);
+      order.push(v);
+    };
+    visit(this);
+    this.grad = 1;
+    order.reverse().forEach((v) => v._backward());
+  }
+}
+
+const a = new Value(2, [], "", "a");
+const b = new Value(3, [], "", "b");
+const c = a.mul(b, "c");
+const L = c.add(a, "L");
+L.backward();
+show(L);
+`;
+
+/** The starting program for a language run in the page ("typescript" or "javascript"). */
+export function starterProgram(language) {
+  return language === "typescript" ? TS_STARTER : language === "javascript" ? JS_STARTER : null;
+}

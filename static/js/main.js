@@ -8,7 +8,7 @@ import { createControls } from "./controls.js";
 import { startClassroom } from "./classroom.js";
 import { startCoursePanels } from "./coursepanels.js";
 import { createEditor } from "./editor.js";
-import { DEFAULT_EXAMPLE } from "./examples.js";
+import { DEFAULT_EXAMPLE, starterProgram } from "./examples.js";
 import { createExamplesMenu } from "./examplesmenu.js";
 import { addFlowToggle, edgeFlows, flowAt } from "./flow.js";
 import { formatNumber, grouped, nodeName } from "./format.js";
@@ -16,6 +16,7 @@ import { bestBands, placeGraph } from "./layout.js";
 import { createLossCurve } from "./losscurve.js";
 import { addPresenter } from "./presenter.js";
 import { readGraph } from "./importgraph.js";
+import { LANGUAGES, runInSandbox } from "./sandbox.js";
 import { createGraphView } from "./render.js";
 import { createScopes } from "./scopeview.js";
 import { createTables } from "./table.js";
@@ -119,10 +120,51 @@ export function startValuegraph(root, { location = window.location, history = wi
   const editor = createEditor(root, {
     onChange: (text) => {
       examplesMenu.sync(text);
-      run({ history: "replace" });
+      // The learner's own TypeScript/JavaScript runs only when they ask (Run, Ctrl+Enter): a
+      // half-typed loop would otherwise start a worker at every key.
+      if (inBrowser()) showRunHint("Press Run to run your code.");
+      else run({ history: "replace" });
     },
     onRun: () => run({ history: "push", moveCaret: true }),
   });
+
+  // ---- the language: the server's (Python, the shorthand: chosen by themselves) or TypeScript /
+  // JavaScript, run in this browser (sandbox.js) and posted to /backward as a `graph` ----
+  const languageSelect = el("language");
+  const runButton = el("run-code");
+  const runHint = el("run-hint");
+  const inBrowser = () => LANGUAGES.includes(choices.language);
+  const browserLimits = { timeLimitSeconds: Number(root.dataset.browserRunSeconds) || 5, maxNodes: Number(root.dataset.maxNodes) || 50000 };
+  function showRunHint(text) {
+    if (!runHint) return;
+    runHint.textContent = text;
+    runHint.hidden = text === "";
+  }
+  function showLanguage() {
+    if (languageSelect) languageSelect.value = choices.language ?? "";
+    if (runButton) runButton.hidden = !inBrowser();
+    if (!inBrowser()) showRunHint("");
+  }
+  languageSelect?.addEventListener("change", () => {
+    const language = languageSelect.value || null;
+    const starter = (code) => code.trim() === "" || code === DEFAULT_EXAMPLE.program || code === starterProgram(choices.language);
+    if (language && starter(editor.value)) editor.value = starterProgram(language);
+    choices.language = language;
+    choices.run = null;
+    showLanguage();
+    if (inBrowser()) {
+      writeUrl("push");
+      showRunHint("Press Run to run your code.");
+    } else run({ history: "push" });
+  });
+  runButton?.addEventListener("click", () => run({ history: "push", moveCaret: true }));
+
+  /** The learner's TypeScript/JavaScript, run in the sandbox, and its graph traced by the server. */
+  async function runInPage(code, signal) {
+    const { graph: graphJson } = await runInSandbox(code, { language: choices.language, run: choices.run, ...browserLimits });
+    signal.throwIfAborted();
+    return fetchBackward({ graph: graphJson }, { signal });
+  }
   let pointedScope = []; // the members of the collapsed scope pointed at
   const scopes = createScopes(root, graph, {
     fetchLayout: layout,
@@ -236,19 +278,22 @@ export function startValuegraph(root, { location = window.location, history = wi
     pending = new AbortController();
     const id = ++requestCount;
     const current = () => id === requestCount;
-    summary.textContent = "Computing…";
+    summary.textContent = inBrowser() ? "Running your code…" : "Computing…";
+    showRunHint("");
     try {
-      const response = await backend(request, { signal: pending.signal });
+      const response = inBrowser() ? await runInPage(expression, pending.signal) : await backend(request, { signal: pending.signal });
       if (!current()) return;
       hideError();
-      shownProgram = program;
+      // A graph made in the page has no program the server could make again (exports, rooms,
+      // the course panels): like an imported graph.
+      shownProgram = inBrowser() ? null : program;
       await load(response, step, current);
       if (current()) codeLink.setModel(response, expression);
       if (current()) lossCurve.show(response);
       if (current()) writeUrl(how);
       // The course panels (nudge test, broken walks) follow the graph on screen: `state` is the
       // page's view state, the request's fields are the graph's program (variables as numbers).
-      if (current()) root.dispatchEvent(new CustomEvent("valuegraph:loaded", { detail: { ...program, ...request, state: linkState(), model: response } }));
+      if (current() && shownProgram) root.dispatchEvent(new CustomEvent("valuegraph:loaded", { detail: { ...program, ...request, state: linkState(), model: response } }));
     } catch (error) {
       if (error.name === "AbortError" || !current()) return;
       showError(error, { moveCaret });
@@ -504,6 +549,7 @@ export function startValuegraph(root, { location = window.location, history = wi
     view.direction = state.direction;
     view.autoDirection = !urlGives(location.search, "direction");
     Object.assign(choices, programChoices(state));
+    showLanguage();
     runProgram = program;
     if (seedInput) seedInput.value = String(choices.seed);
     showDirection();
@@ -526,7 +572,11 @@ export function startValuegraph(root, { location = window.location, history = wi
   variablesInput.value = initial.variables;
   if (seedInput) seedInput.value = String(choices.seed);
   examplesMenu.sync(program);
-  const ready = run({ history: "replace", step: initial.step ?? 0 });
+  showLanguage();
+  // A link carrying TypeScript or JavaScript shows the code and runs it only when the reader presses Run.
+  let ready = Promise.resolve();
+  if (inBrowser()) showRunHint("This link carries code: read it, then press Run to run it in your browser.");
+  else ready = run({ history: "replace", step: initial.step ?? 0 });
 
   // ---- Teach live (classroom.js): what the page shows, as a room's state, and back ----
   function shownState() {

@@ -34,6 +34,8 @@ export const FIELDS = Object.freeze([
   { name: "speed", url: "speed", fallback: 1, room: true, read: (text) => (Number(text) > 0 && Number.isFinite(Number(text)) ? Number(text) : undefined) },
   { name: "variant", url: "variant", fallback: "correct", program: true, room: true, read: (text) => text || undefined },
   { name: "seed", url: "seed", fallback: 0, program: true, room: true, read: wholeNumber(MAX_SEED) },
+  // The learner's own TypeScript or JavaScript, run in their browser (sandbox.js); null: the server's languages, chosen by themselves.
+  { name: "language", url: "language", fallback: null, program: true, read: (text) => (text === "typescript" || text === "javascript" ? text : undefined) },
   { name: "run", url: "run", fallback: null, program: true, room: true, read: wholeNumber(Number.MAX_SAFE_INTEGER) }, // which backward() call; null: the last
   { name: "playing", url: null, fallback: false, room: true },
   { name: "pinned", url: null, fallback: null, room: true }, // the node clicked, whose story stays shown
@@ -42,6 +44,9 @@ export const FIELDS = Object.freeze([
   { name: "collapsed", url: null, fallback: null },
 ]);
 
+// Program fields the server's request does not carry: the two boxes, and the language (a TypeScript
+// or JavaScript program runs in the page and is posted as a `graph`).
+const IN_PAGE = new Set(["expression", "variables", "language"]);
 const BY_NAME = new Map(FIELDS.map((field) => [field.name, field]));
 const isDefault = (field, value) => value === undefined || value === null || value === field.fallback || (field.name === "variables" && value.trim() === "");
 
@@ -142,7 +147,7 @@ export function programRequest(state) {
   if (variables.error) return { error: variables.error };
   const request = { expression: state.expression ?? "", variables: variables.values };
   for (const field of FIELDS) {
-    if (field.program && field.name !== "expression" && field.name !== "variables" && !isDefault(field, state[field.name])) request[field.name] = state[field.name];
+    if (field.program && !IN_PAGE.has(field.name) && !isDefault(field, state[field.name])) request[field.name] = state[field.name];
   }
   return { request };
 }
