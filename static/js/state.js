@@ -34,9 +34,9 @@ export const FIELDS = Object.freeze([
   { name: "speed", url: "speed", fallback: 1, room: true, read: (text) => (Number(text) > 0 && Number.isFinite(Number(text)) ? Number(text) : undefined) },
   { name: "variant", url: "variant", fallback: "correct", program: true, room: true, read: (text) => text || undefined },
   { name: "seed", url: "seed", fallback: 0, program: true, room: true, read: wholeNumber(MAX_SEED) },
+  { name: "run", url: "run", fallback: null, program: true, room: true, read: wholeNumber(Number.MAX_SAFE_INTEGER) }, // which backward() call; null: the last
   // The learner's own TypeScript or JavaScript, run in their browser (sandbox.js); null: the server's languages, chosen by themselves.
   { name: "language", url: "language", fallback: null, program: true, read: (text) => (text === "typescript" || text === "javascript" ? text : undefined) },
-  { name: "run", url: "run", fallback: null, program: true, room: true, read: wholeNumber(Number.MAX_SAFE_INTEGER) }, // which backward() call; null: the last
   { name: "playing", url: null, fallback: false, room: true },
   { name: "pinned", url: null, fallback: null, room: true }, // the node clicked, whose story stays shown
   // The scopes folded into boxes (keys from scopes.js). null: the graph's own default, which

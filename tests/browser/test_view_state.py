@@ -108,7 +108,7 @@ def test_the_view_state_declares_each_field_once_and_speaks_the_servers_wire_for
             const main = new URL(document.querySelector('script[type=module]').src).pathname;
             const s = await import(main.replace(/main\\.js.*$/, 'state.js'));
             const full = { expression: 'y = w * 2', variables: 'w = 3', step: 4, direction: 'BT', speed: 2,
-                           variant: 'assign', seed: 5, run: 2, playing: true, pinned: 1, collapsed: null };
+                           variant: 'assign', seed: 5, run: 2, language: null, playing: true, pinned: 1, collapsed: null };
             return {
                 fields: s.FIELDS.map((f) => ({ name: f.name, url: f.url, fallback: f.fallback,
                                                program: Boolean(f.program), room: Boolean(f.room) })),
@@ -120,13 +120,25 @@ def test_the_view_state_declares_each_field_once_and_speaks_the_servers_wire_for
                 room: s.roomState(full),
                 fromRoom: s.fromRoomState(s.roomState(full)),
                 embed: s.embedSearch(full, { controls: 'minimal', theme: 'auto' }, { controls: 'full', theme: 'auto' }),
+                typescript: s.stateSearch({ ...full, language: 'typescript' }),
+                typescriptRequest: s.programRequest({ ...full, language: 'typescript' }).request,
             };
         }"""
     )
     fields = {f["name"]: f for f in answer["fields"]}
     assert len(fields) == len(answer["fields"]), "each field is declared once"
     linked = [f for f in answer["fields"] if f["url"]]
-    assert [f["url"] for f in linked] == ["expression", "variables", "step", "dir", "speed", "variant", "seed", "run"]
+    assert [f["url"] for f in linked] == [
+        "expression",
+        "variables",
+        "step",
+        "dir",
+        "speed",
+        "variant",
+        "seed",
+        "run",
+        "language",
+    ]
     assert {f["name"]: f["fallback"] for f in linked} == {
         "expression": None,
         "variables": "",
@@ -136,11 +148,15 @@ def test_the_view_state_declares_each_field_once_and_speaks_the_servers_wire_for
         "variant": "correct",
         "seed": 0,
         "run": None,
+        "language": None,
     }
     assert answer["defaults"] == "", "defaults stay out of links"
 
     program = {name for name, f in fields.items() if f["program"]}
-    assert program == set(schemas.BackwardRequest.model_fields) & set(schemas.RoomState.model_fields)
+    # language (TypeScript/JavaScript, run in the page) makes the graph too, but no request carries it.
+    assert program == set(schemas.BackwardRequest.model_fields) & set(schemas.RoomState.model_fields) | {"language"}
+    assert answer["typescript"].endswith("&run=2&language=typescript")
+    assert answer["typescriptRequest"] == answer["request"]
     assert {name for name, f in fields.items() if f["room"]} == set(schemas.RoomState.model_fields) - {"stage"}
 
     full = answer["full"]
