@@ -108,7 +108,8 @@ def test_the_view_state_declares_each_field_once_and_speaks_the_servers_wire_for
             const main = new URL(document.querySelector('script[type=module]').src).pathname;
             const s = await import(main.replace(/main\\.js.*$/, 'state.js'));
             const full = { expression: 'y = w * 2', variables: 'w = 3', step: 4, direction: 'BT', speed: 2,
-                           variant: 'assign', seed: 5, run: 2, language: null, playing: true, pinned: 1, collapsed: null };
+                           variant: 'assign', seed: 5, run: 2, language: null, playing: true, pinned: 1,
+                           collapsed: null };
             return {
                 fields: s.FIELDS.map((f) => ({ name: f.name, url: f.url, fallback: f.fallback,
                                                program: Boolean(f.program), room: Boolean(f.room) })),
