@@ -53,7 +53,7 @@ def compute(request: schemas.BackwardRequest, limits: Limits) -> Computed:
     """parse -> run -> trace -> (nudge test) -> (layout), as the request asks."""
     if request.graph is not None:
         return compute_posted_graph(request, limits)
-    program = run_program(request.expression, request.variables, limits, request.seed, request.run)
+    program = run_program(request.expression, request.variables, limits, request.seed, request.run, request.files)
     return _walked(program.output, request, limits, program)  # the syntax tree is freed by now
 
 
