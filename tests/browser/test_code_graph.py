@@ -240,6 +240,16 @@ def test_the_walk_lights_the_box_of_a_collapsed_node(page):
 # ---- the loss curve ----
 
 
+def test_a_progress_line_rewritten_with_a_carriage_return_shows_its_last_state(page):
+    program = (
+        "x = Value(2.0)\nfor step in range(3):\n"
+        "    print(f'step {step + 1:4d} | loss {x.data * (3 - step):.4f}', end='\\r')\nprint()\nprint('done', end='\\r')\nprint('D')"
+    )
+    page.goto(url_for(program))
+    wait_for_graph(page)
+    expect(page.locator('[data-vg="printed"]')).to_have_text("step    3 | loss 2.0000\nDone")
+
+
 def test_the_loss_curve_opens_an_earlier_runs_walk(page):
     open_example(page, "py-mlp-training")
     points = page.locator(".vg-loss-point")
