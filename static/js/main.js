@@ -569,7 +569,7 @@ export function startValuegraph(root, { location = window.location, history = wi
 
   const onChange = (listener) => changeListeners.push(listener);
 
-  return { run, controls, editor, ready, camera, graph, state: shownState, view: linkState, shown: shownView, apply, onChange, get timeline() { return tl; }, get model() { return model; }, get svg() { return graphBox.querySelector("svg"); } };
+  return { run, controls, editor, ready, camera, graph, state: shownState, view: linkState, shown: shownView, files: filesPanel.files, apply, onChange, get timeline() { return tl; }, get model() { return model; }, get svg() { return graphBox.querySelector("svg"); } };
 }
 
 const root = document.querySelector("[data-valuegraph]");

@@ -261,6 +261,12 @@ def test_the_files_panel_gives_the_program_its_input_txt(page):
         files=[{"name": "mine.txt", "mimeType": "text/plain", "buffer": b"cara\ndee\nemma\n"}]
     )
     expect(printed).to_have_text("True\nnames: 3, letters: 6")
+    # the self-contained file is made from the same request, files included: it holds that answer
+    page.locator('[data-vg="export-menu"] summary').click()
+    expect(page.locator('[data-vg="export-html"]')).to_have_text(re.compile(r"Self-contained HTML \(\d+ kB\)"))
+    with page.expect_download() as download:
+        page.locator('[data-vg="export-html"]').click()
+    assert "names: 3, letters: 6" in open(download.value.path(), encoding="utf-8").read()
 
 
 # ---- the loss curve ----
