@@ -13,6 +13,8 @@
 | VALUEGRAPH_MAX_COLLECTION_LENGTH   | 100000    | items in one list, tuple or dict of a Python program                |
 | VALUEGRAPH_MAX_BACKWARD_CALLS      | 10000     | backward() calls of a Python program                                |
 | VALUEGRAPH_MAX_PRINTED_CHARACTERS  | 100000    | characters a Python program may print                               |
+| VALUEGRAPH_MAX_TEXT_LENGTH         | 1000000   | characters of one string a Python program builds                    |
+| VALUEGRAPH_MAX_FILES_BYTES         | 500000    | UTF-8 bytes of the files given with a program (`files`)             |
 | VALUEGRAPH_MAX_LABEL_LENGTH        | 200       | characters of one node's label in a posted graph                    |
 | VALUEGRAPH_TIME_BUDGET             | 2.0       | seconds of wall-clock time per request (longer: 503)                |
 | VALUEGRAPH_BROWSER_RUN_SECONDS     | 5.0       | seconds a TypeScript/JavaScript program runs in the browser (page)  |
@@ -76,6 +78,8 @@ class Settings:
     max_collection_length: int = Limits.max_collection_length
     max_backward_calls: int = Limits.max_backward_calls
     max_printed_characters: int = Limits.max_printed_characters
+    max_text_length: int = Limits.max_text_length
+    max_files_bytes: int = Limits.max_files_bytes
     max_label_length: int = Limits.max_label_length
     time_budget: float = 2.0
     browser_run_seconds: float = 5.0
@@ -152,6 +156,8 @@ class Settings:
             max_collection_length=self.max_collection_length,
             max_backward_calls=self.max_backward_calls,
             max_printed_characters=self.max_printed_characters,
+            max_text_length=self.max_text_length,
+            max_files_bytes=self.max_files_bytes,
             max_label_length=self.max_label_length,
         )
 

@@ -233,6 +233,8 @@ class BackwardRequest(BackwardQuery):
             )
         if self.graph is not None and self.variables:
             raise PydanticCustomError("graph_variables", "variables are for programs; a graph's leaves hold their data")
+        if self.graph is not None and self.files:
+            raise PydanticCustomError("graph_files", "files are for programs; a graph reads none")
         return self
 
     variables: Annotated[dict[VariableName, VariableValue], BeforeValidator(_screen_variables)] = Field(
@@ -241,6 +243,12 @@ class BackwardRequest(BackwardQuery):
         # (such as "") would be schema-valid, though it answers 422.
         json_schema_extra={"additionalProperties": False},
         description="Leaf values by name, used where the program reads a name it does not assign.",
+    )
+    files: dict[Annotated[str, Field(min_length=1, max_length=200)], str] = Field(
+        default_factory=dict,
+        description="Python programs: files the program may read, by name, with open(name) and os.path.exists(name) "
+        "(read only; nothing is written). Their UTF-8 bytes are bounded by VALUEGRAPH_MAX_FILES_BYTES (more: 400).",
+        examples=[{"input.txt": "emma\nolivia\nava\n"}],
     )
 
 

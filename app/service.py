@@ -54,7 +54,7 @@ def compute(request: schemas.BackwardRequest, limits: Limits) -> Computed:
     """parse -> run -> trace -> (nudge test) -> (layout), as the request asks."""
     if request.graph is not None:
         return compute_posted_graph(request, limits)
-    program = run_program(request.expression, request.variables, limits, request.seed, request.run)
+    program = run_program(request.expression, request.variables, limits, request.seed, request.run, request.files)
     own = program.python.graph if program.python is not None else None
     if own is not None:  # the program's own value class: its graph, as its backward() left it
         return _checked(own_class_graph(own), request, limits, program)

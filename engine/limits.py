@@ -16,6 +16,8 @@ class Limits:
     max_collection_length: int = 100_000  # items in one list, tuple or dict, or consumed by one sum/min/max/list
     max_backward_calls: int = 10_000  # calls of backward()
     max_printed_characters: int = 100_000  # characters print() may write in all
+    max_text_length: int = 1_000_000  # characters of one string a program builds (a file's text, a join)
+    max_files_bytes: int = 500_000  # UTF-8 bytes of the files given with a program (names and texts)
     # Graphs posted whole:
     max_label_length: int = 200  # characters of one node's label
 

@@ -93,8 +93,14 @@ class ProgramRun:
 
 
 def run_program(
-    text: str, variables=None, limits: Limits = Limits(), seed: int = 0, run: int | None = None
+    text: str,
+    variables=None,
+    limits: Limits = Limits(),
+    seed: int = 0,
+    run: int | None = None,
+    files: dict | None = None,
 ) -> ProgramRun:
+    """files: {name: text} a Python program may read with open() (the course shorthand reads none)."""
     if is_python(text):
         if variables:
             raise ProgramError(
@@ -102,8 +108,12 @@ def run_program(
                 "Value(2.0)",
                 WHOLE_PROGRAM,
             )
-        result = run_python(text, limits, seed, run)
+        result = run_python(text, limits, seed, run, files)
         return ProgramRun(result.output, result.runs, result.run, result.printed, result)
+    if files:
+        raise ProgramError(
+            "files are read by Python programs, with open('input.txt'); this is the course shorthand", WHOLE_PROGRAM
+        )
     if run is not None:
         raise ProgramError(
             f"run {run} does not exist: the program calls backward() never (runs are numbered from 0)", WHOLE_PROGRAM

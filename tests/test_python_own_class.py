@@ -132,7 +132,10 @@ HEAD = (
             HEAD + "    def __add__(self, o):\n        return self + o\nV(1) + V(2)",
             "calls nest deeper than 4000",
         ),
-        (HEAD + "    def __repr__(self):\n        return 1 / 0 + ''\nprint(V(1))", "strings are only used as labels"),
+        (
+            HEAD + "    def __repr__(self):\n        return 1 / 0 + ''\nprint(V(1))",
+            "`+` does not work on float and string",
+        ),
         (HEAD + "    def __repr__(self):\n        return 5\nprint(V(1))", "__repr__ of V must return a string"),
         (HEAD + "    def backward(self):\n        self.grad = 1\nout = V('x', ())\nout.backward()", "holds a string"),
         (HEAD + "a = V(1)\nb = V(2)\nc = a - b", "unsupported operand type(s) for -: 'V' and 'V'"),

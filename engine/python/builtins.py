@@ -1,6 +1,7 @@
 """The names a Python program starts with and the operations on plain values: built-in
-functions, `math` and `random`, Value's constructor, attributes and methods, and the
-operators on numbers, lists and tuples. Numbers follow IEEE (no exception on 1/0 or overflow),
+functions, `math`, `random` and `os.path.exists`, `open` over the files given with the program,
+Value's constructor, attributes and methods, str methods, and the operators on numbers,
+strings, lists and tuples. Numbers follow IEEE (no exception on 1/0 or overflow),
 and integers that would grow past 64 bits become floats, so no program can build a huge one."""
 
 import functools
@@ -11,7 +12,7 @@ import re
 
 from .. import ieee
 from ..value import VALUE_EXPONENT_MESSAGE, Value
-from .objects import Builtin, BuiltinType, Class, Instance, Module, ProgramSet, show, type_name
+from .objects import Builtin, BuiltinType, Class, Instance, Module, ProgramFile, ProgramSet, show, type_name
 
 
 class RunError(Exception):
@@ -21,7 +22,7 @@ class RunError(Exception):
 NUMBERS = (int, float, bool)
 VALUE_OPERANDS = (Value, int, float, bool)
 BIG = 2**63
-STRINGS_ARE_LABELS = "strings are only used as labels and in print(); this operation needs numbers or Values"
+NOT_ON_STRINGS = "this operation needs numbers or Values, not a string"
 FORMAT_SPEC = r"[<>^=]?[+\- ]?#?0?\d{0,3}[,_]?(?:\.\d{1,2})?[eEfFgGdn%]?"
 
 
@@ -36,8 +37,8 @@ def _number(x):
 
 
 def _operands_error(symbol, a, b):
-    if type(a) is str or type(b) is str:
-        return RunError(STRINGS_ARE_LABELS)
+    if (type(a) is str) != (type(b) is str):
+        return RunError(f"`{symbol}` does not work on {type_name(a)} and {type_name(b)}; write str(x) to join a number")
     return RunError(f"`{symbol}` does not work on {type_name(a)} and {type_name(b)}")
 
 
@@ -53,7 +54,7 @@ def add(a, b):
         return a + b
     if ta in NUMBERS and tb in NUMBERS:
         return _number(a + b)
-    if ta is tb and ta in (list, tuple):
+    if ta is tb and ta in (list, tuple, str):
         return a + b  # lengths checked by the caller
     raise _operands_error("+", a, b)
 
@@ -75,7 +76,7 @@ def mul(a, b):
         return a * b
     if ta in NUMBERS and tb in NUMBERS:
         return _number(a * b)
-    if ta in (list, tuple) and tb in (int, bool) or tb in (list, tuple) and ta in (int, bool):
+    if ta in (list, tuple, str) and tb in (int, bool) or tb in (list, tuple, str) and ta in (int, bool):
         return a * b  # lengths checked by the caller
     raise _operands_error("*", a, b)
 
@@ -143,7 +144,7 @@ def negate(a):
         return -a
     if type(a) in NUMBERS:
         return _number(-a)
-    raise RunError(STRINGS_ARE_LABELS if type(a) is str else f"`-` does not work on {type_name(a)}")
+    raise RunError(NOT_ON_STRINGS if type(a) is str else f"`-` does not work on {type_name(a)}")
 
 
 def positive(a):
@@ -158,8 +159,15 @@ ORDER_SYMBOLS = {"Lt": "<", "LtE": "<=", "Gt": ">", "GtE": ">="}
 
 def compare(kind, a, b):
     if kind in ORDER:
-        if type(a) in NUMBERS and type(b) in NUMBERS:
+        if type(a) in NUMBERS and type(b) in NUMBERS or type(a) is str and type(b) is str:
             return ORDER[kind](a, b)
+        if type(a) is type(b) and type(a) in (tuple, list):
+            try:  # item by item, as Python orders them; Values and instances inside have no order
+                return ORDER[kind](a, b)
+            except TypeError:
+                raise RunError(
+                    f"`{ORDER_SYMBOLS[kind]}` compares {type_name(a)}s of plain numbers or strings only"
+                ) from None
         if type(a) is Value or type(b) is Value:
             raise RunError(
                 f"`{ORDER_SYMBOLS[kind]}` compares plain numbers; for a Value compare its .data, as in x.data > 0"
@@ -173,8 +181,12 @@ def compare(kind, a, b):
         return a is b
     if kind == "IsNot":
         return a is not b
+    if type(b) is str:
+        if type(a) is not str:
+            raise RunError(f"`in` on a string looks for a string, not a {type_name(a)}")
+        return (a in b) if kind == "In" else (a not in b)
     if type(b) not in (list, tuple, dict, range, ProgramSet):
-        raise RunError(f"`in` looks in a list, tuple, dict, set or range, not in {type_name(b)}")
+        raise RunError(f"`in` looks in a list, tuple, dict, set, range or string, not in {type_name(b)}")
     if type(b) is ProgramSet:
         hashable(a)
     return (a in b) if kind == "In" else (a not in b)
@@ -184,15 +196,13 @@ def compare(kind, a, b):
 
 
 def iterate(value):
-    """A Python iterator over what a `for` may walk: lists, tuples, dict keys, ranges, zip and
-    enumerate objects and generator expressions."""
+    """A Python iterator over what a `for` may walk: lists, tuples, dict keys, ranges, strings (their
+    characters), open files (their lines), zip and enumerate objects and generator expressions."""
     kind = type(value)
-    if kind in (list, tuple, dict, range, ProgramSet) or kind in ITERATORS:
+    if kind in (list, tuple, dict, range, ProgramSet, str, ProgramFile) or kind in ITERATORS:
         return iter(value)
-    if kind is str:
-        raise RunError(STRINGS_ARE_LABELS)
     raise RunError(
-        f"cannot loop over {type_name(value)}: loop over a list, a tuple, a range, zip(...) or enumerate(...)"
+        f"cannot loop over {type_name(value)}: loop over a list, a tuple, a range, a string, zip(...) or enumerate(...)"
     )
 
 
@@ -205,13 +215,15 @@ ITERATORS = {
     type((i for i in ())),
     type(reversed([])),
     type(reversed(())),
+    type(iter("")),
+    type(reversed("")),
 }
 
 
 def collect(state, value, what):
     """All items of an iterable as a list, refusing more than the collection length limit."""
     limit = state.limits.max_collection_length
-    if type(value) in (list, tuple, dict, range, ProgramSet) and len(value) > limit:
+    if type(value) in (list, tuple, dict, range, ProgramSet, str) and len(value) > limit:
         raise RunError(f"{what} would hold {len(value):,} items; the limit is {limit:,}")
     items = list(itertools.islice(iterate(value), limit + 1))
     if len(items) > limit:
@@ -258,7 +270,7 @@ def builtin_len(state, args, kwargs):
     _arity("len", args, kwargs, 1, 1)
     (value,) = args
     if type(value) not in (list, tuple, dict, range, str, ProgramSet):
-        raise RunError(f"len() takes a list, tuple, dict, set or range, not {type_name(value)}")
+        raise RunError(f"len() takes a list, tuple, dict, set, range or string, not {type_name(value)}")
     try:
         return len(value)
     except OverflowError:
@@ -373,8 +385,8 @@ def builtin_sorted(state, args, kwargs):
 
 def builtin_reversed(state, args, kwargs):
     _arity("reversed", args, kwargs, 1, 1)
-    if type(args[0]) not in (list, tuple, range):
-        raise RunError(f"reversed() takes a list, tuple or range, not {type_name(args[0])}")
+    if type(args[0]) not in (list, tuple, range, str):
+        raise RunError(f"reversed() takes a list, tuple, range or string, not {type_name(args[0])}")
     return reversed(args[0])
 
 
@@ -426,6 +438,9 @@ def _defines_eq(cls):
 
 def _to_set(state, args, kwargs):
     _arity("set", args, kwargs, 0, 1)
+    if args and type(args[0]) is str:  # set(text): its distinct characters, however long the text
+        state.count(len(args[0]))
+        return ProgramSet(args[0])
     return make_set(state, collect(state, args[0], "set()") if args else [])
 
 
@@ -495,18 +510,190 @@ def _to_str(state, args, kwargs):
     return state.text_of(args[0]) if args else ""
 
 
+def check_text_length(state, length):
+    """Refuse a string of `length` characters past the text length limit, before it is built."""
+    limit = state.limits.max_text_length
+    if length > limit:
+        raise RunError(f"a string would be {length:,} characters long; the limit is {limit:,}")
+
+
+def check_text_operation(state, a, b):
+    """a + b or a * b, when an operand is a string: its length checked without building it."""
+    if type(a) is str and type(b) is str:
+        check_text_length(state, len(a) + len(b))
+    elif type(a) is str and type(b) in (int, bool):
+        check_text_length(state, len(a) * max(b, 0))
+    elif type(b) is str and type(a) in (int, bool):
+        check_text_length(state, len(b) * max(a, 0))
+
+
+# ---- str methods: run(state, text, args, kwargs), Python's own on the program's strings ----
+
+
+def _strings(name, args):
+    for a in args:
+        if a is not None and type(a) is not str:
+            raise RunError(f"{name}() takes strings, not {type_name(a)}")
+
+
 def join(state, separator, args, kwargs):
-    """separator.join(strings), for __repr__ methods such as micrograd's."""
     _arity("join", args, kwargs, 1, 1)
     items = collect(state, args[0], "join()")
     if not all(type(item) is str for item in items):
         raise RunError("join() takes strings; write str(x) for other values")
-    text = separator.join(items)
-    if len(text) > state.limits.max_collection_length:
+    check_text_length(state, sum(map(len, items)) + len(separator) * max(len(items) - 1, 0))
+    return separator.join(items)
+
+
+def _strip(name):
+    def run(state, text, args, kwargs):
+        _arity(name, args, kwargs, 0, 1)
+        _strings(name, args)
+        return getattr(text, name)(*args)
+
+    return run
+
+
+def _split(name):
+    def run(state, text, args, kwargs):
+        _arity(name, args, kwargs, 0, 2, ("sep", "maxsplit"))
+        separator = args[0] if args else kwargs.get("sep")
+        most = args[1] if len(args) == 2 else kwargs.get("maxsplit", -1)
+        _strings(name, (separator,))
+        if separator == "":
+            raise RunError(f"{name}() cannot split on an empty separator")
+        parts = getattr(text, name)(separator, _int_argument(name, most))
+        state.count(len(parts))
+        return parts
+
+    return run
+
+
+def _search(name):
+    """index, find, count, startswith, endswith: a string (or a tuple of them) and optional bounds."""
+
+    def run(state, text, args, kwargs):
+        _arity(name, args, kwargs, 1, 3)
+        wanted, bounds = args[0], [_int_argument(name, a) if a is not None else None for a in args[1:]]
+        if type(wanted) is tuple and name in ("startswith", "endswith"):
+            _strings(name, wanted)
+        else:
+            _strings(name, (wanted,))
+        if name == "index" and text.find(wanted, *bounds) < 0:
+            raise RunError(f"index(): {show(wanted, 40, True)} is not in the string")
+        return getattr(text, name)(wanted, *bounds)
+
+    return run
+
+
+def _no_arguments(name):
+    def run(state, text, args, kwargs):
+        _arity(name, args, kwargs, 0, 0)
+        return getattr(text, name)()
+
+    return run
+
+
+def _replace(state, text, args, kwargs):
+    _arity("replace", args, kwargs, 2, 3)
+    old, new = args[0], args[1]
+    _strings("replace", (old, new))
+    most = _int_argument("replace", args[2]) if len(args) == 3 else -1
+    times = text.count(old) if old else len(text) + 1
+    if most >= 0:
+        times = min(times, most)
+    check_text_length(state, len(text) + times * (len(new) - len(old)))
+    return text.replace(old, new, most)
+
+
+def _splitlines(state, text, args, kwargs):
+    _arity("splitlines", args, kwargs, 0, 1, ("keepends",))
+    parts = text.splitlines(bool(args[0] if args else kwargs.get("keepends", False)))
+    state.count(len(parts))
+    return parts
+
+
+STR_METHODS = {
+    "join": join,
+    "strip": _strip("strip"),
+    "lstrip": _strip("lstrip"),
+    "rstrip": _strip("rstrip"),
+    "split": _split("split"),
+    "rsplit": _split("rsplit"),
+    "splitlines": _splitlines,
+    "index": _search("index"),
+    "find": _search("find"),
+    "count": _search("count"),
+    "startswith": _search("startswith"),
+    "endswith": _search("endswith"),
+    "replace": _replace,
+    **{name: _no_arguments(name) for name in ("lower", "upper", "isalpha", "isdigit", "isspace", "isupper", "islower")},
+}
+
+
+# ---- files given with the program (read only) and os.path.exists ----
+
+WRITING_REFUSED = (
+    "writing files is not available: valuegraph only reads the files given in Files; print what you want to keep"
+)
+
+
+def builtin_open(state, args, kwargs):
+    _arity("open", args, kwargs, 1, 2, ("mode", "encoding"))
+    name = args[0]
+    mode = args[1] if len(args) == 2 else kwargs.get("mode", "r")
+    if type(name) is not str or type(mode) is not str:
+        raise RunError("open() takes a file name and a mode, as in open('input.txt')")
+    if mode not in ("r", "rt", "tr"):
         raise RunError(
-            f"a string would be {len(text):,} characters long; the limit is {state.limits.max_collection_length:,}"
+            WRITING_REFUSED
+            if set(mode) & set("wax+")
+            else f"open(): the mode {mode[:10]!r} is not available; read with 'r'"
         )
-    return text
+    if name not in state.files:
+        given = ", ".join(sorted(state.files)[:10]) or "none"
+        raise RunError(f"no file named {name[:100]!r}: add {name[:100]} in Files (files given: {given})")
+    return ProgramFile(name, state.files[name])
+
+
+def _file_read(state, file, args, kwargs):
+    _arity("read", args, kwargs, 0, 0)
+    return file.read()
+
+
+def _file_readline(state, file, args, kwargs):
+    _arity("readline", args, kwargs, 0, 0)
+    return file.readline()
+
+
+def _file_readlines(state, file, args, kwargs):
+    _arity("readlines", args, kwargs, 0, 0)
+    return collect(state, file, "readlines()")
+
+
+def _file_close(state, file, args, kwargs):
+    _arity("close", args, kwargs, 0, 0)
+
+
+FILE_METHODS = {"read": _file_read, "readline": _file_readline, "readlines": _file_readlines, "close": _file_close}
+
+
+def os_module():
+    def exists(state, args, kwargs):
+        _arity("os.path.exists", args, kwargs, 1, 1)
+        if type(args[0]) is not str:
+            raise RunError(f"os.path.exists() takes a file name, not {type_name(args[0])}")
+        return args[0] in state.files
+
+    path = Module("os.path", {"exists": Builtin("os.path.exists", exists)})
+    return Module("os", {"path": path})
+
+
+def builtin_repr(state, args, kwargs):
+    _arity("repr", args, kwargs, 1, 1)
+    if type(args[0]) is Instance:
+        return state.describe(args[0])
+    return show(args[0], state.limits.max_text_length + 1, True, state.describe)
 
 
 def _to_bool(state, args, kwargs):
@@ -630,11 +817,56 @@ def random_module(rng):
 
     def choice(state, args, kwargs):
         _arity("random.choice", args, kwargs, 1, 1)
-        if type(args[0]) not in (list, tuple, range) or not args[0]:
-            raise RunError("random.choice() takes a non-empty list, tuple or range")
+        if type(args[0]) not in (list, tuple, range, str) or not args[0]:
+            raise RunError("random.choice() takes a non-empty list, tuple, range or string")
         return rng.choice(args[0])
 
-    runs = {"seed": seed, "uniform": uniform, "random": random_, "gauss": gauss, "choice": choice}
+    def choices(state, args, kwargs):
+        _arity("random.choices", args, kwargs, 1, 2, ("weights", "cum_weights", "k"))
+        population = args[0]
+        if type(population) not in (list, tuple, range, str) or not population:
+            raise RunError("random.choices() takes a non-empty list, tuple, range or string")
+        k = _int_argument("random.choices", kwargs.get("k", 1))
+        if k > state.limits.max_collection_length:
+            raise RunError(
+                f"random.choices() would pick {k:,} items; the limit is {state.limits.max_collection_length:,}"
+            )
+        weights = args[1] if len(args) == 2 else kwargs.get("weights")
+        cumulative = kwargs.get("cum_weights")
+        for name, given in (("weights", weights), ("cum_weights", cumulative)):
+            if given is not None:
+                given = collect(state, given, f"random.choices() {name}")
+                _all_numbers("random.choices", given)
+                if len(given) != len(population):
+                    raise RunError(f"random.choices(): {len(given)} {name} for {len(population)} items")
+                if name == "weights":
+                    weights = given
+                else:
+                    cumulative = given
+        if weights is not None and cumulative is not None:
+            raise RunError("random.choices() takes weights or cum_weights, not both")
+        state.count(max(k, 0))
+        try:
+            return rng.choices(population, weights, cum_weights=cumulative, k=k)
+        except ValueError as error:  # CPython's own message: weights summing to zero, NaN or Infinity
+            raise RunError(f"random.choices(): {error}") from None
+
+    def shuffle(state, args, kwargs):
+        _arity("random.shuffle", args, kwargs, 1, 1)
+        if type(args[0]) is not list:
+            raise RunError(f"random.shuffle() shuffles a list in place, not a {type_name(args[0])}")
+        state.count(len(args[0]))
+        rng.shuffle(args[0])
+
+    runs = {
+        "seed": seed,
+        "uniform": uniform,
+        "random": random_,
+        "gauss": gauss,
+        "choice": choice,
+        "choices": choices,
+        "shuffle": shuffle,
+    }
     return Module("random", {name: Builtin(f"random.{name}", run) for name, run in runs.items()})
 
 
@@ -662,6 +894,8 @@ def builtin_names():
         "reversed": builtin_reversed,
         "hasattr": builtin_hasattr,
         "round": builtin_round,
+        "open": builtin_open,
+        "repr": builtin_repr,
     }
     table = {name: Builtin(name, run) for name, run in names.items()}
     table.update(

@@ -9,7 +9,7 @@ import threading
 from ..value import Value
 from . import builtins as B
 from . import model
-from .objects import BoundMethod, Builtin, BuiltinType, Class, Function, Instance, ProgramSet, type_name
+from .objects import BoundMethod, Builtin, BuiltinType, Class, Function, Instance, ProgramFile, ProgramSet, type_name
 from .observe import node_fields
 
 
@@ -62,9 +62,7 @@ class Calls:
             except KeyError:
                 raise B.RunError(f"a {callee.cls.name} cannot be called: its class has no __call__") from None
             return self.call_function(method, (callee, *args), kwargs, scope_name)
-        raise B.RunError(
-            f"{type_name(callee)} cannot be called" + ("; strings are only used as labels" if kind is str else "")
-        )
+        raise B.RunError(f"{type_name(callee)} cannot be called")
 
     def call_function(self, function, args, kwargs, scope_name=None):
         variables = _bind(function, args, kwargs)
@@ -369,6 +367,8 @@ class CallCompiler:
         list_method = B.LIST_METHODS.get(name)
         dict_method = B.DICT_METHODS.get(name)
         set_method = B.SET_METHODS.get(name)
+        str_method = B.STR_METHODS.get(name)
+        file_method = B.FILE_METHODS.get(name)
         backward_step = name == "_backward"  # a node's closure: one step of the learner's walk
         get = model.get_attribute
 
@@ -407,8 +407,10 @@ class CallCompiler:
                 return dict_method(state, obj, args, kwargs)
             if kind is ProgramSet and set_method is not None:
                 return set_method(state, obj, args, kwargs)
-            if kind is str and name == "join":
-                return B.join(state, obj, args, kwargs)
+            if kind is str and str_method is not None:
+                return str_method(state, obj, args, kwargs)
+            if kind is ProgramFile and file_method is not None:
+                return file_method(state, obj, args, kwargs)
             return state.call(get(obj, name), args, kwargs)
 
         return call

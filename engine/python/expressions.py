@@ -100,6 +100,8 @@ class ExpressionCompiler:
                 try:
                     if may_grow and (type(result) in (list, tuple) or type(other) in (list, tuple)):
                         state.count(_check_sequence(result, other, limit))
+                    elif may_grow and (type(result) is str or type(other) is str):
+                        B.check_text_operation(state, result, other)
                     if type(result) is Instance or type(other) is Instance:
                         result = on_instances(state, kind, result, other)
                     else:
@@ -222,7 +224,7 @@ class ExpressionCompiler:
                 parts.append(lambda frame, text=text: text)
             else:
                 parts.append(self.expr(part))
-        longest = self.state.limits.max_collection_length
+        longest = self.state.limits.max_text_length
 
         def run(frame):
             text = "".join([part(frame) for part in parts])
@@ -236,7 +238,7 @@ class ExpressionCompiler:
         value = self.expr(node.value)
         spec = "".join(part.value for part in node.format_spec.values) if node.format_spec is not None else ""
         as_repr = node.conversion == ord("r")
-        longest = self.state.limits.max_collection_length
+        longest = self.state.limits.max_text_length
 
         state = self.state
 
@@ -327,5 +329,5 @@ def _unknown_name(name):
         )
     return (
         f"unknown name '{shown}': assign it first, or import it "
-        "(valuegraph offers Value, Neuron, Layer, MLP, math and random)"
+        "(valuegraph offers Value, Neuron, Layer, MLP, math, random and os)"
     )

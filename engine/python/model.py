@@ -60,7 +60,7 @@ def check_length(state, length):
 
 def get_item(state, obj, key):
     kind = type(obj)
-    if kind in (list, tuple, range):
+    if kind in (list, tuple, range, str):
         if type(key) in (int, bool):
             try:
                 return obj[key]
@@ -76,9 +76,7 @@ def get_item(state, obj, key):
             return obj[key]
         except KeyError:
             raise B.RunError(f"the dict has no key {show(key, 40, True)}") from None
-    raise B.RunError(
-        f"{type_name(obj)} cannot be indexed" + ("; strings are only used as labels" if kind is str else "")
-    )
+    raise B.RunError(f"{type_name(obj)} cannot be indexed")
 
 
 def set_item(state, obj, key, value):
@@ -95,7 +93,8 @@ def set_item(state, obj, key, value):
             check_length(state, len(obj) + 1)
         obj[key] = value
     else:
-        raise B.RunError(f"cannot assign into a {type_name(obj)}" + (": tuples cannot change" if kind is tuple else ""))
+        unchangeable = {tuple: ": tuples cannot change", str: ": strings cannot change; build a new one"}
+        raise B.RunError(f"cannot assign into a {type_name(obj)}" + unchangeable.get(kind, ""))
 
 
 # ---- operators on instances of the program's classes ----

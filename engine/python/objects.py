@@ -140,6 +140,37 @@ class ProgramSet:
         return "{" + ", ".join(map(repr, self.items)) + "}" if self.items else "set()"
 
 
+class ProgramFile:
+    """A file given with the request, opened for reading: its text as CPython's text mode reads
+    it (\r\n and \r become \n) and how far the program has read."""
+
+    __slots__ = ("name", "text", "position")
+
+    def __init__(self, name, text):
+        self.name = name
+        self.text = text.replace("\r\n", "\n").replace("\r", "\n")
+        self.position = 0
+
+    def read(self):
+        rest = self.text[self.position :]
+        self.position = len(self.text)
+        return rest
+
+    def readline(self):
+        end = self.text.find("\n", self.position)
+        end = len(self.text) if end < 0 else end + 1
+        line = self.text[self.position : end]
+        self.position = end
+        return line
+
+    def __iter__(self):
+        while self.position < len(self.text):
+            yield self.readline()
+
+    def __repr__(self):
+        return f"<file {self.name!r}>"
+
+
 class BoundMethod:
     __slots__ = ("function", "instance")
 
@@ -207,6 +238,7 @@ TYPE_NAMES = {
     Module: "module",
     BuiltinType: "class",
     ProgramSet: "set",
+    ProgramFile: "file",
     type(NotImplemented): "NotImplementedType",
 }
 

@@ -58,6 +58,7 @@ class MadeByMarks:
 
 BUILTINS = B.builtin_names()  # stateless: shared by every run (random is per run: it holds the seed)
 MATH = B.math_module()
+OS = B.os_module()
 
 
 @lru_cache(maxsize=1)
@@ -65,7 +66,11 @@ def _prelude():
     return parse_python(NN_SOURCE)  # valuegraph's own text, parsed once
 
 
-def run_python(text: str, limits: Limits = Limits(), seed: int = 0, run: int | None = None) -> PythonRun:
+def run_python(
+    text: str, limits: Limits = Limits(), seed: int = 0, run: int | None = None, files: dict | None = None
+) -> PythonRun:
+    """files: {name: text} the program may open() and os.path.exists() (read only)."""
+    check_files(files or {}, limits)
     tree, source = parse_python(text, limits)
     if not tree.body:
         raise ProgramError(
@@ -73,10 +78,14 @@ def run_python(text: str, limits: Limits = Limits(), seed: int = 0, run: int | N
         )
     if run is not None and run < 0:
         raise ProgramError(f"run must be 0 or more, not {run}", WHOLE_PROGRAM)
-    state = State(limits, seed, run)
+    state = State(limits, seed, run, files)
     state.source = source
     math_module, random_module = MATH, B.random_module(state.rng)
-    shared = dict(BUILTINS, **{"module math": math_module, "module random": random_module})
+    shared = dict(
+        BUILTINS,
+        **{"module math": math_module, "module random": random_module, "module os": OS},
+        **{"module os.path": OS.attributes["path"]},
+    )
 
     names = dict(shared, Value=B.VALUE_CLASS, math=math_module, random=random_module)
     names["micrograd Value"] = B.VALUE_CLASS
@@ -98,6 +107,22 @@ def run_python(text: str, limits: Limits = Limits(), seed: int = 0, run: int | N
     finally:
         state.close()
     return PythonRun(_output(state, run), state)
+
+
+def check_files(files: dict, limits: Limits) -> None:
+    """The files given with a program: names and texts, their UTF-8 bytes within the limit."""
+    size = 0
+    for name, content in files.items():
+        if type(name) is not str or type(content) is not str:
+            raise ProgramError(
+                "files maps file names to their text, as in {'input.txt': 'emma\\nolivia'}", WHOLE_PROGRAM
+            )
+        size += len(name.encode("utf-8", "surrogatepass")) + len(content.encode("utf-8", "surrogatepass"))
+    if size > limits.max_files_bytes:
+        raise ProgramError(
+            f"the files given are {size:,} bytes; the limit is {limits.max_files_bytes:,} (give a shorter input.txt)",
+            WHOLE_PROGRAM,
+        )
 
 
 def _call_in_scope(state, args, kwargs):

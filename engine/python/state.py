@@ -1,6 +1,6 @@
 """What one run of a program changes besides its own objects: the statements it has run (the
 one statement-limit check), the calls open, the scope a new node is made in, where each Value
-came from, what it printed, and its backward() calls."""
+came from, what it printed, its backward() calls, and the files it may read."""
 
 import math
 import random
@@ -19,8 +19,9 @@ from .observe import node_fields, observe
 
 
 class State(Calls):
-    def __init__(self, limits: Limits, seed: int, wanted_run):
+    def __init__(self, limits: Limits, seed: int, wanted_run, files=None):
         self.limits = limits
+        self.files = files or {}  # {name: text} given with the request: open() reads them, nothing writes
         self.seed = seed
         self.rng = random.Random(seed)  # the same draws as CPython after random.seed(seed)
         self.steps = 0

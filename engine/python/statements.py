@@ -11,7 +11,8 @@ from ..value import Value
 from . import builtins as B
 from . import model
 from .calls import Frame, Return
-from .objects import Class, Instance, show, type_name
+from .objects import Class, Instance, ProgramFile, show, type_name
+from .parse import is_downloading
 
 BREAK = object()
 CONTINUE = object()
@@ -145,6 +146,8 @@ class StatementCompiler:
         kind = type(node.op).__name__
 
         def combine(old, new):
+            if type(old) is str:
+                B.check_text_operation(state, old, new)
             if in_place and type(old) is list:
                 more = B.collect(state, new, "+=")
                 model.check_length(state, len(old) + len(more))
@@ -327,6 +330,25 @@ class StatementCompiler:
 
         return run
 
+    def stmt_With(self, node):
+        """`with open(name) as f:`: the one context manager, a file given with the program."""
+        items = [
+            (self.expr(item.context_expr), self.store(item.optional_vars) if item.optional_vars else None)
+            for item in node.items
+        ]
+        body = self.block(node.body)
+
+        def run(frame):
+            for manager, store in items:
+                opened = manager(frame)
+                if type(opened) is not ProgramFile:
+                    raise B.RunError(f"`with` works on open(...) here, not on {type_name(opened)}")
+                if store is not None:
+                    store(frame, opened)
+            return body(frame)
+
+        return run
+
     # ---- definitions ----
 
     def stmt_ClassDef(self, node):
@@ -350,11 +372,21 @@ class StatementCompiler:
         return run
 
     def stmt_Import(self, node):
-        names = [(alias.asname or alias.name, alias.name) for alias in node.names]
+        # `import os.path` binds `os`, as Python does; `import os.path as p` binds the inner module
+        names = [
+            (
+                alias.asname or alias.name.split(".")[0],
+                alias.name,
+                alias.name if alias.asname else alias.name.split(".")[0],
+            )
+            for alias in node.names
+        ]
         builtins = self.builtins
 
         def run(frame):
-            for bound, module in names:
+            for bound, imported, module in names:
+                if is_downloading(imported):
+                    raise B.RunError(DOWNLOAD_REFUSED.format(module=imported))
                 frame.vars[bound] = builtins["module " + module]
             return None
 
@@ -366,6 +398,8 @@ class StatementCompiler:
         builtins = self.builtins
 
         def run(frame):
+            if is_downloading(module):
+                raise B.RunError(DOWNLOAD_REFUSED.format(module=module))
             for bound, name in names:
                 if module.startswith("micrograd"):
                     frame.vars[bound] = builtins["micrograd " + name]
@@ -374,6 +408,12 @@ class StatementCompiler:
             return None
 
         return run
+
+
+DOWNLOAD_REFUSED = (
+    "`{module}` is not available: valuegraph has no network and writes no files. Add the file the program "
+    "would download in Files (for example input.txt), and the program reads it with open('input.txt')"
+)
 
 
 def _nonlocal_store(name):

@@ -217,6 +217,8 @@ export function wireExports(root) {
   async function prepareStandalone() {
     const shown = app.shown();
     const { request } = programRequest(shown);
+    const files = app.files?.() ?? {}; // what the program reads (the Files panel): the file holds its answer
+    if (Object.keys(files).length) request.files = files;
     const key = JSON.stringify([request, shown.step]);
     if (standalone?.key === key) return standalone.blob;
     htmlButton.textContent = "Self-contained HTML (preparing…)";

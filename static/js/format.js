@@ -25,6 +25,16 @@ export function formatNumber(x, digits = 5) {
   return `${String(Number(mantissa))}e${Number(exponent)}`;
 }
 
+/** A printed line as a terminal shows it: each carriage return ("\r", as print(..., end="\r") writes)
+ * goes back to the start of the line and what follows overwrites it, so a progress line rewritten
+ * every step shows its last state. The API's `printed` keeps the whole line, as the program wrote it. */
+export function asTerminalShows(line) {
+  if (!line.includes("\r")) return line;
+  let shown = "";
+  for (const part of line.split("\r")) shown = part + shown.slice(part.length);
+  return shown;
+}
+
 /** A whole number with thousands separators, 12,345 (toLocaleString is slow on first use). */
 export function grouped(n) {
   return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");

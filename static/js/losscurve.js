@@ -6,7 +6,7 @@
 // Also here: the lines the program printed, shown as text.
 
 import d3 from "./d3.js";
-import { formatNumber, grouped } from "./format.js";
+import { asTerminalShows, formatNumber, grouped } from "./format.js";
 
 const WIDTH = 320; // about the program column's width, so its 11 px labels stay near 11 px
 const HEIGHT = 150;
@@ -121,7 +121,8 @@ export function createLossCurve(root, { onPick = () => {} } = {}) {
     if (!printedBox) return;
     printedBox.hidden = lines.length === 0;
     const more = lines.length - PRINTED_SHOWN;
-    printed.textContent = lines.slice(0, PRINTED_SHOWN).join("\n") + (more > 0 ? `\n… ${grouped(more)} more lines` : "");
+    const shown = lines.slice(0, PRINTED_SHOWN).map(asTerminalShows);
+    printed.textContent = shown.join("\n") + (more > 0 ? `\n… ${grouped(more)} more lines` : "");
   }
 
   return { show, clear };

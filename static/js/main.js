@@ -10,6 +10,7 @@ import { startCoursePanels } from "./coursepanels.js";
 import { createEditor } from "./editor.js";
 import { DEFAULT_EXAMPLE, starterProgram } from "./examples.js";
 import { createExamplesMenu } from "./examplesmenu.js";
+import { createFilesPanel } from "./files.js";
 import { addFlowToggle, edgeFlows, flowAt } from "./flow.js";
 import { formatNumber, grouped, nodeName } from "./format.js";
 import { bestBands, placeGraph } from "./layout.js";
@@ -174,6 +175,7 @@ export function startValuegraph(root, { location = window.location, history = wi
       showStory();
     },
   });
+  const filesPanel = createFilesPanel(root, { onChange: () => run({ history: "replace" }) });
   const lossCurve = createLossCurve(root, {
     onPick: (index) => {
       choices.run = index === model.runs.length - 1 ? null : index; // null: the last call, the default
@@ -274,6 +276,8 @@ export function startValuegraph(root, { location = window.location, history = wi
       showError({ message: error });
       return;
     }
+    const files = filesPanel.files(); // not part of the URL or a room's state: a names list is too long for either
+    if (Object.keys(files).length) request.files = files;
     pending?.abort();
     pending = new AbortController();
     const id = ++requestCount;
@@ -615,7 +619,7 @@ export function startValuegraph(root, { location = window.location, history = wi
 
   const onChange = (listener) => changeListeners.push(listener);
 
-  return { run, controls, editor, ready, camera, graph, state: shownState, view: linkState, shown: shownView, apply, onChange, get timeline() { return tl; }, get model() { return model; }, get svg() { return graphBox.querySelector("svg"); } };
+  return { run, controls, editor, ready, camera, graph, state: shownState, view: linkState, shown: shownView, files: filesPanel.files, apply, onChange, get timeline() { return tl; }, get model() { return model; }, get svg() { return graphBox.querySelector("svg"); } };
 }
 
 const root = document.querySelector("[data-valuegraph]");

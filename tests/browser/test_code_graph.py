@@ -237,7 +237,50 @@ def test_the_walk_lights_the_box_of_a_collapsed_node(page):
     expect(page.locator(".vg-scope-box.is-focus")).to_have_attribute("data-scope", re.compile(r"Layer\[2\]"))
 
 
+# ---- files ----
+
+
+def test_the_files_panel_gives_the_program_its_input_txt(page):
+    program = (
+        "import os\nprint(os.path.exists('input.txt'))\n"
+        "if os.path.exists('input.txt'):\n"
+        "    names = [line.strip() for line in open('input.txt') if line.strip()]\n"
+        "    print(f'names: {len(names)}, letters: {len(set(\"\".join(names)))}')\nx = Value(1.0)"
+    )
+    page.goto(url_for(program))
+    wait_for_graph(page)
+    printed = page.locator('[data-vg="printed"]')
+    expect(printed).to_have_text("False")
+    page.get_by_text("Files", exact=True).click()
+    page.get_by_role("button", name="Use the bundled names").click()
+    expect(printed).to_have_text(re.compile(r"^True\nnames: 200, letters: \d+$"))
+    expect(page.locator('[data-vg="files-summary"]')).to_have_text("(input.txt: 200 lines)")
+    page.get_by_label("input.txt", exact=True).fill("ann\nbo\n")
+    expect(printed).to_have_text("True\nnames: 2, letters: 4")
+    page.get_by_label("Load input.txt from a file").set_input_files(
+        files=[{"name": "mine.txt", "mimeType": "text/plain", "buffer": b"cara\ndee\nemma\n"}]
+    )
+    expect(printed).to_have_text("True\nnames: 3, letters: 6")
+    # the self-contained file is made from the same request, files included: it holds that answer
+    page.locator('[data-vg="export-menu"] summary').click()
+    expect(page.locator('[data-vg="export-html"]')).to_have_text(re.compile(r"Self-contained HTML \(\d+ kB\)"))
+    with page.expect_download() as download:
+        page.locator('[data-vg="export-html"]').click()
+    assert "names: 3, letters: 6" in open(download.value.path(), encoding="utf-8").read()
+
+
 # ---- the loss curve ----
+
+
+def test_a_progress_line_rewritten_with_a_carriage_return_shows_its_last_state(page):
+    program = (
+        "x = Value(2.0)\nfor step in range(3):\n"
+        "    print(f'step {step + 1:4d} | loss {x.data * (3 - step):.4f}', end='\\r')\n"
+        "print()\nprint('done', end='\\r')\nprint('D')"
+    )
+    page.goto(url_for(program))
+    wait_for_graph(page)
+    expect(page.locator('[data-vg="printed"]')).to_have_text("step    3 | loss 2.0000\nDone")
 
 
 def test_the_loss_curve_opens_an_earlier_runs_walk(page):
