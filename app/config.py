@@ -23,9 +23,9 @@
 | VALUEGRAPH_RETRY_AFTER             | 2         | seconds a 503 asks the client to wait (Retry-After)                 |
 | VALUEGRAPH_MAX_REPORTED_ERRORS     | 20        | problems listed in one 422 (the rest are counted)                   |
 | VALUEGRAPH_MAX_ECHO_LENGTH         | 100       | characters of a rejected input echoed back in a 422                 |
-| VALUEGRAPH_MAX_DISCARD_BYTES       | 10000000  | bytes of a too-large body read and dropped so the 413 arrives whole |
-| VALUEGRAPH_LINGER_SECONDS          | 30.0      | seconds the rest of a larger or chunked body is read after its 413 |
-| VALUEGRAPH_MAX_LINGER_BYTES        | 256000000 | bytes of it read and dropped then; past either, it closes           |
+| VALUEGRAPH_MAX_DISCARD_BYTES       | 10000000  | a too-large body declaring up to this is read whole after its 413   |
+| VALUEGRAPH_LINGER_SECONDS          | 30.0      | seconds a larger or chunked one is still read after its 413         |
+| VALUEGRAPH_MAX_LINGER_BYTES        | 256000000 | bytes of it read and dropped then; past either, the connection ends |
 | VALUEGRAPH_TIMEOUT_KEEP_ALIVE      | 5.0       | seconds an idle keep-alive connection stays open                    |
 | VALUEGRAPH_TIMEOUT_HEADERS         | 10.0      | seconds from connecting (or the last answer) to complete headers    |
 | VALUEGRAPH_TIMEOUT_BODY            | 30.0      | seconds from the headers to the end of the request's body           |
@@ -40,7 +40,7 @@
 | VALUEGRAPH_ROOM_MAX_ROOMS          | 1000      | rooms open at once (more: 503)                                      |
 | VALUEGRAPH_ROOM_CREATIONS_PER_HOUR | 30        | rooms one client address may make in an hour (more: 429)            |
 | VALUEGRAPH_ROOM_MAX_MEMBERS        | 500       | students in a room: the default and the most a teacher may choose   |
-| VALUEGRAPH_ROOM_WRONG_CODES_PER_MINUTE | 20    | joins with a code of no room from one address a minute (more: 4429) |
+| VALUEGRAPH_ROOM_WRONG_CODES_PER_MINUTE | 20  | distinct codes of no room one address may try a minute (more: 4429) |
 | VALUEGRAPH_ROOM_MAX_MESSAGE_BYTES  | 200000    | bytes of one WebSocket message (larger: closed, 1009)               |
 | VALUEGRAPH_ROOM_MESSAGES_PER_SECOND| 30        | messages a connection may send per second, on average               |
 | VALUEGRAPH_ROOM_MESSAGE_BURST      | 60        | messages it may send at once before the rate applies                |
