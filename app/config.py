@@ -5,7 +5,7 @@
 | VALUEGRAPH_MAX_BODY_BYTES          | 1000000   | bytes of one request body (larger: 413)                             |
 | VALUEGRAPH_MAX_SOURCE_LENGTH       | 100000    | characters of program text                                          |
 | VALUEGRAPH_MAX_DEPTH               | 200       | parentheses, calls and unary signs open at once (Python: nesting)   |
-| VALUEGRAPH_MAX_NODES               | 50000     | nodes in the graph the output reaches                               |
+| VALUEGRAPH_MAX_NODES               | 250000    | nodes in the graph the output reaches                               |
 | VALUEGRAPH_MAX_CHECK_EVALUATIONS   | 1000000   | node re-evaluations the nudge test (check=true) may do              |
 | VALUEGRAPH_MAX_VARIANT_STEPS       | 200000    | steps a deliberately broken walk (variant) may take                 |
 | VALUEGRAPH_MAX_STATEMENTS          | 1000000   | statements a Python program may execute                             |

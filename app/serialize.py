@@ -8,7 +8,10 @@ writes a tuple as the same JSON array, so the bytes are the same and no list is 
 The three long lists (nodes, sort steps, propagate steps) are `Records`: a count and a function
 that builds the records of any slice. backward_response() builds them whole, for the callers that
 keep the answer as data; backward_json() builds and writes them CHUNK at a time, so a 50,000-node
-answer never holds its ~80 MB of records at once, only their JSON.
+answer never holds its ~80 MB of records at once, only their JSON. backward_columns() is the second
+writer of the same records: it builds them a chunk at a time too, and moves their fields into
+columns (docs/api.md, "The columnar encoding"); tests/columnar.py and static/js/columns.js read
+them back into the JSON answer's records.
 """
 
 import io
@@ -24,9 +27,38 @@ CHUNK = 512  # records built, written and dropped at a time by backward_json: sm
 # CPU cache while written (12,000 nodes: 512 took 57 ms, 4,096 66, all at once 77, in one process)
 
 
+COLUMNS_MEDIA_TYPE = "application/vnd.valuegraph.columns+json"  # the Accept value that asks for the columns
+
+# How the columnar encoding writes each field of a section's records: VALUES, one value per record;
+# TABLE, each distinct value once in "table" and per record its position in it; LISTS, a list per
+# record as offsets into one flat array (CSR); SPARSE, a field only some records have (NotRequired),
+# as the positions that have it and their values; a dict, a list of records per record: offsets into
+# the columns of those records.
+VALUES, TABLE, LISTS, SPARSE = "values", "table", "lists", "sparse"
+NODE_COLUMNS = {
+    "id": VALUES,
+    "label": VALUES,
+    "span": TABLE,  # the nodes one line of code made share a span, an expr and a scope
+    "expr": TABLE,
+    "scope": TABLE,
+    "op": TABLE,
+    "exponent": SPARSE,
+    "data": VALUES,
+    "grad": VALUES,
+    "children": LISTS,
+    "local_grads": LISTS,
+    "numeric_grad": SPARSE,
+    "expected_grad": SPARSE,
+}
+SORT_COLUMNS = {"node": VALUES, "index": VALUES, "action": TABLE, "child": VALUES}
+UPDATE_COLUMNS = {"child": VALUES, "local_grad": VALUES, "delta": VALUES, "grad": VALUES}
+PROPAGATE_COLUMNS = {"node": VALUES, "grad": VALUES, "updates": UPDATE_COLUMNS}
+
+
 class Records(NamedTuple):
     count: int
     make: Callable[[int, int], list]  # (start, stop) -> the wire records of that slice
+    columns: dict  # how backward_columns writes each field (NODE_COLUMNS, ...)
 
 
 class Sections(dict):
@@ -51,6 +83,11 @@ def backward_json(steps, measured=None, layout=None, include_trace=True, program
     return out.getvalue()
 
 
+def backward_columns(steps, measured=None, layout=None, include_trace=True, program=None, checked=None) -> bytes:
+    """The same answer in the columnar encoding: every Records section as {"count", "columns"}, the rest as in JSON."""
+    return to_json(_in_columns(_sections(steps, measured, layout, include_trace, program, checked)))
+
+
 def to_json(response: schemas.BackwardResponse) -> bytes:
     """The records are already shaped by the schema, so pydantic-core writes them as they are:
     the same bytes as through the schema's serializer, in half its time (docs/performance.md compares orjson)."""
@@ -63,10 +100,15 @@ def _sections(steps, measured, layout, include_trace, program, checked=None) -> 
     response = Sections(output=steps.output, nodes=_node_records(steps, measured, program, expected), order=steps.order)
     if include_trace:
         response["trace"] = Sections(
-            sort=Records(len(steps.sort_steps), lambda start, stop: _sort_records(steps.sort_steps[start:stop], ids)),
+            sort=Records(
+                len(steps.sort_steps),
+                lambda start, stop: _sort_records(steps.sort_steps[start:stop], ids),
+                SORT_COLUMNS,
+            ),
             propagate=Records(
                 len(steps.propagate_steps),
                 lambda start, stop: _propagate_records(steps.propagate_steps[start:stop], ids),
+                PROPAGATE_COLUMNS,
             ),
         )
     response["warnings"] = [{"node": node, "message": message} for node, message in steps.warnings]
@@ -119,7 +161,7 @@ def _node_records(steps, measured, program, expected=None) -> Records:
             records.append(record)
         return records
 
-    return Records(len(nodes), make)
+    return Records(len(nodes), make, NODE_COLUMNS)
 
 
 def _sort_records(sort_steps, ids) -> list:
@@ -171,3 +213,83 @@ def _write(value, out: io.BytesIO) -> None:
         out.write(b"}")
     else:
         out.write(to_json(value))
+
+
+def _in_columns(value):
+    """The answer with every Records section built a chunk at a time into its columns."""
+    if isinstance(value, Records):
+        columns = _Columns(value.columns)
+        for start in range(0, value.count, CHUNK):
+            columns.add(value.make(start, min(start + CHUNK, value.count)))
+        return {"count": value.count, "columns": columns.written()}
+    if isinstance(value, Sections):
+        return {key: _in_columns(item) for key, item in value.items()}
+    return value
+
+
+def _frozen(value):
+    """A TABLE value as a dict key: spans are dicts, scopes tuples, the rest strings or None."""
+    return tuple(value.values()) if isinstance(value, dict) else value
+
+
+class _Columns:
+    """The columns of one section's records, filled a chunk of records at a time."""
+
+    def __init__(self, kinds: dict):
+        self.kinds = kinds
+        self.count = 0
+        self.columns = {}
+        self.positions = {}  # per TABLE field: {frozen value: its position in the table}
+        for name, kind in kinds.items():
+            if kind == VALUES:
+                self.columns[name] = {"values": []}
+            elif kind == TABLE:
+                self.columns[name] = {"table": [], "index": []}
+                self.positions[name] = {}
+            elif kind == LISTS:
+                self.columns[name] = {"offsets": [0], "values": []}
+            elif kind == SPARSE:
+                self.columns[name] = {"at": [], "values": []}
+            else:
+                self.columns[name] = {"offsets": [0], "columns": _Columns(kind)}
+
+    def add(self, records: list) -> None:
+        for name, kind in self.kinds.items():
+            column = self.columns[name]
+            if kind == VALUES:
+                column["values"].extend([record[name] for record in records])
+            elif kind == TABLE:
+                table, index, positions = column["table"], column["index"], self.positions[name]
+                for record in records:
+                    value = record[name]
+                    key = _frozen(value)
+                    position = positions.get(key)
+                    if position is None:
+                        position = positions[key] = len(table)
+                        table.append(value)
+                    index.append(position)
+            elif kind == LISTS:
+                offsets, values = column["offsets"], column["values"]
+                for record in records:
+                    values.extend(record[name])
+                    offsets.append(len(values))
+            elif kind == SPARSE:
+                for position, record in enumerate(records, self.count):
+                    if name in record:
+                        column["at"].append(position)
+                        column["values"].append(record[name])
+            else:
+                offsets, inner, nested = column["offsets"], column["columns"], []
+                for record in records:
+                    nested.extend(record[name])
+                    offsets.append(inner.count + len(nested))
+                inner.add(nested)
+        self.count += len(records)
+
+    def written(self) -> dict:
+        return {
+            name: {"offsets": column["offsets"], "columns": column["columns"].written()}
+            if isinstance(kind, dict)
+            else column
+            for (name, kind), column in zip(self.kinds.items(), self.columns.values())
+        }

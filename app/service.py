@@ -26,7 +26,7 @@ from .cache import ResponseCache
 from .config import Settings
 from .graph import check_nodes, read_graph
 from .layout import compute_layout
-from .serialize import backward_json, backward_response
+from .serialize import backward_columns, backward_json, backward_response
 
 # What an export replays (the HTML file, SCORM, the notebook): every step, laid out, no nudge test.
 EXPORTED = {"trace": True, "layout": True, "check": False}
@@ -48,6 +48,9 @@ class Computed(NamedTuple):
 
     def json(self) -> bytes:
         return backward_json(*self)
+
+    def columns(self) -> bytes:
+        return backward_columns(*self)
 
 
 def compute(request: schemas.BackwardRequest, limits: Limits) -> Computed:
@@ -144,12 +147,12 @@ def answer(request: schemas.BackwardRequest, limits: Limits) -> schemas.Backward
         return compute(request, limits).response()
 
 
-def answer_json(request: schemas.BackwardRequest, limits: Limits) -> tuple[bytes, Leftovers]:
-    """The answer's bytes (written a chunk at a time), and the graph and trace that made them, to
-    free once the bytes are sent."""
+def answer_json(request: schemas.BackwardRequest, limits: Limits, columns: bool = False) -> tuple[bytes, Leftovers]:
+    """The answer's bytes (written a chunk at a time; in the columnar encoding when columns), and the
+    graph and trace that made them, to free once the bytes are sent."""
     with collector_paused():
         made = compute(request, limits)
-        return made.json(), Leftovers(made)
+        return made.columns() if columns else made.json(), Leftovers(made)
 
 
 def exported(request: schemas.BackwardRequest, limits: Limits) -> schemas.BackwardResponse:
@@ -177,15 +180,19 @@ class Service:
         """function(*args) within the budget: the one place the server's work is started."""
         return await run_within_budget(function, *args, seconds=self.settings.time_budget, limiter=self.limiter)
 
-    async def backward_json(self, request: schemas.BackwardRequest) -> tuple[bytes, Callable[[], None] | None]:
-        """The answer's bytes, from the cache or computed, and what to call once they are sent
-        (frees the graph and trace off the event loop), or None."""
+    async def backward_json(
+        self, request: schemas.BackwardRequest, columns: bool = False
+    ) -> tuple[bytes, Callable[[], None] | None]:
+        """The answer's bytes (JSON, or the columnar encoding when columns), from the cache or computed,
+        and what to call once they are sent (frees the graph and trace off the event loop), or None."""
         # A posted graph is not cached: its key would cost about what its answer does, on the event loop.
-        key = None if request.graph else json.dumps(request.model_dump(), sort_keys=True)  # escapes lone surrogates
+        key = None
+        if not request.graph:  # json.dumps escapes lone surrogates
+            key = json.dumps([request.model_dump(), "columns" if columns else "json"], sort_keys=True)
         body = None if key is None else self.cache.get(key)
         if body is not None:
             return body, None
-        body, leftovers = await self.run(answer_json, request, self.limits)
+        body, leftovers = await self.run(answer_json, request, self.limits, columns)
         if key is not None:
             self.cache.put(key, body)
         return body, leftovers.free

@@ -1,6 +1,7 @@
 """Every benchmark table in one command, from the repository root:
 
-    python -m benchmarks.run [--quick] [--only engine,pipeline,python,layout,cache,http,browser,scopes,classroom,graph]
+    python -m benchmarks.run [--quick]
+        [--only engine,pipeline,python,layout,cache,http,browser,scopes,classroom,graph,columns]
     python benchmarks/run.py ...          (the same)
 
 Prints Markdown tables (engine vs micrograd, the request pipeline, Python programs, HTTP load, the
@@ -23,6 +24,7 @@ from benchmarks import (  # noqa: E402
     bench_browser,
     bench_cache,
     bench_classroom,
+    bench_columns,
     bench_engine,
     bench_graph,
     bench_http,
@@ -44,6 +46,7 @@ SECTIONS = {
     "scopes": bench_scopes.main,
     "classroom": bench_classroom.main,
     "graph": bench_graph.main,
+    "columns": bench_columns.main,
 }
 
 

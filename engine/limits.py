@@ -7,7 +7,7 @@ from dataclasses import dataclass
 class Limits:
     max_source_length: int = 100_000  # characters of program text
     max_depth: int = 200  # open parentheses, calls and unary signs at once (Python: nesting of the syntax tree)
-    max_nodes: int = 50_000  # Value nodes in the graph the output reaches
+    max_nodes: int = 250_000  # Value nodes in the graph the output reaches
     max_check_evaluations: int = 1_000_000  # node re-evaluations the nudge test may do
     max_variant_steps: int = 200_000  # steps a deliberately broken walk may take
     # Python programs only:

@@ -239,12 +239,12 @@ def test_node_limit():
     assert err.message == "the graph has 4 nodes; the limit is 3"
 
 
-def test_default_node_limit_is_50000():
+def test_default_node_limit_is_250000():
     x = Value(1.0)
-    for _ in range(49_999):
+    for _ in range(249_999):
         x = x.tanh()
     trace(x)
-    with pytest.raises(ProgramError, match="50,001 nodes; the limit is 50,000"):
+    with pytest.raises(ProgramError, match="250,001 nodes; the limit is 250,000"):
         trace(x.tanh())
 
 

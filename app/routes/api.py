@@ -2,7 +2,7 @@
 
 from typing import Annotated
 
-from fastapi import APIRouter, Body, Query
+from fastapi import APIRouter, Body, Header, Query
 from fastapi.responses import Response
 from starlette.background import BackgroundTask
 
@@ -10,15 +10,30 @@ from engine import Limits
 
 from .. import schemas
 from ..dependencies import ServiceDep
+from ..serialize import COLUMNS_MEDIA_TYPE
 from ..service import Service, answer
 
 router = APIRouter(tags=["api"])
 
 
-async def _answer(request: schemas.BackwardRequest, service: Service) -> Response:
-    body, free = await service.backward_json(request)
+def wants_columns(accept: str | None) -> bool:
+    """The columnar encoding is sent only to a client that names its media type in Accept (the page);
+    any other Accept, or none, gets today's JSON."""
+    return accept is not None and any(
+        part.split(";")[0].strip().lower() == COLUMNS_MEDIA_TYPE for part in accept.split(",")
+    )
+
+
+async def _answer(request: schemas.BackwardRequest, service: Service, accept: str | None) -> Response:
+    columns = wants_columns(accept)
+    body, free = await service.backward_json(request, columns)
     # free: after the last byte is sent, in a worker thread, not on the event loop
-    return Response(body, media_type="application/json", background=free and BackgroundTask(free))
+    return Response(
+        body,
+        media_type=COLUMNS_MEDIA_TYPE if columns else "application/json",
+        headers={"Vary": "Accept"},  # one URL, two encodings: a shared cache must keep them apart
+        background=free and BackgroundTask(free),
+    )
 
 
 CHAPTER_2_EXAMPLE = answer(schemas.BackwardRequest(expression=schemas.CHAPTER_2_PROGRAM), Limits())
@@ -45,17 +60,22 @@ async def post_backward(
         ),
     ],
     service: ServiceDep,
+    accept: Annotated[str | None, Header(include_in_schema=False)] = None,
 ) -> Response:
     """Run a program and its backward pass; return the graph, its gradients and every step. With
     `graph` instead of a program: the same for a graph built elsewhere, with each node's
     expected_grad and the gradient_check of the learner's own grads."""
-    return await _answer(request, service)
+    return await _answer(request, service, accept)
 
 
 @router.get("/backward", response_model=schemas.BackwardResponse, responses=BACKWARD_RESPONSES)
-async def get_backward(query: Annotated[schemas.BackwardQuery, Query()], service: ServiceDep) -> Response:
+async def get_backward(
+    query: Annotated[schemas.BackwardQuery, Query()],
+    service: ServiceDep,
+    accept: Annotated[str | None, Header(include_in_schema=False)] = None,
+) -> Response:
     """The same as POST, for links and curl; variables are written in the program."""
-    return await _answer(query.as_request(), service)
+    return await _answer(query.as_request(), service, accept)
 
 
 def add_response_examples(openapi: dict) -> dict:

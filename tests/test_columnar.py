@@ -1,0 +1,119 @@
+"""The columnar encoding of /backward (docs/api.md): asked for with Accept, read back by
+tests/columnar.py into exactly the JSON answer, for every corpus program and page example; the
+JSON answer itself unchanged. static/js/columns.js is held to the same in tests/browser/test_columns.py."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from app import schemas
+from app.serialize import COLUMNS_MEDIA_TYPE, NODE_COLUMNS
+from tests.columnar import decoded
+from tests.test_corpus import page_python_examples
+
+pytestmark = pytest.mark.anyio
+
+CORPUS = {
+    path.name: path.read_text(encoding="utf-8") for path in sorted((Path(__file__).parent / "corpus").glob("*.py"))
+}
+PROGRAMS = {**CORPUS, **page_python_examples(), "chapter 2": schemas.CHAPTER_2_PROGRAM}
+COLUMNS = {"Accept": COLUMNS_MEDIA_TYPE}
+
+
+async def both(client, body):
+    """The JSON answer and the columnar one, for one body."""
+    plain = await client.post("/backward", json=body)
+    columns = await client.post("/backward", json=body, headers=COLUMNS)
+    assert plain.status_code == columns.status_code == 200, (plain.text[:300], columns.text[:300])
+    assert plain.headers["content-type"] == "application/json"
+    assert columns.headers["content-type"] == COLUMNS_MEDIA_TYPE
+    return plain, columns
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+async def test_columns_decode_to_the_json_answer(make_client, name):
+    client = make_client(time_budget=120.0)  # the machine running the tests may be loaded
+    plain, columns = await both(client, {"expression": PROGRAMS[name], "layout": True})
+    answer = columns.json()
+    assert isinstance(answer["nodes"], dict) and set(answer["nodes"]) == {"count", "columns"}
+    assert decoded(answer) == plain.json()
+
+
+async def test_check_without_trace_and_non_finite_numbers(make_client):
+    """numeric_grad and exponent (SPARSE columns), no trace section, and NaN/Infinity as strings."""
+    client = make_client()
+    body = {"expression": "a = 0\nb = log(a)\nc = b ** 2\nd = c * 0 + a", "check": True, "trace": False}
+    plain, columns = await both(client, body)
+    answer = columns.json()
+    assert "trace" not in answer
+    node_columns = answer["nodes"]["columns"]
+    assert node_columns["data"]["values"][1] == "-Infinity"
+    assert "Infinity" in node_columns["grad"]["values"] and "-Infinity" in node_columns["local_grads"]["values"]
+    assert node_columns["exponent"]["at"] == [2]
+    assert node_columns["numeric_grad"]["at"] == [0, 3]  # the leaves: a and the constant 0
+    assert decoded(answer) == plain.json()
+
+
+async def test_a_posted_graph_with_its_check(make_client):
+    """expected_grad on every node and gradient_check, from a graph posted whole (not cached)."""
+    graph = json.loads(json.dumps(schemas.CHAPTER_2_GRAPH))
+    graph["nodes"][0]["grad"] = 3.0  # a wrong gradient: the check says so in both encodings
+    plain, columns = await both(make_client(), {"graph": graph})
+    answer = columns.json()
+    assert answer["gradient_check"]["status"] == "wrong"
+    assert answer["nodes"]["columns"]["expected_grad"] == {"at": [0, 1, 2, 3], "values": [4.0, 2.0, 1.0, 1.0]}
+    assert decoded(answer) == plain.json()
+
+
+async def test_the_columns_of_chapter_2(make_client):
+    """The shapes docs/api.md describes, on the course's first graph."""
+    client = make_client()
+    answer = (await client.get("/backward", params={"expression": schemas.CHAPTER_2_PROGRAM}, headers=COLUMNS)).json()
+    nodes = answer["nodes"]
+    assert nodes["count"] == 4 and list(nodes["columns"]) == list(NODE_COLUMNS)
+    columns = nodes["columns"]
+    assert columns["id"] == {"values": [0, 1, 2, 3]}
+    assert columns["children"] == {"offsets": [0, 0, 0, 2, 4], "values": [0, 1, 2, 0]}
+    assert columns["local_grads"] == {"offsets": [0, 0, 0, 2, 4], "values": [3.0, 2.0, 1.0, 1.0]}
+    assert columns["op"] == {"table": [None, "*", "+"], "index": [0, 0, 1, 2]}
+    assert columns["scope"] == {"table": [[]], "index": [0, 0, 0, 0]}
+    assert columns["span"]["table"][2] == {"line": 1, "column": 19, "end_line": 1, "end_column": 24}
+    propagate = answer["trace"]["propagate"]
+    assert propagate["count"] == 4
+    assert propagate["columns"]["node"] == {"values": [3, 2, 1, 0]}
+    assert propagate["columns"]["updates"]["offsets"] == [0, 2, 4, 4, 4]
+    assert propagate["columns"]["updates"]["columns"]["child"] == {"values": [2, 0, 0, 1]}
+    sort = answer["trace"]["sort"]["columns"]
+    assert sort["action"]["table"] == ["descend", "emit", "skip"]
+    assert (answer["output"], answer["order"], answer["variant"]) == (3, [0, 1, 2, 3], "correct")
+
+
+async def test_the_json_answer_is_unchanged_and_cached_apart(make_client):
+    """Without the media type in Accept, the JSON answer's bytes are those of no Accept at all; the
+    response cache keeps the two encodings apart, in either order."""
+    client = make_client()
+    body = {"expression": schemas.CHAPTER_2_PROGRAM}
+    none = await client.post("/backward", json=body)
+    for accept in ("application/json", "*/*", "text/html, application/json;q=0.9"):
+        again = await client.post("/backward", json=body, headers={"Accept": accept})
+        assert again.content == none.content and again.headers["content-type"] == "application/json"
+    columns = await client.post(
+        "/backward", json=body, headers={"Accept": f"application/json;q=0.5, {COLUMNS_MEDIA_TYPE}"}
+    )
+    assert columns.headers["content-type"] == COLUMNS_MEDIA_TYPE
+    assert columns.headers["vary"].lower().startswith("accept") and none.headers["vary"].lower().startswith("accept")
+    assert decoded(columns.json()) == none.json()
+    fresh = make_client()
+    first = await fresh.post("/backward", json=body, headers=COLUMNS)
+    assert (await fresh.post("/backward", json=body)).content == none.content
+    assert (await fresh.post("/backward", json=body, headers=COLUMNS)).content == first.content == columns.content
+
+
+async def test_errors_are_the_same_json_errors(make_client):
+    """A program error is the JSON error whatever the Accept: the columns are only for answers."""
+    client = make_client()
+    plain = await client.post("/backward", json={"expression": "a = (1"})
+    columns = await client.post("/backward", json={"expression": "a = (1"}, headers=COLUMNS)
+    assert plain.status_code == columns.status_code == 400
+    assert plain.json() == columns.json()
