@@ -536,7 +536,9 @@ async def test_the_collector_is_paused_while_a_large_body_is_read(size, paused):
         await send({"type": "http.response.body", "body": b"{}"})
 
     assert (size >= PAUSE_COLLECTOR_FROM_BYTES) == paused
-    wrapped = BodySizeLimit(app, max_bytes=2_000_000, max_discard_bytes=2_000_000)
+    wrapped = BodySizeLimit(
+        app, max_bytes=2_000_000, max_discard_bytes=2_000_000, linger_seconds=1.0, max_linger_bytes=2_000_000
+    )
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=wrapped), base_url="http://t") as client:
         assert gc.isenabled()
         response = await client.post("/backward", content=b" " * size)
