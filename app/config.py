@@ -46,6 +46,14 @@
 | VALUEGRAPH_ROOM_MESSAGE_BURST      | 60        | messages it may send at once before the rate applies                |
 | VALUEGRAPH_ROOM_JOIN_SECONDS       | 10        | seconds a new connection has to send its join message               |
 | VALUEGRAPH_ROOM_SEND_QUEUE         | 256       | messages queued for a slow member (more: dropped, it reconnects)    |
+| VALUEGRAPH_JOB_WORKERS             | 2         | job worker processes running at once; more jobs wait, `queued`      |
+| VALUEGRAPH_JOB_MAX_JOBS            | 20        | jobs queued or running at once, in all (more: 429)                  |
+| VALUEGRAPH_JOB_MAX_PER_CLIENT      | 2         | jobs queued or running at once for one client address (more: 429)   |
+| VALUEGRAPH_JOB_CPU_SECONDS         | 600       | seconds of CPU time one job's process may use (RLIMIT_CPU)          |
+| VALUEGRAPH_JOB_MEMORY_BYTES        | 2000000000| bytes of address space one job's process may hold (RLIMIT_AS)       |
+| VALUEGRAPH_JOB_MAX_STATEMENTS      | 500000000 | statements a job's program may execute (instead of MAX_STATEMENTS)  |
+| VALUEGRAPH_JOB_WALL_SECONDS        | 1800      | seconds of wall-clock time one job may run                          |
+| VALUEGRAPH_JOB_EXPIRE_SECONDS      | 3600      | seconds a finished job's status is kept (later: 404)                |
 
 Program-level limits (source length to printed characters) answer 400 with the place in the program.
 The time budget covers the whole request: reading the body, validation, the work and the answer.
@@ -56,7 +64,7 @@ options override them).
 import math
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from functools import cached_property
 
 from engine import Limits
@@ -111,6 +119,14 @@ class Settings:
     room_message_burst: int = 60
     room_join_seconds: float = 10.0
     room_send_queue: int = 256
+    job_workers: int = 2
+    job_max_jobs: int = 20
+    job_max_per_client: int = 2
+    job_cpu_seconds: int = 600
+    job_memory_bytes: int = 2_000_000_000
+    job_max_statements: int = 500_000_000
+    job_wall_seconds: float = 1800.0
+    job_expire_seconds: float = 3600.0
 
     def __post_init__(self):
         for field in fields(self):
@@ -160,6 +176,11 @@ class Settings:
             max_files_bytes=self.max_files_bytes,
             max_label_length=self.max_label_length,
         )
+
+    @cached_property
+    def job_limits(self) -> Limits:
+        """The engine's limits for a job and a job's graph: the request's, but with the job's statements."""
+        return replace(self.limits, max_statements=self.job_max_statements)
 
 
 def _kind(type_, may_be_zero=False):

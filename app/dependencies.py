@@ -13,6 +13,7 @@ from fastapi.templating import Jinja2Templates
 from starlette.requests import HTTPConnection
 
 from .config import Settings
+from .jobs import LocalJobs
 from .rooms import Classroom
 from .service import Service
 
@@ -31,6 +32,11 @@ async def get_classroom(connection: HTTPConnection) -> Classroom:
     return connection.app.state.classroom
 
 
+async def get_jobs(connection: HTTPConnection) -> LocalJobs:
+    """The jobs of this app (POST /runs), run in worker processes."""
+    return connection.app.state.jobs
+
+
 async def get_templates(connection: HTTPConnection) -> Jinja2Templates:
     return connection.app.state.templates
 
@@ -38,4 +44,5 @@ async def get_templates(connection: HTTPConnection) -> Jinja2Templates:
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 ServiceDep = Annotated[Service, Depends(get_service)]
 ClassroomDep = Annotated[Classroom, Depends(get_classroom)]
+JobsDep = Annotated[LocalJobs, Depends(get_jobs)]
 TemplatesDep = Annotated[Jinja2Templates, Depends(get_templates)]

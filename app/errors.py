@@ -2,6 +2,7 @@
 
 import json
 import math
+import re
 
 from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
@@ -154,9 +155,17 @@ def _unreadable_body(cause: BaseException | None) -> str | None:
 
 
 def _documented_methods(request: Request) -> set[str]:
-    """The methods the OpenAPI schema gives for this exact path (none for pages and static files)."""
-    operations = request.app.openapi()["paths"].get(request.scope["path"], {})
-    return {method.upper() for method in operations}
+    """The methods the OpenAPI schema gives for this path, or for the template it fits (/runs/{job_id});
+    none for pages and static files."""
+    path = request.scope["path"]
+    for template, operations in request.app.openapi()["paths"].items():
+        if template == path or ("{" in template and _template_pattern(template).fullmatch(path)):
+            return {method.upper() for method in operations}
+    return set()
+
+
+def _template_pattern(template: str) -> re.Pattern:
+    return re.compile("/".join("[^/]+" if part.startswith("{") else re.escape(part) for part in template.split("/")))
 
 
 async def broker_unavailable(request: Request, down: BrokerUnavailable) -> Response:

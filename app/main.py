@@ -15,9 +15,10 @@ from .assets import STATIC_DIR, TEMPLATES_DIR, add_template_globals
 from .cache import ResponseCache
 from .config import Settings
 from .errors import register_error_handlers
+from .jobs import LocalJobs
 from .middleware import BodySizeLimit, RequestBudget
 from .rooms import Classroom
-from .routes import api, classroom, embed, layout, oembed, pages, scorm
+from .routes import api, classroom, embed, layout, oembed, pages, runs, scorm
 from .security import SecurityHeaders, StaticVersions
 from .service import Service
 
@@ -29,6 +30,7 @@ async def lifespan(app: FastAPI):
     gc.freeze()
     yield
     await app.state.classroom.close()
+    app.state.jobs.close()
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -56,6 +58,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.response_cache = ResponseCache(settings.response_cache_bytes)
     app.state.service = Service(settings, app.state.work_limiter, app.state.response_cache)
     app.state.classroom = Classroom(app.state.service)
+    app.state.jobs = LocalJobs(settings)
     app.state.templates.env.globals["oembed_href"] = oembed.discovery_href
     register_error_handlers(app)
 
@@ -75,7 +78,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(RequestBudget, seconds=settings.time_budget, retry_after=settings.retry_after)
     # Outside the 413 and the 503, so those have the headers too.
     app.add_middleware(SecurityHeaders, static=static_versions)
-    app.add_middleware(CORSMiddleware, allow_origins=["*"], allow_methods=["GET", "POST"], allow_headers=["*"])
+    app.add_middleware(
+        CORSMiddleware, allow_origins=["*"], allow_methods=["GET", "POST", "DELETE"], allow_headers=["*"]
+    )
 
     app.include_router(api.router)
     app.include_router(layout.router)
@@ -84,6 +89,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(classroom.router)
     app.include_router(oembed.router)
     app.include_router(scorm.router)
+    app.include_router(runs.router)
     app.mount("/static", StaticFiles(directory=STATIC_DIR, check_dir=False), name="static")
     _add_openapi_examples(app)
     return app

@@ -14,6 +14,8 @@ up to max_discard_bytes is read whole and the connection stays open; a larger or
 
 RequestBudget holds the whole request, body reading, validation, work and answer, to the time
 budget: past it, a 503 with Retry-After if nothing was sent yet, else the connection is cut.
+Static files are exempt, and so is a job's graph (GET /runs/{id}/graph): it re-runs a job's
+program, bounded by the job limits instead (VALUEGRAPH_JOB_*), in a worker process.
 """
 
 import json
@@ -32,6 +34,14 @@ STATIC_PREFIX = "/static/"
 PAUSE_COLLECTOR_FROM_BYTES = 1_000_000
 
 
+def _outside_budget(scope: Scope) -> bool:
+    path = scope["path"]
+    # Static files: a large one to a slow network legitimately takes longer.
+    return path.startswith(STATIC_PREFIX) or (
+        scope["method"] == "GET" and path.startswith("/runs/") and path.endswith("/graph")
+    )
+
+
 class RequestBudget:
     def __init__(self, app: ASGIApp, seconds: float, retry_after: int):
         self.app = app
@@ -39,8 +49,7 @@ class RequestBudget:
         self.retry_after = retry_after
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send):
-        # Static files are exempt: a large one to a slow network legitimately takes longer.
-        if scope["type"] != "http" or scope["path"].startswith(STATIC_PREFIX):
+        if scope["type"] != "http" or _outside_budget(scope):
             return await self.app(scope, receive, send)
         started = False
 

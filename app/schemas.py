@@ -457,3 +457,35 @@ class MessageDetail(BaseModel):
 
 class MessageResponse(BaseModel):
     detail: MessageDetail
+
+
+class RunCreated(BaseModel):
+    """POST /runs: the job is queued; follow its status (and, later, its events) at these paths."""
+
+    id: str
+    status_url: str = Field(description="GET it for the job's status, progress, loss curve and printed lines")
+    events_url: str = Field(description="The job's events as server-sent events (not served yet: 404)")
+
+
+class RunProgress(BaseModel):
+    statements: int = Field(description="statements the program has run")
+    backward_calls: int = Field(description="backward() calls so far")
+    elapsed_seconds: float = Field(description="wall-clock seconds since the job started running")
+
+
+class RunPoint(BaseModel):
+    line: int = Field(description="the line of the backward() call")
+    data: float | str = Field(description='the output\'s data at that call ("NaN", "Infinity", "-Infinity" as text)')
+
+
+class RunError(ProgramErrorDetail):
+    limit: str | None = Field(description="the VALUEGRAPH_JOB_... setting whose limit ended the job, or null")
+
+
+class RunStatus(BaseModel):
+    id: str
+    status: Literal["queued", "running", "done", "failed", "cancelled"]
+    progress: RunProgress
+    runs: list[RunPoint] = Field(description="the loss curve so far: the output's data at each backward() call")
+    printed: list[str] = Field(description="the lines the program has printed so far")
+    error: RunError | None = Field(description="why the job failed, where in the program (failed only)")

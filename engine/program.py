@@ -99,8 +99,10 @@ def run_program(
     seed: int = 0,
     run: int | None = None,
     files: dict | None = None,
+    progress=None,
 ) -> ProgramRun:
-    """files: {name: text} a Python program may read with open() (the course shorthand reads none)."""
+    """files: {name: text} a Python program may read with open() (the course shorthand reads none).
+    progress(state), for Python programs: see engine.python.state.State (a job reports with it)."""
     if is_python(text):
         if variables:
             raise ProgramError(
@@ -108,7 +110,7 @@ def run_program(
                 "Value(2.0)",
                 WHOLE_PROGRAM,
             )
-        result = run_python(text, limits, seed, run, files)
+        result = run_python(text, limits, seed, run, files, progress)
         return ProgramRun(result.output, result.runs, result.run, result.printed, result)
     if files:
         raise ProgramError(

@@ -48,6 +48,10 @@ def test_every_operation_is_tested():
         ("POST", "/export/scorm"),
         ("GET", "/export/html"),
         ("POST", "/export/html"),
+        ("POST", "/runs"),
+        ("GET", "/runs/{job_id}"),
+        ("DELETE", "/runs/{job_id}"),
+        ("GET", "/runs/{job_id}/graph"),
     }
 
 

@@ -67,9 +67,15 @@ def _prelude():
 
 
 def run_python(
-    text: str, limits: Limits = Limits(), seed: int = 0, run: int | None = None, files: dict | None = None
+    text: str,
+    limits: Limits = Limits(),
+    seed: int = 0,
+    run: int | None = None,
+    files: dict | None = None,
+    progress=None,
 ) -> PythonRun:
-    """files: {name: text} the program may open() and os.path.exists() (read only)."""
+    """files: {name: text} the program may open() and os.path.exists() (read only).
+    progress(state), if given: see State; called first once the program's own work starts."""
     check_files(files or {}, limits)
     tree, source = parse_python(text, limits)
     if not tree.body:
@@ -100,6 +106,9 @@ def run_python(
         for name in NN_NAMES:
             names[name] = names["micrograd " + name] = nn.vars[name]
     program = Compiler(source, state, names).block(tree.body)
+    if progress is not None:  # from here on: the prelude's own prints and steps are not the program's
+        state.progress = progress
+        progress(state)
     try:
         program(Frame({}, None))
     except RecursionError:

@@ -22,6 +22,9 @@ class State(Calls):
     def __init__(self, limits: Limits, seed: int, wanted_run, files=None):
         self.limits = limits
         self.files = files or {}  # {name: text} given with the request: open() reads them, nothing writes
+        # progress(state), or None: called as the program starts, after each backward() call and each
+        # print, so a caller (a job's worker) can report steps, runs and printed text as they grow
+        self.progress = None
         self.seed = seed
         self.rng = random.Random(seed)  # the same draws as CPython after random.seed(seed)
         self.steps = 0
@@ -115,6 +118,8 @@ class State(Calls):
             )
         self.printed_characters += len(text)
         self.chunks.append(text)
+        if self.progress is not None:
+            self.progress(self)
 
     def printed(self):
         text = "".join(self.chunks)
@@ -135,6 +140,8 @@ class State(Calls):
         if self.wanted_run is None or self.wanted_run == index:
             self.snapshot = (order, [node.data for node in order], index)
         propagate(order)  # micrograd's backward(): gradients accumulate until the program zeroes them
+        if self.progress is not None:
+            self.progress(self)
 
     # ---- the program's own value class ----
 
@@ -161,6 +168,8 @@ class State(Calls):
             self.observed = graph
             self.snapshot = None  # the shown graph is the learner's, not an earlier built-in Value's
             self.observed_run = index
+        if self.progress is not None:
+            self.progress(self)
         return result
 
     def backward_step(self, node, closure, args, kwargs):

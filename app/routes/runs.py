@@ -1,0 +1,82 @@
+"""Runs longer than a request: POST /runs, GET and DELETE /runs/{id}, GET /runs/{id}/graph. Each
+route only validates and calls app.jobs (the job package), which runs programs in worker processes."""
+
+from typing import Annotated
+
+from fastapi import APIRouter, Path, Query, Request
+from fastapi.responses import JSONResponse, Response
+
+from .. import schemas
+from ..dependencies import JobsDep
+from ..errors import json_error
+from ..jobs import JobLimitReached
+from ..rooms import client_key
+
+router = APIRouter(tags=["runs"])
+
+JobId = Annotated[str, Path(max_length=64)]
+NOT_FOUND = {"model": schemas.MessageResponse, "description": "No such job, or it finished and expired"}
+TOO_MANY = {"model": schemas.MessageResponse, "description": "Too many jobs at once, for this client or in all"}
+
+
+def _not_found(job_id: str) -> Response:
+    return json_error(404, {"message": f"no job {job_id[:64]!r}: it never existed, or it finished and expired"})
+
+
+@router.post(
+    "/runs",
+    status_code=202,
+    response_model=schemas.RunCreated,
+    responses={400: {"model": schemas.MessageResponse, "description": "Not a program"}, 429: TOO_MANY},
+)
+async def create_run(body: schemas.BackwardRequest, request: Request, jobs: JobsDep):
+    """Run a program as a job, for programs that need longer than a request's time budget: the same
+    body as POST /backward. Its `run` is ignored here: ask GET /runs/{id}/graph?run=k for a call's graph."""
+    if body.expression is None:
+        return json_error(400, {"message": "a job runs a program: give `expression`, not `graph`"})
+    try:
+        job = jobs.submit(body, client_key(request.client and request.client.host))
+    except JobLimitReached as limit:
+        return json_error(429, {"message": str(limit)})
+    return JSONResponse(
+        {"id": job.id, "status_url": f"/runs/{job.id}", "events_url": f"/runs/{job.id}/events"}, status_code=202
+    )
+
+
+@router.get("/runs/{job_id}", response_model=schemas.RunStatus, responses={404: NOT_FOUND})
+async def run_status(job_id: JobId, jobs: JobsDep):
+    """The job's status, progress, loss curve so far (`runs`), printed lines, and its error if it failed."""
+    status = jobs.status(job_id)
+    return _not_found(job_id) if status is None else status
+
+
+@router.delete("/runs/{job_id}", response_model=schemas.RunStatus, responses={404: NOT_FOUND})
+async def cancel_run(job_id: JobId, jobs: JobsDep):
+    """Cancel a queued or running job (its process is stopped at once); a finished job is left as it is."""
+    status = jobs.cancel(job_id)
+    return _not_found(job_id) if status is None else status
+
+
+@router.get(
+    "/runs/{job_id}/graph",
+    response_model=schemas.BackwardResponse,
+    responses={
+        400: {"model": schemas.ProgramErrorResponse, "description": "The program has an error, or exceeds a limit"},
+        404: NOT_FOUND,
+        429: TOO_MANY,
+    },
+)
+async def run_graph(job_id: JobId, run: Annotated[int, Query(ge=0, le=10**9)], jobs: JobsDep):
+    """What POST /backward answers for the job's program with `run` = k: the graph, trace and check
+    of its k-th backward() call. The program is run again to that call in a worker process, within
+    the job limits (not the request's time budget)."""
+    try:
+        made = await jobs.graph(job_id, run)
+    except JobLimitReached as limit:
+        return json_error(429, {"message": str(limit)})
+    if made is None:
+        return _not_found(job_id)
+    kind, answer = made
+    if kind == "graph":
+        return Response(answer, media_type="application/json")
+    return json_error(400, answer)

@@ -1,0 +1,254 @@
+"""Jobs (issue 21, runs longer than a request): POST /runs, GET and DELETE /runs/{id}, GET
+/runs/{id}/graph, on the real app in-process, each job in a real worker process (the local pool),
+each limit named in the failure it causes."""
+
+import json
+import os
+import time
+
+import anyio
+import httpx
+import pytest
+
+from app import schemas
+from app.config import Settings
+from app.main import create_app
+
+pytestmark = pytest.mark.anyio
+
+# Three steps of gradient descent on x*x: three backward() calls, a printed line per step.
+DESCENT = """x = Value(2.0)
+for step in range(3):
+    loss = x * x
+    x.grad = 0.0
+    loss.backward()
+    print(f"step {step} loss {loss.data}")
+    x.data -= 0.1 * x.grad
+"""
+FOREVER = "x = Value(1.0)\nwhile True:\n    x = x + 0\n"
+# Several times the loaded machine's worst start of a job's process: a bound on a hang, not a timing.
+PATIENCE = 60.0
+
+
+@pytest.fixture
+async def make_jobs_client():
+    """make(**settings) -> an httpx client on a fresh app; its jobs are cancelled at the end."""
+    apps, clients = [], []
+
+    def make(**settings) -> httpx.AsyncClient:
+        app = create_app(Settings(**settings))
+        apps.append(app)
+        clients.append(httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://testserver"))
+        return clients[-1]
+
+    yield make
+    for client in clients:
+        await client.aclose()
+    for app in apps:
+        app.state.jobs.close()
+
+
+async def start(client, program: str) -> str:
+    response = await client.post("/runs", json={"expression": program})
+    assert response.status_code == 202, response.text
+    created = response.json()
+    assert created == {
+        "id": created["id"],
+        "status_url": f"/runs/{created['id']}",
+        "events_url": f"/runs/{created['id']}/events",
+    }
+    return created["id"]
+
+
+async def wait_for(client, job_id: str, condition, seconds: float = PATIENCE) -> dict:
+    deadline = time.monotonic() + seconds
+    while True:
+        response = await client.get(f"/runs/{job_id}")
+        assert response.status_code == 200, response.text
+        status = response.json()
+        if condition(status):
+            return status
+        assert time.monotonic() < deadline, f"still {status}"
+        await anyio.sleep(0.05)
+
+
+def finished(status: dict) -> bool:
+    return status["status"] in ("done", "failed", "cancelled")
+
+
+async def test_a_job_runs_to_done_with_its_loss_curve_and_printed_lines(make_jobs_client):
+    client = make_jobs_client()
+    job_id = await start(client, DESCENT)
+    status = await wait_for(client, job_id, finished)
+    backward = (await client.post("/backward", json={"expression": DESCENT})).json()
+    assert status["status"] == "done", status
+    assert status["error"] is None
+    assert (
+        status["runs"]
+        == backward["runs"]
+        == [{"line": 5, "data": 4.0}, {"line": 5, "data": 2.5600000000000005}, {"line": 5, "data": 1.6384}]
+    )
+    assert (
+        status["printed"]
+        == backward["printed"]
+        == [
+            "step 0 loss 4.0",
+            "step 1 loss 2.5600000000000005",
+            "step 2 loss 1.6384",
+        ]
+    )
+    assert status["progress"]["backward_calls"] == 3
+    assert status["progress"]["statements"] > 3 * 5  # five statements a step, and the loop's tests
+    assert status["progress"]["elapsed_seconds"] > 0
+
+
+async def test_the_graph_of_a_run_is_what_backward_answers_for_that_run(make_jobs_client):
+    client = make_jobs_client()
+    job_id = await start(client, DESCENT)
+    for run in (0, 1, 2):
+        graph = await client.get(f"/runs/{job_id}/graph", params={"run": run})
+        expected = await client.post("/backward", json={"expression": DESCENT, "run": run})
+        assert graph.status_code == expected.status_code == 200
+        assert graph.content == expected.content
+    assert json.loads(graph.content)["runs"][2]["data"] == 1.6384
+    # A run the program never reaches: the same 400 as /backward, with its place.
+    missing = await client.get(f"/runs/{job_id}/graph", params={"run": 3})
+    expected = await client.post("/backward", json={"expression": DESCENT, "run": 3})
+    assert missing.status_code == expected.status_code == 400
+    assert missing.json() == expected.json()
+    assert (await client.get("/runs/no-such-job/graph", params={"run": 0})).status_code == 404
+
+
+async def test_a_graph_longer_than_the_request_budget_is_not_cut_by_it(make_jobs_client):
+    """The graph re-runs under the job limits: a program that takes longer than the request's time
+    budget still answers, where /backward answers 503."""
+    client = make_jobs_client(time_budget=0.2)
+    slow = "x = Value(1.0)\nfor i in range(300000):\n    y = i * 2\ny = x * x\ny.backward()\n"
+    assert (await client.post("/backward", json={"expression": slow})).status_code == 503
+    job_id = await start(client, slow)
+    graph = await client.get(f"/runs/{job_id}/graph", params={"run": 0})
+    assert graph.status_code == 200, graph.text
+    assert graph.json()["runs"] == [{"line": 5, "data": 1.0}]
+
+
+async def test_cancel_ends_a_running_job_within_a_second(make_jobs_client):
+    client = make_jobs_client(job_max_statements=10**12, job_wall_seconds=600)
+    job_id = await start(client, FOREVER)
+    running = await wait_for(client, job_id, lambda status: status["progress"]["statements"] > 0)
+    assert running["status"] == "running"
+    process = client._transport.app.state.jobs.jobs[job_id].process
+    cancelled_at = time.monotonic()
+    response = await client.delete(f"/runs/{job_id}")
+    assert response.status_code == 200
+    assert response.json()["status"] == "cancelled"
+    process.join(1.0)
+    assert time.monotonic() - cancelled_at < 1.0
+    assert process.exitcode is not None  # the worker process itself has ended
+    status = (await client.get(f"/runs/{job_id}")).json()
+    assert status["status"] == "cancelled" and status["error"] is None
+    # Cancelling again changes nothing; an unknown job is a 404.
+    assert (await client.delete(f"/runs/{job_id}")).json()["status"] == "cancelled"
+    assert (await client.delete("/runs/no-such-job")).status_code == 404
+
+
+async def test_a_job_past_its_wall_clock_limit_fails_naming_it(make_jobs_client):
+    client = make_jobs_client(job_max_statements=10**12, job_wall_seconds=1.0)
+    status = await wait_for(client, await start(client, FOREVER), finished)
+    assert status["status"] == "failed"
+    assert status["error"]["limit"] == "VALUEGRAPH_JOB_WALL_SECONDS"
+    assert "VALUEGRAPH_JOB_WALL_SECONDS" in status["error"]["message"]
+    assert status["progress"]["statements"] > 0
+
+
+async def test_a_job_past_its_cpu_limit_fails_naming_it(make_jobs_client):
+    client = make_jobs_client(job_max_statements=10**12, job_cpu_seconds=1, job_wall_seconds=600)
+    status = await wait_for(client, await start(client, FOREVER), finished)
+    assert status["status"] == "failed"
+    assert status["error"]["limit"] == "VALUEGRAPH_JOB_CPU_SECONDS"
+    assert "1 seconds of CPU time" in status["error"]["message"]
+
+
+async def test_a_job_past_its_statement_limit_fails_naming_it_at_its_place(make_jobs_client):
+    client = make_jobs_client(job_max_statements=1000)
+    status = await wait_for(client, await start(client, FOREVER), finished)
+    assert status["status"] == "failed"
+    error = status["error"]
+    assert error["limit"] == "VALUEGRAPH_JOB_MAX_STATEMENTS"
+    assert "1,000 statements" in error["message"] and "VALUEGRAPH_JOB_MAX_STATEMENTS" in error["message"]
+    assert error["line"] in (2, 3) and error["column"] >= 1  # in the loop
+
+
+async def test_a_job_past_its_memory_limit_fails_naming_it_at_its_place(make_jobs_client):
+    # 3,000 lists of 100,000 items: 2.4 GB, far past 1 GB (the worker itself takes a few hundred MB)
+    hungry = "rows = []\nfor i in range(3000):\n    rows.append([0.5] * 100000)\nx = Value(1.0)\n"
+    client = make_jobs_client(job_max_statements=10**12, job_memory_bytes=1_000_000_000)
+    status = await wait_for(client, await start(client, hungry), finished)
+    assert status["status"] == "failed"
+    error = status["error"]
+    assert error["limit"] == "VALUEGRAPH_JOB_MEMORY_BYTES"
+    assert "1,000,000,000 bytes" in error["message"]
+    assert (error["line"], error["column"]) == (3, 17)  # the list that did not fit
+
+
+async def test_a_program_error_fails_the_job_with_its_line_and_column(make_jobs_client):
+    client = make_jobs_client()
+    program = "x = Value(2.0)\ny = x * x\ny.backward()\nprint('before')\nz = undefined + 1\n"
+    status = await wait_for(client, await start(client, program), finished)
+    expected = (await client.post("/backward", json={"expression": program})).json()["detail"]
+    assert status["status"] == "failed"
+    assert status["error"] == {**expected, "limit": None}
+    assert status["runs"] == [{"line": 3, "data": 4.0}] and status["printed"] == ["before"]
+
+
+async def test_jobs_per_client_and_in_all_are_capped(make_jobs_client):
+    client = make_jobs_client(job_max_per_client=1, job_max_statements=10**12, job_wall_seconds=600)
+    first = await start(client, FOREVER)
+    refused = await client.post("/runs", json={"expression": DESCENT})
+    assert refused.status_code == 429
+    assert "VALUEGRAPH_JOB_MAX_PER_CLIENT" in refused.json()["detail"]["message"]
+    await client.delete(f"/runs/{first}")  # a finished job no longer counts
+    await start(client, DESCENT)
+
+    everyone = make_jobs_client(job_max_jobs=1, job_max_per_client=5, job_max_statements=10**12)
+    await start(everyone, FOREVER)
+    refused = await everyone.post("/runs", json={"expression": DESCENT})
+    assert refused.status_code == 429
+    assert "VALUEGRAPH_JOB_MAX_JOBS" in refused.json()["detail"]["message"]
+
+
+async def test_jobs_past_the_workers_wait_queued(make_jobs_client):
+    client = make_jobs_client(job_workers=1, job_max_statements=10**12, job_wall_seconds=600)
+    first = await start(client, FOREVER)
+    await wait_for(client, first, lambda status: status["status"] == "running")
+    second = await start(client, DESCENT)
+    await anyio.sleep(0.3)
+    assert (await client.get(f"/runs/{second}")).json()["status"] == "queued"
+    await client.delete(f"/runs/{first}")
+    assert (await wait_for(client, second, finished))["status"] == "done"
+
+
+async def test_finished_jobs_expire(make_jobs_client):
+    client = make_jobs_client(job_expire_seconds=0.5)
+    job_id = await start(client, DESCENT)
+    await wait_for(client, job_id, finished)
+    await anyio.sleep(0.6)
+    gone = await client.get(f"/runs/{job_id}")
+    assert gone.status_code == 404
+    assert "expired" in gone.json()["detail"]["message"]
+
+
+async def test_a_job_runs_a_program_not_a_posted_graph(make_jobs_client):
+    client = make_jobs_client()
+    response = await client.post("/runs", json={"graph": schemas.CHAPTER_2_GRAPH})
+    assert response.status_code == 400
+    assert "expression" in response.json()["detail"]["message"]
+    assert (await client.post("/runs", json={"expression": ""})).status_code == 422
+
+
+async def test_jobs_run_in_worker_processes_not_the_servers(make_jobs_client):
+    client = make_jobs_client(job_max_statements=10**12, job_wall_seconds=600)
+    job_id = await start(client, FOREVER)
+    await wait_for(client, job_id, lambda status: status["progress"]["statements"] > 0)
+    process = client._transport.app.state.jobs.jobs[job_id].process
+    assert process.pid != os.getpid() and process.is_alive()
+    await client.delete(f"/runs/{job_id}")
