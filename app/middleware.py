@@ -14,8 +14,9 @@ up to max_discard_bytes is read whole and the connection stays open; a larger or
 
 RequestBudget holds the whole request, body reading, validation, work and answer, to the time
 budget: past it, a 503 with Retry-After if nothing was sent yet, else the connection is cut.
-Static files are exempt, and so is a job's graph (GET /runs/{id}/graph): it re-runs a job's
-program, bounded by the job limits instead (VALUEGRAPH_JOB_*), in a worker process.
+Static files are exempt, and so are a job's graph (GET /runs/{id}/graph: it re-runs a job's
+program, bounded by the job limits instead, VALUEGRAPH_JOB_*, in a worker process) and its events
+(a stream as long as the job).
 """
 
 import json
@@ -38,7 +39,7 @@ def _outside_budget(scope: Scope) -> bool:
     path = scope["path"]
     # Static files: a large one to a slow network legitimately takes longer.
     return path.startswith(STATIC_PREFIX) or (
-        scope["method"] == "GET" and path.startswith("/runs/") and path.endswith("/graph")
+        scope["method"] == "GET" and path.startswith("/runs/") and path.endswith(("/graph", "/events"))
     )
 
 

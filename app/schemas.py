@@ -464,7 +464,7 @@ class RunCreated(BaseModel):
 
     id: str
     status_url: str = Field(description="GET it for the job's status, progress, loss curve and printed lines")
-    events_url: str = Field(description="The job's events as server-sent events (not served yet: 404)")
+    events_url: str = Field(description="GET it for the job's events, as server-sent events")
 
 
 class RunProgress(BaseModel):

@@ -13,6 +13,7 @@ import pytest
 from app import schemas
 from app.config import Settings
 from app.main import create_app
+from tests.realservers import valuegraph_server
 
 pytestmark = pytest.mark.anyio
 
@@ -25,7 +26,7 @@ for step in range(3):
     print(f"step {step} loss {loss.data}")
     x.data -= 0.1 * x.grad
 """
-FOREVER = "x = Value(1.0)\nwhile True:\n    x = x + 0\n"
+FOREVER = "n = 0\nwhile True:\n    n = n + 1\n"  # in constant memory: only a limit or a cancel ends it
 # Several times the loaded machine's worst start of a job's process: a bound on a hang, not a timing.
 PATIENCE = 60.0
 
@@ -252,3 +253,58 @@ async def test_jobs_run_in_worker_processes_not_the_servers(make_jobs_client):
     process = client._transport.app.state.jobs.jobs[job_id].process
     assert process.pid != os.getpid() and process.is_alive()
     await client.delete(f"/runs/{job_id}")
+
+
+def read_events(text: str) -> list[tuple[str, dict]]:
+    events = []
+    for block in text.strip().split("\n\n"):
+        fields = dict(line.split(": ", 1) for line in block.split("\n"))
+        events.append((fields["event"], json.loads(fields["data"])))
+    return events
+
+
+async def test_events_stream_loss_points_printed_lines_and_the_end(make_jobs_client):
+    client = make_jobs_client(time_budget=0.5)  # the stream outlives the request budget
+    slow_descent = "for i in range(100000):\n    pass\n" + DESCENT + "print('last line, no newline', end='')\n"
+    job_id = await start(client, slow_descent)
+    async with client.stream("GET", f"/runs/{job_id}/events") as response:
+        assert response.status_code == 200
+        assert response.headers["content-type"].startswith("text/event-stream")
+        text = "".join([chunk async for chunk in response.aiter_text()])
+    events = read_events(text)
+    status = (await client.get(f"/runs/{job_id}")).json()
+    assert status["status"] == "done"
+    assert [data for name, data in events if name == "loss"] == [
+        {"run": run, **point} for run, point in enumerate(status["runs"])
+    ]
+    assert len(status["runs"]) == 3
+    assert [data["line"] for name, data in events if name == "printed"] == status["printed"]
+    assert status["printed"][-1] == "last line, no newline"
+    assert events[-1] == ("end", status)
+    progress = [data for name, data in events if name == "progress"]
+    assert progress and all(data["status"] in ("queued", "running") for data in progress)
+    assert (await client.get("/runs/no-such-job/events")).status_code == 404
+
+
+def test_events_stream_live_from_a_real_server_and_end_when_cancelled():
+    """`valuegraph serve` in its own process: the stream's events arrive while the job runs (a
+    loss point and a printed line before the end), and a cancel ends the stream within a second."""
+    program = "x = Value(2.0)\ny = x * x\ny.backward()\nprint('started')\n" + FOREVER
+    with valuegraph_server(job_max_statements=10**12, job_wall_seconds=600) as server:
+        job_id = httpx.post(f"{server.url}/runs", json={"expression": program}).json()["id"]
+        seen = []
+        with httpx.stream("GET", f"{server.url}/runs/{job_id}/events", timeout=PATIENCE) as response:
+            lines = response.iter_lines()
+            for line in lines:
+                if line.startswith("event: "):
+                    seen.append(line.removeprefix("event: "))
+                if "loss" in seen and "printed" in seen and "progress" in seen:
+                    break
+            cancelled_at = time.monotonic()
+            assert httpx.delete(f"{server.url}/runs/{job_id}").json()["status"] == "cancelled"
+            rest = list(lines)
+        assert time.monotonic() - cancelled_at < 1.0
+        assert (
+            "event: end" in rest
+            and json.loads(rest[rest.index("event: end") + 1].removeprefix("data: "))["status"] == "cancelled"
+        )

@@ -52,6 +52,7 @@ def test_every_operation_is_tested():
         ("GET", "/runs/{job_id}"),
         ("DELETE", "/runs/{job_id}"),
         ("GET", "/runs/{job_id}/graph"),
+        ("GET", "/runs/{job_id}/events"),
     }
 
 

@@ -6,6 +6,7 @@ kills the job's process at once. A thread, not an event-loop task: it outlives a
 test clients make them, and no loop is blocked while the forkserver starts."""
 
 import itertools
+import json
 import math
 import multiprocessing
 import secrets
@@ -23,6 +24,7 @@ from ..config import Settings
 from . import worker
 
 SUPERVISE_SECONDS = 0.05  # how often the supervisor reads reports and checks limits
+PROGRESS_EVERY = 0.5  # seconds between two `progress` events of a job's stream
 FINISHED = ("done", "failed", "cancelled")
 
 _context = multiprocessing.get_context("forkserver")
@@ -51,8 +53,7 @@ class Job:
     def status_json(self) -> dict:
         now = time.monotonic()
         elapsed = 0.0 if self.started is None else (self.ended or now) - self.started
-        lines = self.text.split("\n")
-        printed = (lines[:-1] if self.text.endswith("\n") else lines) if self.text else []
+        printed = _lines(self.text)
         return {
             "id": self.id,
             "status": self.status,
@@ -67,6 +68,16 @@ class Job:
             "printed": printed,
             "error": self.error,
         }
+
+
+def _lines(text: str) -> list[str]:
+    """Printed text as lines, as /backward's `printed` gives them (a last line without its newline included)."""
+    lines = text.split("\n") if text else []
+    return lines[:-1] if text.endswith("\n") else lines
+
+
+def _event(name: str, data: dict) -> str:
+    return f"event: {name}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
 
 
 def _limit_error(message: str, setting: str) -> dict:
@@ -147,6 +158,41 @@ class LocalJobs:
             with self.lock:
                 self.graph_runs -= 1
 
+    async def events(self, job_id: str):
+        """The job as server-sent events, from its start (a client joining late gets what it missed):
+        `loss` per backward() call ({"run", "line", "data"}), `printed` per printed line ({"line"}),
+        `progress` at most every PROGRESS_EVERY seconds while it changes, and `end` with the job's
+        whole status; then the stream closes. None for no such job."""
+        with self.lock:
+            if self.jobs.get(job_id) is None:
+                return None
+        return self._events(job_id)
+
+    async def _events(self, job_id: str):
+        runs_sent, characters_sent, progress_sent, progress_at = 0, 0, None, 0.0
+        while True:
+            with self.lock:
+                job = self.jobs.get(job_id)
+                if job is None:  # expired while a client was still listening
+                    return
+                status = job.status_json()
+                runs, text, ended = status["runs"][runs_sent:], job.text[characters_sent:], job.status in FINISHED
+            for run, point in enumerate(runs, runs_sent):
+                yield _event("loss", {"run": run, **point})
+            runs_sent += len(runs)
+            # Whole lines only while the program may still add to the last one; at the end, the rest.
+            complete = text if ended else text[: text.rfind("\n") + 1]
+            for line in _lines(complete):
+                yield _event("printed", {"line": line})
+            characters_sent += len(complete)
+            if ended:
+                yield _event("end", status)
+                return
+            if status["progress"] != progress_sent and time.monotonic() - progress_at >= PROGRESS_EVERY:
+                progress_sent, progress_at = status["progress"], time.monotonic()
+                yield _event("progress", {"status": status["status"], **status["progress"]})
+            await anyio.sleep(SUPERVISE_SECONDS * 2)
+
     def close(self) -> None:
         """Cancels every unfinished job (the server is stopping); the supervisor then stops by itself."""
         for job_id in list(self.jobs):
@@ -204,6 +250,7 @@ class LocalJobs:
                     self._read(job)
             for job in starting:  # outside the lock: the forkserver's first start takes a second or two
                 self._start(job)
+            multiprocessing.active_children()  # reaps the processes of finished and cancelled jobs
             time.sleep(SUPERVISE_SECONDS)
 
     def _start(self, job: Job) -> None:

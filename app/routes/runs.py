@@ -1,10 +1,11 @@
-"""Runs longer than a request: POST /runs, GET and DELETE /runs/{id}, GET /runs/{id}/graph. Each
+"""Runs longer than a request: POST /runs, GET and DELETE /runs/{id}, GET /runs/{id}/events and
+GET /runs/{id}/graph. Each
 route only validates and calls app.jobs (the job package), which runs programs in worker processes."""
 
 from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, Request
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from .. import schemas
 from ..dependencies import JobsDep
@@ -55,6 +56,20 @@ async def cancel_run(job_id: JobId, jobs: JobsDep):
     """Cancel a queued or running job (its process is stopped at once); a finished job is left as it is."""
     status = jobs.cancel(job_id)
     return _not_found(job_id) if status is None else status
+
+
+@router.get(
+    "/runs/{job_id}/events",
+    response_class=StreamingResponse,
+    responses={200: {"content": {"text/event-stream": {}}, "description": "The job's events"}, 404: NOT_FOUND},
+)
+async def run_events(job_id: JobId, jobs: JobsDep):
+    """The job as server-sent events: `loss` per backward() call, `printed` per line, `progress`,
+    and `end` with its whole status (as GET /runs/{id}); from the job's start, whenever one connects."""
+    events = await jobs.events(job_id)
+    if events is None:
+        return _not_found(job_id)
+    return StreamingResponse(events, media_type="text/event-stream", headers={"cache-control": "no-cache"})
 
 
 @router.get(
