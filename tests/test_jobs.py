@@ -308,3 +308,13 @@ def test_events_stream_live_from_a_real_server_and_end_when_cancelled():
             "event: end" in rest
             and json.loads(rest[rest.index("event: end") + 1].removeprefix("data: "))["status"] == "cancelled"
         )
+
+
+async def test_a_job_reads_the_files_given_with_it(make_jobs_client):
+    client = make_jobs_client()
+    program = "names = open('input.txt').read().split()\nprint(len(names), names[0])\nx = Value(1.0)\n"
+    response = await client.post("/runs", json={"expression": program, "files": {"input.txt": "emma\nolivia\n"}})
+    assert response.status_code == 202
+    status = await wait_for(client, response.json()["id"], finished)
+    assert status["status"] == "done", status
+    assert status["printed"] == ["2 emma"]
