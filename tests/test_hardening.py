@@ -94,9 +94,9 @@ HOSTILE_PROGRAMS = [
     ("globals", "globals()", 0, "unknown function 'globals'"),
     (
         "import statement",
-        "import os",
+        "import sys",
         0,
-        "`import os` is not available: valuegraph runs micrograd code, not arbitrary Python",
+        "`import sys` is not available: valuegraph offers math, random and os.path.exists",
     ),
     ("dunder method", "x = 1; x.__class__()", 9, "unknown function '__class__'"),
     ("builtins", "__builtins__", 0, "unknown name '__builtins__'"),

@@ -1,5 +1,5 @@
 // The Files panel: the text a program reads as input.txt (the API's `files`), pasted, loaded from
-// disk, or taken from the bundled list of made-up names (static/data/names.txt). Empty: no file is
+// disk, or the bundled list of made-up names (static/data/names.txt). Empty: no file is
 // sent, and os.path.exists('input.txt') is False.
 
 export const INPUT_NAME = "input.txt";
