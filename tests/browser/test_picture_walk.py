@@ -37,6 +37,20 @@ def focus_in_view(page):
     )
 
 
+def wait_until_the_view_rests(page, frames=10):
+    """Until the zoom transform has stayed the same for `frames` painted frames."""
+    page.wait_for_function(
+        """(frames) => {
+            const t = d3.zoomTransform(document.querySelector('[data-vg=graph] svg')).toString();
+            window.__restingFrames = window.__lastTransform === t ? (window.__restingFrames || 0) + 1 : 0;
+            window.__lastTransform = t;
+            return window.__restingFrames >= frames;
+        }""",
+        arg=frames,
+        polling="raf",
+    )
+
+
 def test_the_camera_follows_until_the_learner_moves_the_view_and_again_after_follow(page):
     page.set_viewport_size({"width": 1280, "height": 720})
     open_program(page, SOFTMAX, step=0)
@@ -51,6 +65,7 @@ def test_the_camera_follows_until_the_learner_moves_the_view_and_again_after_fol
     page.mouse.move(box["x"] + 40, box["y"] + 40)
     page.mouse.wheel(0, 400)
     expect(follow).to_have_attribute("aria-pressed", "false")
+    wait_until_the_view_rests(page)  # Chromium may deliver one wheel of 400 px as several events
     held = transform(page)
     app_eval(page, "app.controls.go(10, 'step');")
     assert transform(page) == held

@@ -172,7 +172,8 @@ def test_an_endless_loop_is_stopped_at_the_time_limit_and_the_page_stays_respons
 
 
 def test_the_node_limit_stops_a_huge_graph(page):
-    code = TS_CLASS + "let s = new Value(0);\nfor (let i = 0; i < 60000; i++) s = s.add(new Value(1));\nshow(s);\n"
+    # Two nodes an iteration: 260,001 nodes, past the default VALUEGRAPH_MAX_NODES of 250,000.
+    code = TS_CLASS + "let s = new Value(0);\nfor (let i = 0; i < 130000; i++) s = s.add(new Value(1));\nshow(s);\n"
     open_code(page, code)
     assert "VALUEGRAPH_MAX_NODES" in error_message(page)
 
