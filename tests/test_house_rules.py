@@ -5,6 +5,7 @@ import ast
 import pathlib
 import re
 import sys
+import tomllib
 
 import pytest
 
@@ -225,3 +226,14 @@ def test_routes_take_the_apps_objects_only_as_the_shared_dependencies(path):
     *Dep types of app/dependencies.py, never read from app.state or declared again in a route module."""
     text = path.read_text(encoding="utf-8")
     assert "app.state" not in text and "Depends(" not in text, path.name
+
+
+def test_every_package_is_in_the_distribution():
+    """pyproject.toml lists the packages one by one: a new one left out is missing from the wheel."""
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {
+        ".".join(init.parent.relative_to(ROOT).parts)
+        for top in ("app", "engine")
+        for init in (ROOT / top).rglob("__init__.py")
+    }
+    assert found <= listed, f"add {sorted(found - listed)} to [tool.setuptools] packages"
