@@ -315,10 +315,20 @@ export function startClassroom(box, app, { location = window.location } = {}) {
     lockButton.setAttribute("aria-pressed", String(locked));
   }
 
+  // One apply at a time, ending on the newest state: an apply that reloads the graph awaits, and a
+  // step heard meanwhile must not be overtaken by the older apply finishing after it.
+  let applyAgain = false;
   async function follow() {
+    if (applying > 0) {
+      applyAgain = true;
+      return;
+    }
     applying += 1;
     try {
-      await app.apply(roomState);
+      do {
+        applyAgain = false;
+        await app.apply(roomState);
+      } while (applyAgain && role === "student" && following);
     } finally {
       applying -= 1;
     }
