@@ -9,6 +9,10 @@ export const NUDGES = [1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8];
 export const DEFAULT_NUDGE = 1e-4;
 /** Measured on its own when the graph is drawn in full; a bigger one waits for a button press. */
 const AUTO_MEASURE_NODES = 400;
+// Leaves offered in the menu: named ones first. A big graph has thousands of constants, and a
+// <select> of 16,000 options made every layout of the page take seconds; a leaf clicked on the
+// graph joins the menu.
+const LEAVES_LISTED = 300;
 const SHOWN_DIGITS = 9;
 
 /**
@@ -204,7 +208,9 @@ export function createNudgePanel(container, { graphBox }) {
       leaves = model.nodes.filter((node) => node.children.length === 0);
       measured = null;
       clearCheck();
-      leafSelect.replaceChildren(...leaves.map((leaf) => new Option(leafName(leaf), String(leaf.id))));
+      const listed = [...leaves.filter((leaf) => leaf.label !== null), ...leaves.filter((leaf) => leaf.label === null)].slice(0, LEAVES_LISTED);
+      listed.sort((a, b) => a.id - b.id);
+      leafSelect.replaceChildren(...listed.map((leaf) => new Option(leafName(leaf), String(leaf.id))));
       const keep = leaves.find((leaf) => previous && leaf.label === previous) ?? leaves.find((leaf) => leaf.label !== null) ?? leaves[0];
       if (keep) leafSelect.value = String(keep.id);
       showLeaf();
@@ -215,7 +221,9 @@ export function createNudgePanel(container, { graphBox }) {
     },
     /** Show this node if it is a leaf (a click on the graph). */
     selectLeaf(id) {
-      if (!leaves.some((leaf) => leaf.id === id)) return;
+      const leaf = leaves.find((node) => node.id === id);
+      if (!leaf) return;
+      if (![...leafSelect.options].some((option) => option.value === String(id))) leafSelect.add(new Option(leafName(leaf), String(id)));
       leafSelect.value = String(id);
       showLeaf();
     },

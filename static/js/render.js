@@ -2,7 +2,9 @@
 //
 // Two looks: the full micrograd record (label | data | grad, an op circle, every edge labelled
 // with its local gradient) and, for graphs too big to read, a compact view. Both draw their nodes
-// in chunks, one animation frame each, so a big graph never freezes the page. A frame from
+// in chunks, one animation frame each, so a big graph never freezes the page. Past CANVAS_ABOVE
+// records the compact view's records and edges are painted on a canvas beneath the SVG instead
+// (data-renderer="canvas" on the element); the SVG keeps the gestures, hot edges and scope boxes. A frame from
 // timeline.js is applied as a diff: only nodes whose text or state changed are touched.
 //
 // The renderer interface: what main.js, camera.js and the tests use, and all a second renderer
@@ -22,12 +24,14 @@
 //   onNodeEnter/Leave/Click, onProgress, onResize    what it reports (createGraphView's options)
 
 import d3 from "./d3.js";
+import { createCanvasPainter } from "./canvaspaint.js";
 import { placeCallouts } from "./labels.js";
 import { markStill, track } from "./motion.js";
 import { FLAG } from "./timeline.js";
 import { formatExact, formatNumber, isNonFinite, nodeName, opText, shortened } from "./format.js";
 
 const CHUNK = { full: 120, compact: 250 }; // nodes drawn per animation frame
+const CANVAS_ABOVE = 5000; // compact graphs with more records than this are painted on a canvas (canvaspaint.js)
 const EDGES_PER_PATH = 1500; // compact edges share paths: a few long paths are far cheaper than thousands
 const TEXT_ZOOM = 0.75; // compact view: node text shows from this zoom up
 const OVERVIEW_ZOOM = 0.3; // compact view below this zoom: nodes are too small to see one by one
@@ -116,10 +120,14 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
   let culled = new Uint8Array(0); // 1 for a node out of view: not drawn (compact), its texts not drawn (full)
   let size = null; // the container's size, kept by a ResizeObserver (reading it would force a layout)
   let view = d3.zoomIdentity; // where the camera looks from
+  let painter = null; // canvaspaint.js, made when first needed
+  let onCanvas = false;
+  let paintAsked = false;
 
   new ResizeObserver(([entry]) => {
     const changed = size !== null && (size[0] !== entry.contentRect.width || size[1] !== entry.contentRect.height);
     size = [entry.contentRect.width, entry.contentRect.height];
+    if (onCanvas) askPaint();
     if (changed) onResize();
   }).observe(container);
 
@@ -134,6 +142,10 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
   function setView(t) {
     view = t;
     viewport.attr("transform", t);
+    if (onCanvas) {
+      askPaint();
+      return;
+    }
     cull(t);
     if (compact) cullEdges(t);
     setLevelOfDetail(t.k >= TEXT_ZOOM, compact && t.k < OVERVIEW_ZOOM);
@@ -171,6 +183,56 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
       }
     });
 
+  // On the canvas there are no node elements: the record under the pointer is looked up.
+  const canvasNodeAt = (event) => {
+    const [px, py] = d3.pointer(event, svg.node());
+    return painter.nodeAt((px - view.x) / view.k, (py - view.y) / view.k);
+  };
+  svg
+    .on("mousemove.canvas", (event) => {
+      if (!onCanvas) return;
+      const id = canvasNodeAt(event);
+      if (id === hovered) return;
+      if (hovered !== null) onNodeLeave(hovered);
+      setHovered(id);
+      if (id !== null) onNodeEnter(id);
+    })
+    .on("mouseleave.canvas", () => {
+      if (!onCanvas || hovered === null) return;
+      const id = hovered;
+      setHovered(null);
+      onNodeLeave(id);
+    })
+    .on("click.canvas", (event) => {
+      if (!onCanvas) return;
+      const id = canvasNodeAt(event);
+      if (id !== null) onNodeClick(id);
+    });
+
+  function askPaint() {
+    if (paintAsked) return;
+    paintAsked = true;
+    requestAnimationFrame(() => {
+      paintAsked = false;
+      if (onCanvas) painter.paint(view, viewSize(), { textOf: compactText, focus: lastFrame?.focus ?? null });
+    });
+  }
+
+  /** The canvas's node states: the class list each node would have in the SVG at this step. */
+  function paintStates() {
+    const grads = lastFrame?.grads;
+    const flags = lastFrame?.flags;
+    painter.setStates((id) => classFor(id, flags ? flags[id] : 0, grads ? grads[id] !== null && grads[id] !== undefined : false));
+    askPaint();
+  }
+
+  /** A compact record's one line: name, data │ grad ("·" before the walk reaches it). */
+  function compactText(id) {
+    const node = model.nodes[id];
+    const value = lastFrame?.grads[id];
+    return `${nodeName(node)}  ${formatNumber(node.data)} │ ${value === null || value === undefined ? "·" : formatNumber(value)}`;
+  }
+
   function measureCharWidth() {
     const probe = labelLayer.append("text").attr("class", "vg-edge-text").text("0000000000");
     const width = probe.node().getComputedTextLength?.() || 78;
@@ -187,6 +249,9 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
     tl = newTimeline;
     compact = newPlacement.compact;
     const n = model.nodes.length;
+    const wasOnCanvas = onCanvas;
+    onCanvas = compact && (placement.visible ?? n) > CANVAS_ABOVE;
+    svg.attr("data-renderer", onCanvas ? "canvas" : "svg").attr("aria-label", onCanvas ? "Computation graph, painted: point at a value to read it" : "Computation graph");
     svg.classed("vg-compact", compact).classed("vg-bt", placement.direction === "BT");
     svg.attr("data-node-count", placement.visible ?? n).attr("data-edge-count", placement.edges.length); // visible: scopes.js's collapsed view
     nodeEls = new Array(n);
@@ -205,11 +270,23 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
     baseClass = model.nodes.map(
       (d) => `vg-node vg-kind-${d.op ? "op" : d.label === null ? "const" : "named"}${d.id === model.output ? " vg-output" : ""}${warned.has(d.id) ? " vg-origin" : ""}`,
     );
-    if (modeChanged || compact) {
+    if (modeChanged || compact || wasOnCanvas) {
       edgeLayer.selectAll("*").remove();
       labelLayer.selectAll("*").remove();
       nodeLayer.selectAll("*").remove();
     }
+    if (onCanvas) {
+      painter ??= createCanvasPainter(container);
+      painter.setGraph(placement);
+      overviewAll.attr("d", null);
+      overviewState.attr("d", null);
+      overviewFocus.attr("r", 0);
+      edgeEls = new Map();
+      paintStates();
+      onProgress(n, n);
+      return true;
+    }
+    painter?.clear();
     overviewAll.attr("d", compact ? rectsPath(d3.range(n)) : null);
     overviewState.attr("d", null);
     overviewFocus.attr("r", 0);
@@ -415,6 +492,11 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
   function applyFrame(frame) {
     lastFrame = frame;
     if (!model) return;
+    if (onCanvas) {
+      paintStates();
+      drawHotEdges(frame);
+      return;
+    }
     applyNodes(frame, 0, model.nodes.length);
     drawHotEdges(frame);
     if (compact) drawOverview(frame);
@@ -566,6 +648,10 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
   }
 
   function redrawNode(id) {
+    if (onCanvas) {
+      paintStates();
+      return;
+    }
     if (id === null || !lastFrame || id >= shownFlags.length) return;
     shownFlags[id] = FORCE;
     applyNodes(lastFrame, id, id + 1);
