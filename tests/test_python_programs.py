@@ -357,6 +357,8 @@ ys = [s(x) for s in scales]
 for s in scales:
     for t in scales:
         x = t(x) * 1.5
+for s.k in [4.0]:
+    x = s(x)
 y = sum(ys) + x
 y.backward()
 """
@@ -373,7 +375,8 @@ def test_a_call_of_a_walked_instance_is_named_by_its_class_and_index():
     # a loop that calls nothing it walks keeps its pass scope; the inner one names its items
     assert ("x * self.k", ["for s [1]", "Scale[0]"]) in made
     assert ("t(x) * 1.5", ["for s [1]", "for t [1]"]) in made
-    assert not any("Scale.__call__" in scope or "Scale.apply" in scope for _, scope in made)
+    named = [scope for _, scope in made if "Scale.__call__" in scope or "Scale.apply" in scope]
+    assert named == [["for s.k [0]", "Scale.__call__"]] * 2  # `for s.k in` binds no name: 4.0 and x * self.k
 
 
 def test_walked_items_are_named_within_their_own_call_however_deep():

@@ -36,7 +36,10 @@ class Walk:
     __slots__ = ("names", "called")
 
     def __init__(self, target):
-        self.names = frozenset(node.id for node in ast.walk(target) if type(node) is ast.Name)
+        # the names it binds (`for i, n in ...`), not those it only reads (`for self.x in ...`)
+        self.names = frozenset(
+            node.id for node in ast.walk(target) if type(node) is ast.Name and type(node.ctx) is ast.Store
+        )
         self.called = False
 
 
