@@ -274,6 +274,148 @@ def test_mlp_nodes_carry_layer_and_neuron_scopes():
     assert error.label == "error" and error.scope == ["for step = 19"] and error.span[0] == 16
 
 
+# A program's own Neuron, Layer and MLP with micrograd's behaviour (the same draws, the same
+# operations in the same order), written as a learner would: the scopes come from the
+# interpreter's general naming of walked items, with no help from the nn module.
+OWN_NN = """
+import random
+
+class Neuron:
+    def __init__(self, inputs, nonlin=True):
+        self.w = [Value(random.uniform(-1, 1)) for _ in range(inputs)]
+        self.b = Value(0)
+        self.nonlin = nonlin
+
+    def __call__(self, x):
+        act = sum((wi * xi for wi, xi in zip(self.w, x)), self.b)
+        return act.relu() if self.nonlin else act
+
+    def parameters(self):
+        return self.w + [self.b]
+
+class Layer:
+    def __init__(self, inputs, outputs, **kwargs):
+        self.neurons = [Neuron(inputs, **kwargs) for _ in range(outputs)]
+
+    def __call__(self, x):
+        out = [n(x) for n in self.neurons]
+        return out[0] if len(out) == 1 else out
+
+    def parameters(self):
+        return [p for n in self.neurons for p in n.parameters()]
+
+class MLP:
+    def __init__(self, inputs, widths):
+        sizes = [inputs] + widths
+        self.layers = [Layer(sizes[i], sizes[i + 1], nonlin=i != len(widths) - 1) for i in range(len(widths))]
+
+    def __call__(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+    def zero_grad(self):
+        for p in self.parameters():
+            p.grad = 0
+
+    def parameters(self):
+        return [p for layer in self.layers for p in layer.parameters()]
+"""
+
+
+def test_a_programs_own_mlp_gets_the_scopes_of_micrograds_nn():
+    own = MLP_TRAINING.replace("from micrograd.nn import MLP\n", OWN_NN)
+    assert own != MLP_TRAINING
+    theirs_nodes, theirs = origins(MLP_TRAINING)
+    own_nodes, ours = origins(own)
+    assert [(n.op, n.data) for n in own_nodes] == [(n.op, n.data) for n in theirs_nodes]  # the same graph
+    assert [o.scope for o in ours] == [o.scope for o in theirs]  # node for node
+    assert ["for step = 19", "MLP.__call__", "Layer[1]", "Neuron[3]"] in [o.scope for o in ours]
+
+
+WALKED = """
+class Scale:
+    def __init__(self, k):
+        self.k = k
+
+    def apply(self, x):
+        return x * self.k
+
+    def __call__(self, x):
+        return x * self.k
+
+def double(x):
+    return x * 2
+
+x = Value(1.0)
+scales = [Scale(2.0), Scale(3.0)]
+for i, s in enumerate(scales):
+    x = s.apply(x) + i
+for f in [double]:
+    x = f(x)
+ys = [s(x) for s in scales]
+for s in scales:
+    for t in scales:
+        x = t(x) * 1.5
+for s.k in [4.0]:
+    x = s(x)
+y = sum(ys) + x
+y.backward()
+"""
+
+
+def test_a_call_of_a_walked_instance_is_named_by_its_class_and_index():
+    """A call of a program's instance, or of its method, that a loop or comprehension walks shows
+    as Class[i] in place of the loop's pass; other items and other nodes keep their scopes."""
+    nodes, found = origins(WALKED)
+    made = [(o.expr, o.scope) for o in found if o.expr]
+    assert ("x * self.k", ["Scale[0]"]) in made and ("x * self.k", ["Scale[1]"]) in made  # s.apply(x), s(x)
+    assert ("s.apply(x) + i", ["for i, s [1]"]) in made  # made in the pass, outside the call
+    assert ("x * 2", ["for f [0]", "double"]) in made  # a function keeps its name
+    # a loop that calls nothing it walks keeps its pass scope; the inner one names its items
+    assert ("x * self.k", ["for s [1]", "Scale[0]"]) in made
+    assert ("t(x) * 1.5", ["for s [1]", "for t [1]"]) in made
+    named = [scope for _, scope in made if "Scale.__call__" in scope or "Scale.apply" in scope]
+    assert named == [["for s.k [0]", "Scale.__call__"]] * 2  # `for s.k in` binds no name: 4.0 and x * self.k
+
+
+def test_walked_items_are_named_within_their_own_call_however_deep():
+    """Each call's loops name their own items: a tree's children are numbered under their parent,
+    the recursion in between does not disturb the parent's count."""
+    program = """
+class Tree:
+    def __init__(self, weight, children):
+        self.weight = Value(weight)
+        self.children = children
+
+    def __call__(self, x):
+        total = x * self.weight
+        for child in self.children:
+            total = total + child(x)
+        return total
+
+tree = Tree(1.0, [Tree(2.0, []), Tree(3.0, [Tree(4.0, []), Tree(5.0, [])])])
+y = tree(Value(0.5))
+y.backward()
+"""
+    nodes, found = origins(program)
+    products = {n.data: o.scope for n, o in zip(nodes, found) if n.op == "*"}
+    assert products == {
+        0.5: ["Tree.__call__"],
+        1.0: ["Tree.__call__", "Tree[0]"],
+        1.5: ["Tree.__call__", "Tree[1]"],
+        2.0: ["Tree.__call__", "Tree[1]", "Tree[0]"],
+        2.5: ["Tree.__call__", "Tree[1]", "Tree[1]"],
+    }
+    sums = sorted(o.scope for n, o in zip(nodes, found) if n.op == "+")
+    assert sums == [
+        ["Tree.__call__", "Tree[1]", "for child [0]"],
+        ["Tree.__call__", "Tree[1]", "for child [1]"],
+        ["Tree.__call__", "for child [0]"],
+        ["Tree.__call__", "for child [1]"],
+    ]
+
+
 def test_user_functions_and_loops_make_scopes():
     program = "def f(a, b=2):\n    return a * b\nx = Value(1.0)\nfor i in range(3):\n    x = f(x) + i\nx.backward()"
     nodes, found = origins(program)

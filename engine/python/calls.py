@@ -14,14 +14,46 @@ from .observe import node_fields
 
 
 class Frame:
-    """The variables of one call (or of the program, or of a class body), and the frame the
-    function was defined in: names not found here are looked up there."""
+    """The variables of one call (or of the program, or of a class body, or of a comprehension),
+    and the frame the function was defined in: names not found here are looked up there. `walks`:
+    {Walk: (index, scope)} of the loops running in this frame whose items are called (see Walk)."""
 
-    __slots__ = ("vars", "parent")
+    __slots__ = ("vars", "parent", "walks")
 
     def __init__(self, variables, parent):
         self.vars = variables
         self.parent = parent
+        self.walks = None
+
+
+class Walk:
+    """A `for` loop or a comprehension, as compiled: the names its target binds, and whether its
+    body calls one of them (`n(x)`, `n.forward(x)`). Such a call of a program's instance, item i
+    of the walk, shows in nodes' scopes as `Class[i]` in place of the loop's own pass scope, so
+    `for layer in self.layers: x = layer(x)` reads `MLP.__call__ › Layer[1]` and
+    `[n(x) for n in self.neurons]` inside it `… › Layer[1] › Neuron[3]`, in any program."""
+
+    __slots__ = ("names", "called")
+
+    def __init__(self, target):
+        # the names it binds (`for i, n in ...`), not those it only reads (`for self.x in ...`)
+        self.names = frozenset(
+            node.id for node in ast.walk(target) if type(node) is ast.Name and type(node.ctx) is ast.Store
+        )
+        self.called = False
+
+
+def walked_scope(frame, walk, instance):
+    """The scope of a call of `instance`, the item of `walk`'s pass that is running: the scope
+    the walk runs in, then `Class[index]`. The pass is recorded in the frame the walk stores its
+    items in, this frame or one around it (a comprehension's own frame is inside its function's)."""
+    while frame is not None:
+        passes = frame.walks
+        if passes is not None and walk in passes:
+            index, scope = passes[walk]
+            return scope + (f"{instance.cls.name}[{index}]",)
+        frame = frame.parent
+    return None
 
 
 class Return:
@@ -37,12 +69,13 @@ class Calls:
     """The calling protocol, part of the run's State (built-ins call back into the program:
     min(key=...), map(f, ...))."""
 
-    def call(self, callee, args, kwargs, scope_name=None):
+    def call(self, callee, args, kwargs, scope=None):
+        """scope: that of an instance's __call__, when the caller names it (see Walk)."""
         kind = type(callee)
         if kind is Function:
-            return self.call_function(callee, args, kwargs, scope_name)
+            return self.call_function(callee, args, kwargs)
         if kind is BoundMethod:
-            return self.call_function(callee.function, (callee.instance, *args), kwargs, scope_name)
+            return self.call_function(callee.function, (callee.instance, *args), kwargs)
         if kind is Builtin or kind is BuiltinType:
             return callee.run(self, args, kwargs)
         if kind is Class:
@@ -54,17 +87,19 @@ class Calls:
                 if args or kwargs:
                     raise B.RunError(f"{callee.name}() takes no arguments: the class has no __init__") from None
                 return instance
-            self.call_function(init, (instance, *args), kwargs, scope_name)
+            self.call_function(init, (instance, *args), kwargs)
             return instance
         if kind is Instance:
             try:
                 method = callee.cls.lookup("__call__")
             except KeyError:
                 raise B.RunError(f"a {callee.cls.name} cannot be called: its class has no __call__") from None
-            return self.call_function(method, (callee, *args), kwargs, scope_name)
+            return self.call_function(method, (callee, *args), kwargs, scope)
         raise B.RunError(f"{type_name(callee)} cannot be called")
 
-    def call_function(self, function, args, kwargs, scope_name=None):
+    def call_function(self, function, args, kwargs, scope=None):
+        """scope: the scope the nodes made in the call show (a walked item's, see Walk); None:
+        the caller's, then the function's name ("f", "MLP.__call__")."""
         variables = _bind(function, args, kwargs)
         if self.depth >= self.limits.max_call_depth:
             limit = self.limits.max_call_depth
@@ -75,7 +110,7 @@ class Calls:
         outer = self.scope
         self.depth += 1
         if len(outer) < LONGEST_SCOPE:
-            self.scope = outer + (scope_name or function.scope_name,)
+            self.scope = outer + (function.scope_name,) if scope is None else scope
         if self.depth >= HOP_CHECK_DEPTH and _stack_is_deep(self.hop_frames):
             result = self.on_fresh_stack(_run_body, function, frame)
         else:
@@ -241,8 +276,9 @@ class CallCompiler:
     def stmt_FunctionDef(self, node, in_class=False):
         params, defaults, stars = self.parameters(node.args)
         outer_nonlocals, self.nonlocals = self.nonlocals, _nonlocal_names(node)
+        outer_walks, self.walks = self.walks, []  # a function's calls run in its own frame
         body = self.block(node.body)
-        self.nonlocals = outer_nonlocals
+        self.nonlocals, self.walks = outer_nonlocals, outer_walks
         name = node.name
         prelude = self.prelude
 
@@ -257,7 +293,9 @@ class CallCompiler:
 
     def expr_Lambda(self, node):
         params, defaults, stars = self.parameters(node.args)
+        outer_walks, self.walks = self.walks, []
         body = self.expr(node.body)
+        self.walks = outer_walks
         prelude = self.prelude
 
         def run(frame):
@@ -265,6 +303,21 @@ class CallCompiler:
             return Function("lambda", "lambda", params, values, body, frame, True, prelude, *stars)
 
         return run
+
+    def walking(self, target):
+        """A Walk over `target`, open while its body is compiled (close it with self.walks.pop())."""
+        walk = Walk(target)
+        self.walks.append(walk)
+        return walk
+
+    def walk_calling(self, node):
+        """The innermost open Walk whose item the name `node` is, marked as called; else None."""
+        if type(node) is ast.Name:
+            for walk in reversed(self.walks):
+                if node.id in walk.names:
+                    walk.called = True
+                    return walk
+        return None
 
     def parameters(self, arguments):
         """(names, {name: default's code}, (*args name, **kwargs name, keyword-only names))."""
@@ -333,22 +386,26 @@ class CallCompiler:
             owner = self.expr(function.value)
             name = function.attr
             method = self.method_caller(name, line)
+            walk = self.walk_calling(function.value)
 
             def call_method(frame):
                 obj = owner(frame)
+                scope = walked_scope(frame, walk, obj) if walk is not None and type(obj) is Instance else None
                 values = positional(frame)
                 named = named_arguments(frame)
                 if not prelude:
                     state.entry = extent
                     state.entry_node = node
                 state.site = (state.entry if prelude else extent, expr, state.scope)
-                return record(method(obj, values, named))
+                return record(method(obj, values, named, scope))
 
             return self.guard(node, call_method)
         callee = self.expr(function)
+        walk = self.walk_calling(function)
 
         def call(frame):
             target = callee(frame)
+            scope = walked_scope(frame, walk, target) if walk is not None and type(target) is Instance else None
             values = positional(frame)
             named = named_arguments(frame)
             if not prelude:
@@ -356,12 +413,13 @@ class CallCompiler:
                 state.entry_node = node
             if type(target) is Builtin:  # sum() and map() mark the Values they make with the call's place
                 state.site = (state.entry if prelude else extent, expr, state.scope)
-            return record(state.call(target, values, named))
+            return record(state.call(target, values, named, scope))
 
         return self.guard(node, call)
 
     def method_caller(self, name, line):
-        """call(obj, args, kwargs) for `obj.name(...)`, without making a bound method first."""
+        """call(obj, args, kwargs, scope) for `obj.name(...)`, without making a bound method first;
+        scope: that of the call of a method of the program's class (see Walk), or None."""
         state = self.state
         value_method = {"tanh": Value.tanh, "exp": Value.exp, "log": Value.log, "relu": Value.relu}.get(name)
         list_method = B.LIST_METHODS.get(name)
@@ -372,7 +430,7 @@ class CallCompiler:
         backward_step = name == "_backward"  # a node's closure: one step of the learner's walk
         get = model.get_attribute
 
-        def call(obj, args, kwargs):
+        def call(obj, args, kwargs, scope=None):
             kind = type(obj)
             if kind is Value:
                 if args or kwargs:
@@ -397,7 +455,7 @@ class CallCompiler:
                     return state.call(attribute, args, kwargs)
                 if name == "backward" and node_fields(obj) is not None:
                     return state.learner_backward(obj, attribute, args, kwargs, line)
-                result = state.call_function(attribute, (obj, *args), kwargs)
+                result = state.call_function(attribute, (obj, *args), kwargs, scope)
                 if type(result) is Instance and result.made_by is None:
                     result.made_by = name  # x.tanh() made it: its op, when it names none
                 return result

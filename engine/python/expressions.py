@@ -255,22 +255,36 @@ class ExpressionCompiler:
     # ---- comprehensions ----
 
     def comprehension(self, node, element):
-        """A generator of the comprehension's elements, `element(frame)` computed for each item
-        that passes the conditions; every item counts as a statement. Like Python, the first
-        iterable is evaluated when the comprehension is, the others as their loop is reached."""
-        loops = [(self.expr(g.iter), self.store(g.target), [self.expr(c) for c in g.ifs]) for g in node.generators]
+        """A generator of the comprehension's elements, computed by the code `element()` compiles,
+        for each item that passes the conditions; every item counts as a statement. Like Python,
+        the first iterable is evaluated when the comprehension is, the others as their loop is
+        reached. A loop whose items the element calls records its passes (calls.Walk)."""
+        loops = []
+        for generator in node.generators:
+            iterable = self.expr(generator.iter)
+            walk = self.walking(generator.target)
+            loops.append((iterable, self.store(generator.target), [self.expr(c) for c in generator.ifs], walk))
+        element = element()
+        del self.walks[-len(loops) :]
+        loops = [(iterable, store, ifs, walk if walk.called else None) for iterable, store, ifs, walk in loops]
+        walked = any(loop[3] is not None for loop in loops)
         state = self.state
         place = self.span(node)
         last = len(loops) - 1
 
         def run(frame):
             inner = Frame({}, frame)
+            if walked:
+                inner.walks = {}
+            scope = state.scope
 
             def walk(level, items):
-                _, store, conditions = loops[level]
-                for item in items:
+                _, store, conditions, walked_loop = loops[level]
+                for index, item in enumerate(items):
                     state.count(1, place)
                     store(inner, item)
+                    if walked_loop is not None:
+                        inner.walks[walked_loop] = (index, scope)
                     if not conditions or all(condition(inner) for condition in conditions):
                         if level == last:
                             yield element(inner)
@@ -282,19 +296,21 @@ class ExpressionCompiler:
         return run
 
     def expr_ListComp(self, node):
-        element = self.expr(node.elt)
-        items = self.comprehension(node, element)
+        items = self.comprehension(node, lambda: self.expr(node.elt))
         limit = self.state.limits.max_collection_length
         return self.guard(node, lambda frame: _bounded_list(items(frame), limit))
 
     def expr_DictComp(self, node):
-        key, value = self.expr(node.key), self.expr(node.value)
-        pairs = self.comprehension(node, lambda frame: (key(frame), value(frame)))
+        def element():
+            key, value = self.expr(node.key), self.expr(node.value)
+            return lambda frame: (key(frame), value(frame))
+
+        pairs = self.comprehension(node, element)
         limit = self.state.limits.max_collection_length
         return self.guard(node, lambda frame: dict(_bounded_list(pairs(frame), limit)))
 
     def expr_GeneratorExp(self, node):
-        return self.guard(node, self.comprehension(node, self.expr(node.elt)))
+        return self.guard(node, self.comprehension(node, lambda: self.expr(node.elt)))
 
 
 def _bounded_list(items, limit):

@@ -34,6 +34,7 @@ class Compiler(StatementCompiler, ExpressionCompiler, CallCompiler):
         self.builtins = builtins
         self.prelude = prelude
         self.nonlocals = frozenset()  # names the function being compiled declares nonlocal
+        self.walks = []  # the loops and comprehensions around the code being compiled, in its frame (calls.Walk)
 
     def span(self, node) -> Span:
         return IN_PRELUDE if self.prelude else self.source.node_span(node)

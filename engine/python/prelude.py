@@ -4,8 +4,8 @@ nn module: the same random draws in the same order (each neuron's weights from
 random.uniform(-1, 1), its bias 0), the same operations in the same order (bias first, then each
 weight times its input; relu except in the last layer), so the graph is the one micrograd builds
 (tests/test_python_programs.py compares them). Its nodes carry scopes such as
-MLP.__call__ › Layer[1] › Neuron[3]: `_call_in_scope(kind, i, f, x)` is f(x) shown in scope
-`kind[i]`; it exists only here, not for programs."""
+MLP.__call__ › Layer[1] › Neuron[3] as any program's classes written this way do: a call of an
+instance that a loop or comprehension walks is named by its class and index (calls.Walk)."""
 
 NN_SOURCE = """
 class Module:
@@ -40,9 +40,7 @@ class Layer(Module):
         self.neurons = [Neuron(nin, nonlin) for _ in range(nout)]
 
     def __call__(self, x):
-        outputs = []
-        for index, neuron in enumerate(self.neurons):
-            outputs.append(_call_in_scope("Neuron", index, neuron, x))
+        outputs = [neuron(x) for neuron in self.neurons]
         if len(outputs) == 1:
             return outputs[0]
         return outputs
@@ -61,8 +59,8 @@ class MLP(Module):
         self.layers = [Layer(sizes[k], sizes[k + 1], nonlin=k != last) for k in range(len(nouts))]
 
     def __call__(self, x):
-        for index, layer in enumerate(self.layers):
-            x = _call_in_scope("Layer", index, layer, x)
+        for layer in self.layers:
+            x = layer(x)
         return x
 
     def parameters(self):

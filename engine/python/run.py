@@ -13,7 +13,6 @@ from ..value import Value
 from . import builtins as B
 from .calls import Frame
 from .interpreter import Compiler
-from .objects import Builtin
 from .observe import as_engine_graph, node_fields, observe
 from .parse import parse_python
 from .prelude import NAMES as NN_NAMES
@@ -97,7 +96,6 @@ def run_python(
     names["micrograd Value"] = B.VALUE_CLASS
     if any(name in text for name in NN_NAMES):  # micrograd's nn module, only for programs that name it
         prelude_names = dict(shared, Value=B.VALUE_CLASS, random=random_module, math=math_module)
-        prelude_names["_call_in_scope"] = Builtin("_call_in_scope", _call_in_scope)
         nn = Frame({}, None)
         state.steps = -(1 << 62)  # defining the classes is not the program's work: not counted
         tree_of_nn, source_of_nn = _prelude()
@@ -132,11 +130,6 @@ def check_files(files: dict, limits: Limits) -> None:
             f"the files given are {size:,} bytes; the limit is {limits.max_files_bytes:,} (give a shorter input.txt)",
             WHOLE_PROGRAM,
         )
-
-
-def _call_in_scope(state, args, kwargs):
-    kind, index, callee, argument = args
-    return state.call(callee, (argument,), {}, scope_name=f"{kind}[{index}]")
 
 
 def _output(state: State, run):

@@ -280,7 +280,8 @@ class StatementCompiler:
         target = node.target
         named = type(target) is ast.Name and target.id
         label = f"for {shorten(self.source.text_of(target), 20)}"
-        return self.loop(node, lambda frame: B.iterate(iterable(frame)), self.store(target), named, label)
+        walk = self.walking(target)
+        return self.loop(node, lambda frame: B.iterate(iterable(frame)), self.store(target), named, label, walk)
 
     def stmt_While(self, node):
         test = self.expr(node.test)
@@ -299,21 +300,31 @@ class StatementCompiler:
 
         return self.loop(node, passes, None, None, "while")
 
-    def loop(self, node, passes, store, named, label):
+    def loop(self, node, passes, store, named, label, walk=None):
         """The one loop: `passes(frame)` gives one item per pass (stored by `store` unless None).
         A pass shows in nodes' scopes as `for i = 3` when the item is a number stored in the
         name `named`, else as `label [index]`; break, continue and return end the pass or the
-        loop, and the `else` block runs when the passes run out."""
+        loop, and the `else` block runs when the passes run out. `walk`: the open Walk of a
+        `for` loop's target, closed here once the body is compiled."""
         body = self.block(node.body)
+        if walk is not None:
+            self.walks.pop()
+            walk = walk if walk.called else None  # only a loop whose body calls its items records its passes
         orelse = self.block(node.orelse) if node.orelse else None
         state = self.state
         scoped = not self.prelude
 
         def run(frame):
             outer = state.scope
+            if walk is not None:
+                walked = frame.walks
+                if walked is None:
+                    walked = frame.walks = {}
             for index, item in enumerate(passes(frame)):
                 if store is not None:
                     store(frame, item)
+                if walk is not None:
+                    walked[walk] = (index, outer)
                 if scoped:
                     if named and type(item) in (int, float):
                         state.scope = outer + (f"for {named} = {item}",)
@@ -353,7 +364,9 @@ class StatementCompiler:
 
     def stmt_ClassDef(self, node):
         bases = [self.expr(base) for base in node.bases]
+        outer_walks, self.walks = self.walks, []  # the class body runs in a frame of its own
         body = self.block(node.body, in_class=True)
+        self.walks = outer_walks
         name = node.name
 
         def run(frame):

@@ -34,7 +34,8 @@ y.backward()
 
 // A program's own network classes (tanh units, dense layers, a stack of them), four rows and
 // gradient descent. Every loss.backward() is a point of the loss curve; the graph opens at the
-// last one, with each layer collapsed into a box.
+// last one, with each layer collapsed into a box: its calls are named Layer[i] and Neuron[j] as
+// micrograd.nn's are, by the interpreter's naming of the items a loop walks.
 const PY_MLP_TRAINING = `import random
 
 class Neuron:
@@ -43,9 +44,7 @@ class Neuron:
         self.bias = Value(random.uniform(-1, 1))
 
     def __call__(self, xs):
-        total = self.bias
-        for weight, x in zip(self.weights, xs):
-            total = total + weight * x
+        total = sum((weight * x for weight, x in zip(self.weights, xs)), self.bias)
         return total.tanh()
 
     def parameters(self):

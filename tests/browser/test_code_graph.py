@@ -237,6 +237,29 @@ def test_the_walk_lights_the_box_of_a_collapsed_node(page):
     expect(page.locator(".vg-scope-box.is-focus")).to_have_attribute("data-scope", re.compile(r"Layer\[2\]"))
 
 
+def test_a_programs_own_mlp_folds_into_its_layers_by_the_same_names(page):
+    """The page's MLP example defines its own Neuron, Layer and MLP: the interpreter names their
+    calls as it names micrograd.nn's (Layer[i], Neuron[j]), so the graph opens folded into its
+    layers, three for each of the four rows (and the weights the rows share), and a layer expands
+    and folds again."""
+    open_example(page, "py-mlp-training")
+    boxes = page.locator(".vg-scope-box")
+    layers = ["⊞ Layer[0]", "⊞ Layer[1]", "⊞ Layer[2]"] * 4
+    expect(boxes.locator(".vg-scope-title")).to_have_text(["⊞ Layer.__init__", *layers])  # and the weights
+    neurons = model(
+        page, "[...new Set(m.nodes.filter((n) => n.scope[2] === 'Layer[1]').map((n) => n.scope.join(' › ')))]"
+    )
+    assert sorted(neurons) == [f"for step = 19 › MLP.__call__ › Layer[1] › Neuron[{j}]" for j in range(4)]
+    fit(page)
+    layer1 = page.locator('.vg-scope-box[data-scope="for step = 19 › MLP.__call__ › Layer[1]#0"]')
+    layer1.click()
+    expect(layer1).to_have_count(0)
+    fold = page.locator('.vg-scope-fold[data-scope="for step = 19 › MLP.__call__ › Layer[1]#0"]')
+    expect(fold).to_have_count(1)
+    fold.click()
+    expect(boxes.locator(".vg-scope-title")).to_have_text(["⊞ Layer.__init__", *layers])
+
+
 # ---- files ----
 
 
