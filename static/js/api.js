@@ -1,11 +1,13 @@
 // Every request to the server is built here: POST /backward (the graph, the trace and the
-// layout), /layout, /export/html and /rooms.
+// layout), /layout, /export/html, /rooms, and the jobs: POST /runs, its events, DELETE and
+// GET /runs/{id}/graph.
 
 /** A problem in the program, with its place (line and column are 1-based, offset 0-based). */
 export class ProgramError extends Error {
-  constructor(message, place = null) {
+  constructor(message, place = null, status = null) {
     super(message);
     this.name = "ProgramError";
+    this.status = status; // the HTTP status the server answered with, if it answered
     this.line = place?.line ?? null;
     this.column = place?.column ?? null;
     this.offset = place?.offset ?? null;
@@ -16,7 +18,7 @@ const NON_FINITE = { NaN: NaN, Infinity: Infinity, "-Infinity": -Infinity };
 
 // The wire format spells non-finite numbers as strings; turn them back into numbers, field by
 // field (a reviver over the whole document would also turn a variable named NaN into a number).
-function number(x) {
+export function number(x) {
   return typeof x === "string" && x in NON_FINITE ? NON_FINITE[x] : x;
 }
 
@@ -73,8 +75,15 @@ async function post(url, body, signal) {
  * numbers revived; rejects with a ProgramError (with its place when the server gives one), or an
  * AbortError when `signal` fires.
  */
+// What the page asks of every graph: its trace (the walk) and the server's layout.
+const PAGE_FIELDS = { trace: true, layout: true };
+
 export async function fetchBackward(request, { signal, baseUrl = "", fields = {} } = {}) {
-  const response = await post(`${baseUrl}/backward`, { ...request, trace: true, layout: true, ...fields }, signal);
+  return graphAnswer(await post(`${baseUrl}/backward`, { ...request, ...PAGE_FIELDS, ...fields }, signal));
+}
+
+/** A /backward answer (or the same answer from GET /runs/{id}/graph): the response, or a thrown ProgramError. */
+async function graphAnswer(response) {
   let body = null;
   try {
     body = await response.json();
@@ -84,7 +93,94 @@ export async function fetchBackward(request, { signal, baseUrl = "", fields = {}
   if (response.ok && body) return reviveNumbers(body);
   const detail = body?.detail;
   const place = detail && typeof detail === "object" && "line" in detail ? detail : null;
-  throw new ProgramError(messageOf(detail, `The server answered ${response.status}.`), place);
+  throw new ProgramError(messageOf(detail, `The server answered ${response.status}.`), place, response.status);
+}
+
+/**
+ * Whether /backward's error says the program needs longer than one request: the request's time
+ * budget (503) or its statement limit (400, VALUEGRAPH_MAX_STATEMENTS). Such a program can run as
+ * a job. The server's answers carry no code for either, so their messages are read (app/budget.py,
+ * engine/python/state.py write them).
+ */
+export function outgrewRequest(error) {
+  if (!(error instanceof ProgramError)) return false;
+  if (error.status === 503) return /time budget/.test(error.message);
+  return error.status === 400 && /^the program ran more than [\d,]+ statements/.test(error.message);
+}
+
+/**
+ * Starts a job (POST /runs, the body fetchBackward posts, so that a call's graph answers as the
+ * page's /backward does): resolves to {id, status_url, events_url}; rejects with the server's
+ * reason (429: too many jobs).
+ */
+export async function startJob(request, { baseUrl = "" } = {}) {
+  const response = await post(`${baseUrl}/runs`, { ...request, ...PAGE_FIELDS });
+  const body = await response.json().catch(() => null);
+  if (response.status === 202 && body) return body;
+  throw new ProgramError(messageOf(body?.detail, `The server answered ${response.status}.`), null, response.status);
+}
+
+/**
+ * Follows a job's server-sent events (GET /runs/{id}/events): onEvent(name, data) for each
+ * `loss`, `printed`, `progress` and `end` (the data parsed, numbers as the wire spells them).
+ * The stream replays the job from its start on every connection, so a lost connection is not
+ * left to EventSource's own reconnect (which would replay twice into the same view): it is
+ * closed and onLost() is told. Returns stop().
+ */
+export function followJob(eventsUrl, { onEvent, onLost = () => {}, baseUrl = "" }) {
+  const source = new EventSource(`${baseUrl}${eventsUrl}`);
+  let ended = false;
+  for (const name of ["loss", "printed", "progress", "end"]) {
+    source.addEventListener(name, (event) => {
+      if (ended) return;
+      if (name === "end") {
+        ended = true;
+        source.close(); // the server closes the stream after `end`; EventSource would reconnect
+      }
+      onEvent(name, JSON.parse(event.data));
+    });
+  }
+  source.addEventListener("error", () => {
+    if (ended) return;
+    ended = true;
+    source.close();
+    onLost();
+  });
+  return () => {
+    ended = true;
+    source.close();
+  };
+}
+
+/** A job's status (GET /runs/{id}); null when the job is gone (404: expired). */
+export async function fetchJob(statusUrl, { baseUrl = "" } = {}) {
+  const response = await fetch(`${baseUrl}${statusUrl}`, { headers: { Accept: "application/json" } });
+  if (response.status === 404) return null;
+  if (!response.ok) throw new Error(`The server answered ${response.status}.`);
+  return response.json();
+}
+
+/** Cancels a job (DELETE /runs/{id}); resolves to its status after, null when it is gone. */
+export async function cancelJob(statusUrl, { baseUrl = "" } = {}) {
+  const response = await fetch(`${baseUrl}${statusUrl}`, { method: "DELETE", headers: { Accept: "application/json" } });
+  if (response.status === 404) return null;
+  if (!response.ok) throw new Error(`The server answered ${response.status}.`);
+  return response.json();
+}
+
+/**
+ * The graph of a job's backward() call k (GET /runs/{id}/graph?run=k): exactly what /backward
+ * answers for the job's program with run = k. Resolves and rejects like fetchBackward.
+ */
+export async function fetchJobGraph(statusUrl, run, { signal, baseUrl = "" } = {}) {
+  let response;
+  try {
+    response = await fetch(`${baseUrl}${statusUrl}/graph?run=${encodeURIComponent(run)}`, { headers: { Accept: "application/json" }, signal });
+  } catch (error) {
+    if (error.name === "AbortError") throw error;
+    throw new ProgramError("The server could not be reached. Is valuegraph still running?");
+  }
+  return graphAnswer(response);
 }
 
 /**

@@ -22,19 +22,12 @@ export function createLossCurve(root, { onPick = () => {} } = {}) {
   const printed = el("printed");
   const hint = el("runs-hint");
   if (!box || !chart) return { show: () => {}, clear: () => {} };
-
-  const svg = d3.select(chart).append("svg").attr("class", "vg-loss-svg").attr("viewBox", `0 0 ${WIDTH} ${HEIGHT}`)
-    .attr("role", "group").attr("aria-label", "Loss curve: the output's data at each backward() call");
-  const axes = svg.append("g").attr("class", "vg-loss-axes");
-  const path = svg.append("path").attr("class", "vg-loss-line");
-  const points = svg.append("g").attr("class", "vg-loss-points");
-  let runs = [];
-  let current = null;
+  const curve = createCurveChart(chart, { onPick, label: "Loss curve: the output's data at each backward() call" });
 
   function show(response) {
     showPrinted(response.printed ?? []);
-    runs = response.runs ?? [];
-    current = response.run ?? null;
+    const runs = response.runs ?? [];
+    const current = response.run ?? null;
     box.hidden = runs.length === 0;
     if (box.hidden) return;
     const shown = runs[current];
@@ -42,20 +35,50 @@ export function createLossCurve(root, { onPick = () => {} } = {}) {
     summary.textContent = `${grouped(runs.length)} backward() call${plural}; the graph is from call ${grouped(current + 1)} (line ${shown.line}), loss ${formatNumber(shown.data)}`;
     // One point is no curve: the sentence says it all.
     for (const part of [chart, hint]) if (part) part.hidden = runs.length < 2;
-    if (runs.length >= 2) draw();
+    if (runs.length >= 2) curve.draw(runs, current);
   }
 
   function clear() {
-    runs = [];
     box.hidden = true;
     showPrinted([]);
   }
 
-  function draw() {
+  function showPrinted(lines) {
+    if (!printedBox) return;
+    printedBox.hidden = lines.length === 0;
+    const more = lines.length - PRINTED_SHOWN;
+    const shown = lines.slice(0, PRINTED_SHOWN).map(asTerminalShows);
+    printed.textContent = shown.join("\n") + (more > 0 ? `\n… ${grouped(more)} more lines` : "");
+  }
+
+  return { show, clear };
+}
+
+/**
+ * A loss curve drawn in `chart` (an element): draw(runs, current) draws the points {line, data}
+ * and marks the one at index `current` (null: none); choosing a point calls onPick(index). The
+ * page's curve and a job's live curve (jobpanel.js) are both this chart.
+ */
+export function createCurveChart(chart, { onPick, label }) {
+  const svg = d3.select(chart).append("svg").attr("class", "vg-loss-svg").attr("viewBox", `0 0 ${WIDTH} ${HEIGHT}`)
+    .attr("role", "group").attr("aria-label", label);
+  const axes = svg.append("g").attr("class", "vg-loss-axes");
+  const path = svg.append("path").attr("class", "vg-loss-line");
+  // Under the points: a click between points (a long run's are closer than a finger) opens the nearest.
+  const catcher = svg.append("rect").attr("class", "vg-loss-catcher").attr("x", MARGIN.left).attr("y", MARGIN.top)
+    .attr("width", WIDTH - MARGIN.left - MARGIN.right).attr("height", HEIGHT - MARGIN.top - MARGIN.bottom);
+  const points = svg.append("g").attr("class", "vg-loss-points");
+  let runs = [];
+  let xScale = null;
+
+  function draw(shownRuns, current) {
+    runs = shownRuns;
     const finite = runs.map((r) => r.data).filter(Number.isFinite);
     const [low, high] = finite.length ? d3.extent(finite) : [0, 1];
     const pad = high === low ? Math.max(1, Math.abs(high)) * 0.1 : 0;
-    const x = d3.scaleLinear().domain([0, Math.max(1, runs.length - 1)]).range([MARGIN.left, WIDTH - MARGIN.right]);
+    const x = (xScale = d3.scaleLinear().domain([0, Math.max(1, runs.length - 1)]).range([MARGIN.left, WIDTH - MARGIN.right]));
+    // Each point's target reaches halfway to its neighbours, so none covers another.
+    const reach = Math.max(1, Math.min(11, (x(1) - x(0)) / 2));
     const y = d3.scaleLinear().domain([low - pad, high + pad]).nice().range([HEIGHT - MARGIN.bottom, MARGIN.top]);
     // NaN and ±∞ sit on the chart's edge and break the line.
     const yOf = (v) => (Number.isFinite(v) ? y(v) : v === -Infinity ? HEIGHT - MARGIN.bottom : MARGIN.top);
@@ -68,27 +91,32 @@ export function createLossCurve(root, { onPick = () => {} } = {}) {
     axes.attr("aria-hidden", "true");
     path.attr("d", d3.line().defined((r) => Number.isFinite(r.data)).x((_, i) => x(i)).y((r) => y(r.data))(runs));
 
+    // One Tab stop: the point shown, else the one that has the focus, else the first.
+    const focused = indexOf({ target: document.activeElement });
+    const tabStop = current ?? focused ?? 0;
     const point = points.selectAll("g.vg-loss-point").data(runs).join((enter) => {
       const g = enter.append("g").attr("class", "vg-loss-point").attr("role", "button");
-      g.append("circle").attr("class", "vg-loss-hit").attr("r", 11);
-      g.append("circle").attr("class", "vg-loss-dot").attr("r", 4.5);
+      g.append("circle").attr("class", "vg-loss-hit");
+      g.append("circle").attr("class", "vg-loss-dot");
+      g.append("title");
       return g;
     });
     point
       .attr("transform", (r, i) => `translate(${x(i)},${yOf(r.data)})`)
       .attr("data-run", (_, i) => i)
-      .attr("tabindex", (_, i) => (i === current ? 0 : -1))
+      .attr("tabindex", (_, i) => (i === tabStop ? 0 : -1))
       .attr("aria-pressed", (_, i) => String(i === current))
       .attr("aria-label", (r, i) => `backward() call ${i + 1} of ${runs.length}, line ${r.line}: loss ${formatNumber(r.data)}${i === current ? " (shown)" : ""}`)
       .classed("is-current", (_, i) => i === current)
       .classed("vg-nonfinite", (r) => !Number.isFinite(r.data));
-    point.selectAll("title").remove();
-    point.append("title").text((r, i) => `call ${i + 1} (line ${r.line}): ${formatNumber(r.data)}`);
+    point.select(".vg-loss-hit").attr("r", reach);
+    point.select(".vg-loss-dot").attr("r", Math.min(4.5, Math.max(1.5, reach)));
+    point.select("title").text((r, i) => `call ${i + 1} (line ${r.line}): ${formatNumber(r.data)}`);
   }
 
   function indexOf(event) {
-    const g = event.target.closest?.("[data-run]");
-    return g ? Number(g.dataset.run) : null;
+    const g = event.target?.closest?.("[data-run]");
+    return g && points.node().contains(g) ? Number(g.dataset.run) : null;
   }
 
   function focusPoint(i) {
@@ -98,6 +126,11 @@ export function createLossCurve(root, { onPick = () => {} } = {}) {
     target.focus();
   }
 
+  catcher.on("click", (event) => {
+    if (!runs.length) return;
+    const [at] = d3.pointer(event, svg.node());
+    onPick(Math.max(0, Math.min(runs.length - 1, Math.round(xScale.invert(at)))));
+  });
   points.on("click", (event) => {
     const i = indexOf(event);
     if (i !== null) onPick(i);
@@ -117,13 +150,5 @@ export function createLossCurve(root, { onPick = () => {} } = {}) {
     }
   });
 
-  function showPrinted(lines) {
-    if (!printedBox) return;
-    printedBox.hidden = lines.length === 0;
-    const more = lines.length - PRINTED_SHOWN;
-    const shown = lines.slice(0, PRINTED_SHOWN).map(asTerminalShows);
-    printed.textContent = shown.join("\n") + (more > 0 ? `\n… ${grouped(more)} more lines` : "");
-  }
-
-  return { show, clear };
+  return { draw };
 }

@@ -1,7 +1,7 @@
 // Wiring: editor -> API -> timeline -> graph, walk panel, tables, player, URL.
 // Everything is found inside one root element, so the page could hold more than one.
 
-import { fetchBackward, fetchLayout } from "./api.js";
+import { cancelJob, fetchBackward, fetchJob, fetchJobGraph, fetchLayout, followJob, outgrewRequest, startJob } from "./api.js";
 import { addViewButtons, createCamera } from "./camera.js";
 import { createCodeLink } from "./codelink.js";
 import { createControls } from "./controls.js";
@@ -17,6 +17,8 @@ import { bestBands, placeGraph } from "./layout.js";
 import { createLossCurve } from "./losscurve.js";
 import { addPresenter } from "./presenter.js";
 import { readGraph } from "./importgraph.js";
+import { createJobPanel } from "./jobpanel.js";
+import { FINISHED, expectedCalls, newJob, withEvent, withStatus } from "./jobs.js";
 import { LANGUAGES, runInSandbox } from "./sandbox.js";
 import { createGraphView } from "./render.js";
 import { createScopes } from "./scopeview.js";
@@ -29,6 +31,8 @@ import { createWalkPanel } from "./walkpanel.js";
 export const COMPACT_ABOVE = 400;
 const URL_THROTTLE_MS = 400;
 const LONG_URL = 2000; // characters of program past which every step's URL write is throttled
+const JOB_POLL_MS = 1000; // at most this often, a running job's status is asked for the line it is printing
+const JOB_RECONNECT_MS = 1000; // after a job's event stream was lost
 
 const nextTask = () => new Promise((resolve) => setTimeout(resolve, 0));
 
@@ -144,6 +148,7 @@ export function startValuegraph(root, { location = window.location, history = wi
   function showLanguage() {
     if (languageSelect) languageSelect.value = choices.language ?? "";
     if (runButton) runButton.hidden = !inBrowser();
+    if (runJobButton) runJobButton.hidden = inBrowser() || !jobPanel; // jobs run the server's languages
     if (!inBrowser()) showRunHint("");
   }
   languageSelect?.addEventListener("change", () => {
@@ -270,14 +275,11 @@ export function startValuegraph(root, { location = window.location, history = wi
   async function run({ history: how = "replace", step = null, moveCaret = false } = {}) {
     const expression = editor.value;
     if (choices.run !== null && expression !== runProgram) choices.run = null; // a new program: its last backward() call
-    const program = programOf(viewState());
-    const { request, error } = programRequest(program);
+    const { program, request, error } = currentRequest();
     if (error) {
       showError({ message: error });
       return;
     }
-    const files = filesPanel.files(); // not part of the URL or a room's state: a names list is too long for either
-    if (Object.keys(files).length) request.files = files;
     pending?.abort();
     pending = new AbortController();
     const id = ++requestCount;
@@ -302,6 +304,166 @@ export function startValuegraph(root, { location = window.location, history = wi
       if (error.name === "AbortError" || !current()) return;
       showError(error, { moveCaret });
       writeUrl(how === "push" ? "push" : "replace");
+    }
+  }
+
+  /** The request for the program in the boxes: {program (state.js's program fields), request} or {error}. */
+  function currentRequest() {
+    const program = programOf(viewState());
+    const { request, error } = programRequest(program);
+    if (error) return { error };
+    const files = filesPanel.files(); // not part of the URL or a room's state: a names list is too long for either
+    if (Object.keys(files).length) request.files = files;
+    return { program, request };
+  }
+
+  // ---- jobs: a program run past one request (POST /runs), followed live in the job panel ----
+  const runJobButton = el("run-job");
+  const errorJob = el("error-job");
+  let job = null; // jobs.js's record of the job in the panel (one at a time)
+  let openRun = null; // the index of the job's backward() call whose graph is in the main view
+  let stopFollowing = () => {};
+  let drawQueued = false;
+  let polledAt = -Infinity;
+  const jobPanel = createJobPanel(root, {
+    onPick: (k) => openJobGraph(k),
+    onCancel: () => cancelShownJob(),
+    onGoTo: () => {
+      showJobProgram();
+      editor.markError(job.error);
+      editor.goTo(job.error.offset);
+    },
+  });
+  runJobButton?.addEventListener("click", () => runAsJob());
+  el("error-run-job")?.addEventListener("click", () => runAsJob());
+
+  /** Draws the job at most once a frame, however fast its events come. */
+  function drawJob() {
+    if (drawQueued || !job) return;
+    drawQueued = true;
+    requestAnimationFrame(() => {
+      drawQueued = false;
+      jobPanel.show(job, performance.now(), openRun);
+    });
+  }
+
+  async function runAsJob() {
+    const { program, request, error } = currentRequest();
+    if (error) {
+      showError({ message: error });
+      return;
+    }
+    delete request.run; // a job runs the whole program; a call's graph is asked for by its index
+    if (job && !FINISHED.includes(job.status)) cancelJob(job.statusUrl).catch(() => {}); // the panel follows one job
+    stopFollowing();
+    runJobButton.disabled = true;
+    try {
+      const created = await startJob(request);
+      job = newJob(created, program, expectedCalls(request.expression), performance.now());
+      openRun = null;
+      hideError();
+      follow(job.id);
+      drawJob();
+    } catch (problem) {
+      showError(problem);
+    } finally {
+      runJobButton.disabled = false;
+    }
+  }
+
+  function follow(jobId) {
+    const mine = () => job?.id === jobId;
+    stopFollowing = followJob(job.eventsUrl, {
+      onEvent: (name, data) => {
+        if (!mine()) return;
+        job = withEvent(job, name, data, performance.now());
+        if (name === "progress") pollPrinting();
+        if (name === "end" && job.status === "failed" && editor.value === job.program.expression) editor.markError(job.error);
+        drawJob();
+      },
+      // The stream replays the job from its start: begin again from nothing (unless it has ended meanwhile).
+      onLost: () =>
+        setTimeout(async () => {
+          if (!mine()) return;
+          const status = await fetchJob(job.statusUrl).catch(() => undefined);
+          if (!mine()) return;
+          if (status === null) job = { ...job, status: "failed", error: { message: "The server no longer has this job (it restarted, or the job expired).", line: 1, column: 1, offset: 0 } };
+          else if (status && FINISHED.includes(status.status)) job = withStatus(job, status, performance.now());
+          else {
+            job = { ...job, runs: [], printed: [] };
+            follow(jobId);
+          }
+          drawJob();
+        }, JOB_RECONNECT_MS),
+    });
+  }
+
+  /** The line a running job is printing, which its stream sends only once it ends (jobs.js's withStatus). */
+  function pollPrinting() {
+    const now = performance.now();
+    if (now - polledAt < JOB_POLL_MS) return;
+    polledAt = now;
+    const polled = job.id;
+    fetchJob(job.statusUrl)
+      .then((status) => {
+        if (!status || job?.id !== polled || FINISHED.includes(job.status)) return;
+        job = withStatus(job, status, performance.now());
+        drawJob();
+      })
+      .catch(() => {}); // the stream reports a lost server
+  }
+
+  async function cancelShownJob() {
+    const cancelling = job.id;
+    try {
+      const status = await cancelJob(job.statusUrl);
+      if (job?.id !== cancelling) return;
+      stopFollowing();
+      if (status) job = withStatus(job, status, performance.now());
+      drawJob();
+    } catch (problem) {
+      showError(problem);
+    }
+  }
+
+  /** The job's program back in the boxes (when the learner has changed them since it started). */
+  function showJobProgram() {
+    const { program } = job;
+    if (editor.value !== program.expression) {
+      editor.value = program.expression;
+      examplesMenu.sync(program.expression);
+    }
+    variablesInput.value = program.variables;
+    Object.assign(choices, programChoices(program));
+    runProgram = program.expression;
+    if (seedInput) seedInput.value = String(choices.seed);
+  }
+
+  /** The graph of the job's backward() call k (GET /runs/{id}/graph?run=k) in the main view, as the loss curve's points open theirs. */
+  async function openJobGraph(k) {
+    const shown = job;
+    pending?.abort();
+    pending = new AbortController();
+    const id = ++requestCount;
+    const current = () => id === requestCount && job?.id === shown.id;
+    summary.textContent = `Opening backward() call ${grouped(k + 1)}: the program runs again to it on the server…`;
+    try {
+      const response = await fetchJobGraph(shown.statusUrl, k, { signal: pending.signal });
+      if (!current()) return;
+      hideError();
+      showJobProgram();
+      choices.run = k;
+      // A job's graph: no request could make it again within its limits (exports, Teach live, the course panels).
+      shownProgram = null;
+      openRun = k;
+      await load(response, null, current);
+      if (current()) codeLink.setModel(response, shown.program.expression);
+      if (current()) lossCurve.show(response);
+      if (current()) writeUrl("push");
+      drawJob();
+    } catch (error) {
+      if (error.name === "AbortError" || !current()) return;
+      showError(error);
     }
   }
 
@@ -433,6 +595,7 @@ export function startValuegraph(root, { location = window.location, history = wi
     root.dispatchEvent(new CustomEvent("valuegraph:error", { detail: error })); // the embed tells its parent
     errorBox.hidden = false;
     errorMessage.textContent = error.message;
+    if (errorJob) errorJob.hidden = !(jobPanel && !inBrowser() && outgrewRequest(error)); // offer to run it as a job
     const placed = Number.isInteger(error.line);
     errorGoto.hidden = !placed;
     if (placed) {
@@ -453,6 +616,7 @@ export function startValuegraph(root, { location = window.location, history = wi
   function hideError() {
     errorBox.hidden = true;
     errorMessage.textContent = "";
+    if (errorJob) errorJob.hidden = true;
     editor.clearError();
   }
 

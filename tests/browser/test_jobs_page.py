@@ -1,0 +1,178 @@
+"""The page's jobs (issue 21, runs longer than a request): a program started as a job from the page,
+its loss curve, printed lines and progress bar growing from the real server's event stream, a
+point of its curve opening that call's graph, Cancel, and a failure placed in the editor. Each job
+runs in a real worker process of the live server."""
+
+import re
+
+import pytest
+from pagehelpers import url_for, wait_for_graph
+from playwright.sync_api import expect
+
+# 30 backward() calls, quick enough for /backward to answer too.
+THIRTY = """x = Value(2.0)
+for step in range(30):
+    loss = x * x
+    x.grad = 0.0
+    loss.backward()
+    print(f"step {step} loss {loss.data:.6f}")
+    x.data -= 0.01 * x.grad
+"""
+# The same 30 calls with busy work between them: past /backward's statement limit (1,000,000 by
+# default), so the page offers a job, and slow enough that the points arrive over several seconds.
+SLOW_THIRTY = """x = Value(2.0)
+for step in range(30):
+    for i in range(40000):
+        pass
+    loss = x * x
+    x.grad = 0.0
+    loss.backward()
+    print(f"step {step} loss {loss.data:.6f}", end="\\r")
+print()
+print("trained")
+"""
+# A thousand calls, each after a long loop: a job that runs for minutes unless cancelled.
+LONG = """x = Value(1.0)
+for step in range(1000):
+    for i in range(200000):
+        pass
+    loss = x * x
+    loss.backward()
+"""
+# Fine under /backward's statement limit until it is passed; as a job, it fails later, at line 6.
+FAILS_LATE = """x = Value(1.0)
+for i in range(1200000):
+    pass
+loss = x * x
+loss.backward()
+y = no_such_name + 1
+"""
+PATIENCE_MS = 60_000  # a bound on a hang on the loaded machine, not a timing
+
+# Records, every frame, what the job panel shows: the number of points and the progress bar's values.
+RECORD = """() => {
+    window.jobFrames = [];
+    const look = () => {
+        const bar = document.querySelector('[data-vg="job-progress"]');
+        window.jobFrames.push({
+            points: document.querySelectorAll('[data-vg="job"] .vg-loss-point').length,
+            now: bar.getAttribute('aria-valuenow'),
+            max: bar.getAttribute('aria-valuemax'),
+            status: document.querySelector('[data-vg="job-status"]').textContent,
+            counts: document.querySelector('[data-vg="job-counts"]').textContent,
+        });
+        requestAnimationFrame(look);
+    };
+    look();
+}"""
+
+
+def job_panel(page):
+    return page.locator('[data-vg="job"]')
+
+
+def model(page, expression):
+    return page.evaluate(
+        f"() => {{ const m = document.querySelector('[data-valuegraph]').valuegraph.model; return {expression}; }}"
+    )
+
+
+def start_job(page):
+    """Presses "Run as job"; the job's 202 answer."""
+    with page.expect_response(lambda r: r.url.endswith("/runs") and r.request.method == "POST") as created:
+        page.get_by_role("button", name="Run as job", exact=True).click()
+    assert created.value.status == 202
+    return created.value.json()
+
+
+@pytest.mark.allow_console(r"status of 400")
+def test_a_program_past_the_request_runs_as_a_job_and_its_curve_grows_live(page):
+    page.goto(url_for(SLOW_THIRTY))
+    # /backward refuses it (its statement limit, or its time budget): the page offers a job.
+    offer = page.locator('[data-vg="error-job"]')
+    expect(offer).to_be_visible(timeout=PATIENCE_MS)
+    expect(page.locator('[data-vg="error-message"]')).to_contain_text(re.compile("statements|time budget"))
+    page.evaluate(RECORD)
+    with page.expect_response(lambda r: r.url.endswith("/runs") and r.request.method == "POST") as created:
+        offer.get_by_role("button", name="Run as a job").click()
+    assert created.value.status == 202
+    expect(page.locator('[data-vg="error"]')).to_be_hidden()
+    bar = page.get_by_role("progressbar")
+    expect(bar).to_have_attribute("aria-valuenow", "30", timeout=PATIENCE_MS)
+    expect(bar).to_have_attribute("aria-valuemax", "30")
+    expect(page.locator('[data-vg="job-status"]')).to_have_text("Done")
+    expect(job_panel(page).locator(".vg-loss-point")).to_have_count(30)
+    expect(page.get_by_role("button", name="Cancel")).to_be_hidden()
+    # The printed text as a terminal shows it: the step line rewritten by each \r, then "trained".
+    expect(page.locator('[data-vg="job-printed"]')).to_have_text(re.compile(r"^step 29 loss \d\.\d{6}\ntrained$"))
+    frames = page.evaluate("() => window.jobFrames")
+    growing = sorted({frame["points"] for frame in frames if 0 < frame["points"] < 30})
+    assert len(growing) >= 3, f"the points came all at once: {growing}"
+    # While it ran, the bar counted calls of the expected 30 and the time left was estimated.
+    running = [frame for frame in frames if frame["status"] == "Running" and frame["points"] > 0]
+    assert running and all(frame["max"] == "30" for frame in running)
+    assert any(int(frame["now"]) < 30 for frame in running)
+    assert any(re.search(r"about .+ left", frame["counts"]) for frame in running)
+
+
+def test_a_point_of_the_jobs_curve_opens_that_calls_graph(page):
+    page.goto(url_for(THIRTY))
+    wait_for_graph(page)
+    created = start_job(page)
+    expect(page.get_by_role("progressbar")).to_have_attribute("aria-valuenow", "30", timeout=PATIENCE_MS)
+    expect(page.locator('[data-vg="job-status"]')).to_have_text("Done")
+    printed = page.locator('[data-vg="job-printed"]').text_content().splitlines()
+    assert len(printed) == 30 and printed[0] == "step 0 loss 4.000000"
+    for run, how in ((7, "click"), (3, "keyboard")):
+        point = job_panel(page).locator(f'.vg-loss-point[data-run="{run}"]')
+        with page.expect_response(lambda r: f"/graph?run={run}" in r.url) as answered:
+            if how == "click":
+                point.click()
+            else:
+                point.focus()
+                page.keyboard.press("Enter")
+        assert answered.value.url.endswith(f"{created['status_url']}/graph?run={run}")
+        page.wait_for_url(re.compile(rf"[?&]run={run}(&|$)"))
+        wait_for_graph(page)
+        expected = page.request.post("/backward", data={"expression": THIRTY, "run": run}).json()
+        assert model(page, "m.run") == run
+        assert model(page, "m.nodes.map((n) => n.data)") == [node["data"] for node in expected["nodes"]]
+        output = expected["nodes"][expected["output"]]
+        assert output["data"] == expected["runs"][run]["data"] == model(page, "m.nodes[m.output].data")
+        expect(job_panel(page).locator(".vg-loss-point.is-current")).to_have_attribute("data-run", str(run))
+        expect(page.locator('[data-vg="runs-summary"]')).to_contain_text(f"the graph is from call {run + 1}")
+
+
+def test_cancel_stops_a_long_job(page):
+    page.goto(url_for("a = 1"))
+    wait_for_graph(page)
+    page.get_by_role("textbox", name="Program", exact=True).fill(LONG)
+    created = start_job(page)
+    bar = page.get_by_role("progressbar")
+    expect(bar).to_have_attribute("aria-valuemax", "1000", timeout=PATIENCE_MS)  # read from range(1000)
+    expect(job_panel(page).locator(".vg-loss-point")).not_to_have_count(0, timeout=PATIENCE_MS)
+    expect(page.locator('[data-vg="job-counts"]')).to_contain_text(re.compile(r"of 1,000 backward\(\) calls .* left"))
+    page.get_by_role("button", name="Cancel").click()
+    # Within a few seconds (the server stops the worker at once; this bounds the page's part).
+    expect(page.locator('[data-vg="job-status"]')).to_have_text("Cancelled", timeout=5_000)
+    expect(page.get_by_role("button", name="Cancel")).to_be_hidden()
+    status = page.request.get(created["status_url"]).json()
+    assert status["status"] == "cancelled"
+    assert int(bar.get_attribute("aria-valuenow")) < 1000
+
+
+@pytest.mark.allow_console(r"status of 400")
+def test_a_failed_job_shows_its_message_and_marks_its_place_in_the_editor(page):
+    page.goto(url_for(FAILS_LATE))
+    expect(page.locator('[data-vg="error-job"]')).to_be_visible(timeout=PATIENCE_MS)
+    page.get_by_role("button", name="Run as a job").click()
+    expect(page.locator('[data-vg="job-status"]')).to_have_text("Failed", timeout=PATIENCE_MS)
+    expect(page.locator('[data-vg="job-error-message"]')).to_contain_text("no_such_name")
+    goto = page.locator('[data-vg="job-error-goto"]')
+    expect(goto).to_have_text("Go to line 6, column 5")
+    # The editor marks the failing place: its line in the gutter, the character underlined.
+    expect(page.locator('[data-vg="editor"]')).to_have_class(re.compile("has-error"))
+    expect(page.locator(".vg-error-mark")).to_have_text("n")
+    goto.click()
+    caret = page.locator('[data-vg="caret"]')
+    expect(caret).to_have_text("Ln 6, Col 5")
