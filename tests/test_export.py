@@ -97,6 +97,17 @@ def test_the_standalone_file_inlines_everything():
     assert 'data-standalone="true"' in document
 
 
+def test_the_standalone_file_has_no_job_controls_and_says_jobs_need_the_server():
+    """Issue 21: a job needs the server, which the file has not: no control starts one, and its
+    legend says what needs the server."""
+    document = standalone_html(exported(BackwardRequest(expression=PROGRAM), Limits()), expression=PROGRAM)
+    assert 'data-vg="run-job"' not in document and 'data-vg="job"' not in document
+    assert 'data-vg="files-text"' not in document
+    needs_server = re.search(r'<p class="vg-muted" data-vg="needs-server">(.*?)</p>', document, re.S)
+    assert needs_server and "need the valuegraph server" in " ".join(needs_server[1].split())
+    assert "as a job" in needs_server[1] and "Files panel" in needs_server[1]
+
+
 def test_export_endpoint_post_and_get(client):
     answer = client.post("/export/html?controls=minimal", json={"expression": "y = x * x", "variables": {"x": 3}})
     assert answer.status_code == 200 and answer.headers["content-type"].startswith("text/html")
