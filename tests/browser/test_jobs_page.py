@@ -116,6 +116,9 @@ def test_a_program_past_the_request_runs_as_a_job_and_its_curve_grows_live(page)
 
 
 def test_a_point_of_the_jobs_curve_opens_that_calls_graph(page):
+    from test_page_look import AXE, axe_violations
+
+    page.add_init_script(path=str(AXE))
     page.goto(url_for(THIRTY))
     wait_for_graph(page)
     created = start_job(page)
@@ -123,6 +126,7 @@ def test_a_point_of_the_jobs_curve_opens_that_calls_graph(page):
     expect(page.locator('[data-vg="job-status"]')).to_have_text("Done")
     printed = page.locator('[data-vg="job-printed"]').text_content().splitlines()
     assert len(printed) == 30 and printed[0] == "step 0 loss 4.000000"
+    assert axe_violations(page) == []  # the job panel: its progress bar, curve, printed lines
     for run, how in ((7, "click"), (3, "keyboard")):
         point = job_panel(page).locator(f'.vg-loss-point[data-run="{run}"]')
         with page.expect_response(lambda r: f"/graph?run={run}" in r.url) as answered:
