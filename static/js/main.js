@@ -31,7 +31,7 @@ import { createWalkPanel } from "./walkpanel.js";
 export const COMPACT_ABOVE = 400;
 const URL_THROTTLE_MS = 400;
 const LONG_URL = 2000; // characters of program past which every step's URL write is throttled
-const JOB_POLL_MS = 1000; // at most this often, a running job's status is asked for the line it is printing
+const JOB_POLL_MS = 500; // at most this often, a running job's status is asked for the line it is printing
 const JOB_RECONNECT_MS = 1000; // after a job's event stream was lost
 
 const nextTask = () => new Promise((resolve) => setTimeout(resolve, 0));
