@@ -183,6 +183,8 @@ export function startValuegraph(root, { location = window.location, history = wi
   const filesPanel = createFilesPanel(root, { onChange: () => run({ history: "replace" }) });
   const lossCurve = createLossCurve(root, {
     onPick: (index) => {
+      // A job's graph is on screen: its other calls come from the job too (a request may not reach them).
+      if (openRun !== null && editor.value === job.program.expression) return openJobGraph(index);
       choices.run = index === model.runs.length - 1 ? null : index; // null: the last call, the default
       runProgram = editor.value;
       run({ history: "push" });
@@ -293,6 +295,10 @@ export function startValuegraph(root, { location = window.location, history = wi
       // A graph made in the page has no program the server could make again (exports, rooms,
       // the course panels): like an imported graph.
       shownProgram = inBrowser() ? null : program;
+      if (openRun !== null) {
+        openRun = null; // the graph on screen is no longer a job's
+        drawJob();
+      }
       await load(response, step, current);
       if (current()) codeLink.setModel(response, expression);
       if (current()) lossCurve.show(response);
@@ -354,6 +360,9 @@ export function startValuegraph(root, { location = window.location, history = wi
       return;
     }
     delete request.run; // a job runs the whole program; a call's graph is asked for by its index
+    // The job supersedes a request for the program still on its way (it would only come back refused).
+    pending?.abort();
+    summary.textContent = model ? summaryText() : "";
     if (job && !FINISHED.includes(job.status)) cancelJob(job.statusUrl).catch(() => {}); // the panel follows one job
     stopFollowing();
     runJobButton.disabled = true;
@@ -446,7 +455,9 @@ export function startValuegraph(root, { location = window.location, history = wi
     pending = new AbortController();
     const id = ++requestCount;
     const current = () => id === requestCount && job?.id === shown.id;
-    summary.textContent = `Opening backward() call ${grouped(k + 1)}: the program runs again to it on the server…`;
+    const opening = `Opening backward() call ${grouped(k + 1)}: the server runs the program again to that call…`;
+    summary.textContent = opening;
+    setNote(opening); // in the graph panel too: it can take as long as the job took to get there
     try {
       const response = await fetchJobGraph(shown.statusUrl, k, { signal: pending.signal });
       if (!current()) return;
@@ -595,7 +606,8 @@ export function startValuegraph(root, { location = window.location, history = wi
     root.dispatchEvent(new CustomEvent("valuegraph:error", { detail: error })); // the embed tells its parent
     errorBox.hidden = false;
     errorMessage.textContent = error.message;
-    if (errorJob) errorJob.hidden = !(jobPanel && !inBrowser() && outgrewRequest(error)); // offer to run it as a job
+    const offerJob = Boolean(jobPanel) && !inBrowser() && outgrewRequest(error);
+    if (errorJob) errorJob.hidden = !offerJob;
     const placed = Number.isInteger(error.line);
     errorGoto.hidden = !placed;
     if (placed) {
@@ -609,7 +621,7 @@ export function startValuegraph(root, { location = window.location, history = wi
       graphBox.classList.add("is-stale");
       setNote(compactNote());
     } else {
-      setNote("No graph yet: fix the program to see one.");
+      setNote(offerJob ? "No graph yet: run the program as a job, then choose a point of its loss curve." : "No graph yet: fix the program to see one.");
     }
   }
 

@@ -149,8 +149,16 @@ def test_a_point_of_the_jobs_curve_opens_that_calls_graph(page):
         assert output["data"] == expected["runs"][run]["data"] == model(page, "m.nodes[m.output].data")
         expect(job_panel(page).locator(".vg-loss-point.is-current")).to_have_attribute("data-run", str(run))
         expect(page.locator('[data-vg="runs-summary"]')).to_contain_text(f"the graph is from call {run + 1}")
+    # While a job's graph is shown, the curve under the program opens the job's calls too.
+    with page.expect_response(lambda r: "/graph?run=12" in r.url) as answered:
+        page.locator('[data-vg="runs"] .vg-loss-point[data-run="12"]').click()
+    assert answered.value.url.endswith(f"{created['status_url']}/graph?run=12")
+    expect(job_panel(page).locator(".vg-loss-point.is-current")).to_have_attribute("data-run", "12")
+    wait_for_graph(page)
+    assert model(page, "m.run") == 12
 
 
+@pytest.mark.allow_console(r"status of (400|503)")  # the page's own /backward of it, as it is typed
 def test_cancel_stops_a_long_job(page):
     page.goto(url_for("a = 1"))
     wait_for_graph(page)
