@@ -160,9 +160,12 @@ export async function fetchJob(statusUrl, { baseUrl = "" } = {}) {
   return response.json();
 }
 
-/** Cancels a job (DELETE /runs/{id}); resolves to its status after, null when it is gone. */
-export async function cancelJob(statusUrl, { baseUrl = "" } = {}) {
-  const response = await fetch(`${baseUrl}${statusUrl}`, { method: "DELETE", headers: { Accept: "application/json" } });
+/**
+ * Cancels a job (DELETE /runs/{id}); resolves to its status after, null when it is gone.
+ * `keepalive` lets the request outlive the page (sent as it closes).
+ */
+export async function cancelJob(statusUrl, { baseUrl = "", keepalive = false } = {}) {
+  const response = await fetch(`${baseUrl}${statusUrl}`, { method: "DELETE", headers: { Accept: "application/json" }, keepalive });
   if (response.status === 404) return null;
   if (!response.ok) throw new Error(`The server answered ${response.status}.`);
   return response.json();

@@ -341,6 +341,11 @@ export function startValuegraph(root, { location = window.location, history = wi
     },
   });
   runJobButton?.addEventListener("click", () => runAsJob());
+  // Only this page follows its job, and a reload cannot find it again: leaving the page cancels it
+  // (it would otherwise hold one of the client's few job places until it ended).
+  window.addEventListener("pagehide", () => {
+    if (job && !FINISHED.includes(job.status)) cancelJob(job.statusUrl, { keepalive: true }).catch(() => {});
+  });
   el("error-run-job")?.addEventListener("click", () => runAsJob());
 
   /** Draws the job at most once a frame, however fast its events come. */

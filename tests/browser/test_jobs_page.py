@@ -4,6 +4,7 @@ point of its curve opening that call's graph, Cancel, and a failure placed in th
 runs in a real worker process of the live server."""
 
 import re
+import time
 
 import pytest
 from pagehelpers import url_for, wait_for_graph
@@ -175,6 +176,15 @@ def test_cancel_stops_a_long_job(page):
     status = page.request.get(created["status_url"]).json()
     assert status["status"] == "cancelled"
     assert int(bar.get_attribute("aria-valuenow")) < 1000
+    # Leaving the page cancels its job: nothing else could follow it, and it holds a place.
+    second = start_job(page)
+    expect(page.get_by_role("button", name="Cancel")).to_be_visible()
+    page.goto(url_for("a = 1"))
+    wait_for_graph(page)
+    deadline = time.monotonic() + PATIENCE_MS / 1000
+    while page.request.get(second["status_url"]).json()["status"] != "cancelled":
+        assert time.monotonic() < deadline, "the job outlived its page"
+        time.sleep(0.1)
 
 
 @pytest.mark.allow_console(r"status of (400|503)")  # /backward refuses it: statements or time
