@@ -270,28 +270,13 @@ class ExpressionCompiler:
         walked = any(loop[3] is not None for loop in loops)
         state = self.state
         place = self.span(node)
-        last = len(loops) - 1
 
         def run(frame):
             inner = Frame({}, frame)
             if walked:
                 inner.walks = {}
-            scope = state.scope
-
-            def walk(level, items):
-                _, store, conditions, walked_loop = loops[level]
-                for index, item in enumerate(items):
-                    state.count(1, place)
-                    store(inner, item)
-                    if walked_loop is not None:
-                        inner.walks[walked_loop] = (index, scope)
-                    if not conditions or all(condition(inner) for condition in conditions):
-                        if level == last:
-                            yield element(inner)
-                        else:
-                            yield from walk(level + 1, B.iterate(loops[level + 1][0](inner)))
-
-            return walk(0, B.iterate(loops[0][0](frame)))
+            items = B.iterate(loops[0][0](frame))
+            return _comprehension_items(loops, element, state, place, inner, state.scope, 0, items)
 
         return run
 
@@ -311,6 +296,25 @@ class ExpressionCompiler:
 
     def expr_GeneratorExp(self, node):
         return self.guard(node, self.comprehension(node, lambda: self.expr(node.elt)))
+
+
+def _comprehension_items(loops, element, state, place, inner, scope, level, items):
+    """The elements of a comprehension's loop `level` and those inside it. A module function, not
+    a closure that calls itself: that is a reference cycle per comprehension run, garbage only the
+    cyclic collector frees (it is paused while a request runs)."""
+    _, store, conditions, walked_loop = loops[level]
+    innermost = level == len(loops) - 1
+    for index, item in enumerate(items):
+        state.count(1, place)
+        store(inner, item)
+        if walked_loop is not None:
+            inner.walks[walked_loop] = (index, scope)
+        if not conditions or all(condition(inner) for condition in conditions):
+            if innermost:
+                yield element(inner)
+            else:
+                inner_items = B.iterate(loops[level + 1][0](inner))
+                yield from _comprehension_items(loops, element, state, place, inner, scope, level + 1, inner_items)
 
 
 def _bounded_list(items, limit):

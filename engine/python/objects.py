@@ -253,20 +253,34 @@ def show(value, budget: int, use_repr: bool = False, describe=None) -> str:
     """The text print() writes for a value: Python's, for the objects a program can hold, and
     at most about `budget` characters (a list that holds itself many times over stays short).
     `describe(instance)` gives an instance's text (its class's __repr__), wherever it sits."""
-    parts = []
-    remaining = [budget]
+    text = _Shown(budget, describe)
+    text.visit(value, 0, use_repr)
+    return "".join(text.parts)
 
-    def emit(text):
-        parts.append(text)
-        remaining[0] -= len(text)
 
-    def visit(item, depth, as_repr):
-        if remaining[0] <= 0:
+class _Shown:
+    """show()'s text as it grows. An object, not nested functions calling each other: those make a
+    reference cycle per call, garbage that only the cyclic collector frees, and a print loop made
+    millions of them while a request had the collector paused (their collection then held the
+    interpreter lock for most of a second past the time budget)."""
+
+    def __init__(self, budget: int, describe):
+        self.parts = []
+        self.remaining = budget
+        self.describe = describe
+
+    def emit(self, text):
+        self.parts.append(text)
+        self.remaining -= len(text)
+
+    def visit(self, item, depth, as_repr):
+        emit, visit = self.emit, self.visit
+        if self.remaining <= 0:
             return
         kind = type(item)
         if kind is str:
             text = repr(item) if as_repr else item
-            emit(text if len(text) <= remaining[0] else text[: remaining[0]] + "…")
+            emit(text if len(text) <= self.remaining else text[: self.remaining] + "…")
         elif kind in (list, tuple, dict):
             if depth > 20:
                 emit("[...]" if kind is list else "(...)" if kind is tuple else "{...}")
@@ -275,7 +289,7 @@ def show(value, budget: int, use_repr: bool = False, describe=None) -> str:
             emit(opening)
             entries = item.items() if kind is dict else item
             for i, entry in enumerate(entries):
-                if remaining[0] <= 0:
+                if self.remaining <= 0:
                     emit("…")
                     break
                 if i:
@@ -295,19 +309,16 @@ def show(value, budget: int, use_repr: bool = False, describe=None) -> str:
                 return
             emit("{")
             for i, entry in enumerate(item):
-                if remaining[0] <= 0:
+                if self.remaining <= 0:
                     emit("…")
                     break
                 if i:
                     emit(", ")
                 visit(entry, depth + 1, True)
             emit("}")
-        elif kind is Instance and describe is not None:
-            emit(describe(item))
+        elif kind is Instance and self.describe is not None:
+            emit(self.describe(item))
         elif kind in (int, float, bool, Value, range) or item is None or kind in TYPE_NAMES or kind is Instance:
             emit(repr(item))
         else:
             emit(f"<{type_name(item)}>")
-
-    visit(value, 0, use_repr)
-    return "".join(parts)
