@@ -8,12 +8,18 @@ without it an abandoned request would keep a core busy until it finished on its 
 the limit on concurrent work. The exception is sent once, and only while the call runs: if
 it lands in a finalizer that happens to run in that thread, Python prints it as ignored and
 the call simply runs to its end (bounded by the engine's limits).
+
+Within an HTTP request the budget is the request's own (RequestDeadline, set by
+app.middleware.RequestBudget from the moment the app received the request): the work gets what
+is left of it, and past it the 503 is sent first and the work stopped after, because a stopped
+thread still holds the interpreter lock while it unwinds and frees what it built.
 """
 
 import ctypes
 import gc
 import threading
 from contextlib import contextmanager
+from contextvars import ContextVar
 
 import anyio
 import anyio.to_thread
@@ -62,16 +68,60 @@ class _StoppableCall:
                 ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._thread_id), ctypes.py_object(_Stopped))
 
 
-async def run_within_budget(function, *args, seconds: float, limiter: anyio.CapacityLimiter):
-    """function(*args) in a worker thread; TimeBudgetExceeded after `seconds`, waiting included."""
-    call = _StoppableCall(function, args)
+class RequestDeadline:
+    """One HTTP request's time budget, from when the app received it (anyio's clock), and the
+    work to stop once its answer is sent (see the module's docstring)."""
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self.received = anyio.current_time()
+        self.ends = self.received + seconds
+        self._stops = []
+
+    def elapsed(self) -> float:
+        return anyio.current_time() - self.received
+
+    def stop_after_answer(self, stop) -> None:
+        self._stops.append(stop)
+
+    def stop_work(self) -> None:
+        stops, self._stops = self._stops, []
+        for stop in stops:
+            stop()
+
+
+_request_deadline: ContextVar[RequestDeadline | None] = ContextVar("valuegraph request deadline", default=None)
+
+
+@contextmanager
+def request_deadline(seconds: float):
+    """The deadline of the request handled inside; its work is stopped on leaving."""
+    deadline = RequestDeadline(seconds)
+    token = _request_deadline.set(deadline)
     try:
+        yield deadline
+    finally:
+        _request_deadline.reset(token)
+        deadline.stop_work()
+
+
+async def run_within_budget(function, *args, seconds: float, limiter: anyio.CapacityLimiter):
+    """function(*args) in a worker thread; waiting for a thread included, TimeBudgetExceeded after
+    `seconds`, or, inside an HTTP request, cancelled at the request's deadline (its middleware
+    answers 503, then stops the work)."""
+    call = _StoppableCall(function, args)
+    request = _request_deadline.get()
+    try:
+        if request is not None:
+            request.stop_after_answer(call.stop)
+            return await anyio.to_thread.run_sync(call.run, abandon_on_cancel=True, limiter=limiter)
         with anyio.fail_after(seconds):
             return await anyio.to_thread.run_sync(call.run, abandon_on_cancel=True, limiter=limiter)
     except TimeoutError:
         raise TimeBudgetExceeded(seconds) from None
     finally:
-        call.stop()  # no-op when it finished; stops it on timeout or client disconnect
+        if request is None:
+            call.stop()  # no-op when it finished; stops it on timeout or when the caller was cancelled
 
 
 COLLECT_EVERY = 100  # requests that may end while another keeps the collector paused

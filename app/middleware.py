@@ -24,7 +24,7 @@ import json
 import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .budget import TimeBudgetExceeded, collector_paused
+from .budget import TimeBudgetExceeded, collector_paused, request_deadline
 
 STATIC_PREFIX = "/static/"
 # A body this large is the JSON of some 10,000 records or more (a graph posted whole): the framework
@@ -59,13 +59,14 @@ class RequestBudget:
             started = started or message["type"] == "http.response.start"
             await send(message)
 
-        with anyio.move_on_after(self.seconds) as deadline:
-            await self.app(scope, receive, send_tracked)
-        if deadline.cancelled_caught and not started:
-            message = str(TimeBudgetExceeded(self.seconds))
-            await _send_json(
-                send, 503, {"detail": {"message": message}}, [(b"retry-after", str(self.retry_after).encode())]
-            )
+        with request_deadline(self.seconds) as deadline:  # on leaving, after any 503: its work is stopped
+            with anyio.CancelScope(deadline=deadline.ends) as cancel:
+                await self.app(scope, receive, send_tracked)
+            if cancel.cancelled_caught and not started:
+                message = str(TimeBudgetExceeded(self.seconds))
+                # Server-Timing: from receiving the request to this answer, as the server measured it
+                headers = [(b"retry-after", str(self.retry_after).encode()), _server_timing(deadline.elapsed())]
+                await _send_json(send, 503, {"detail": {"message": message}}, headers)
 
 
 class BodySizeLimit:
@@ -137,6 +138,10 @@ class BodySizeLimit:
 
 
 CLOSE = (b"connection", b"close")
+
+
+def _server_timing(seconds: float) -> tuple[bytes, bytes]:
+    return b"server-timing", f"app;dur={seconds * 1000:.1f}".encode()
 
 
 async def _send_json(send: Send, status: int, content: dict, headers: list[tuple[bytes, bytes]]):

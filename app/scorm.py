@@ -67,7 +67,7 @@ def manifest(title: str, edition: str = "1.2") -> str:
     return MANIFEST.format(namespaces=namespaces, version=version, sco=sco, title=escape(title), lesson=LESSON_FILE)
 
 
-def scorm_package(lesson_html: str, title: str, edition: str = "1.2") -> bytes:
+def scorm_package(lesson_html: bytes | str, title: str, edition: str = "1.2") -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as package:
         for name, text in (("imsmanifest.xml", manifest(title, edition)), (LESSON_FILE, lesson_html)):

@@ -23,7 +23,7 @@ from engine import Limits
 
 from .. import schemas, serialize
 from ..assets import STATIC_DIR, TEMPLATES_DIR, add_template_globals
-from ..service import exported
+from ..service import EXPORTED, answer_json
 from .options import EmbedOptions
 
 
@@ -109,18 +109,35 @@ def _script_text(text: str) -> Markup:
     return Markup(re.sub(r"</(script)", r"<\\/\1", text, flags=re.I))
 
 
-def _json_text(value) -> Markup:
-    # JSON inside <script type="application/json">: no "<" at all, so no tag can end it.
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, allow_nan=False)
-    return Markup(text.replace("<", "\\u003c").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+# Where the data goes in the rendered page: it holds "<", which no escaped text has, and NUL, which no asset has.
+DATA_MARK = "<\0valuegraph data\0>"
+JSON_WINDOW = 1 << 20  # bytes of the data escaped at a time
 
 
-def _response_text(response) -> str:
+def _escaped_json(data: bytes):
+    """JSON inside <script type="application/json">: no "<" at all, so no tag can end it, and
+    U+2028/U+2029 escaped as well. A window at a time: each step short, never one pass over a
+    large answer (a stopped request ends at the next; see app.budget)."""
+    start = 0
+    while start < len(data):
+        end = min(start + JSON_WINDOW, len(data))
+        while end < len(data) and data[end] >= 0x80:  # not inside a character's UTF-8 bytes
+            end += 1
+        yield (
+            data[start:end]
+            .replace(b"<", b"\\u003c")
+            .replace("\u2028".encode(), b"\\u2028")
+            .replace("\u2029".encode(), b"\\u2029")
+        )
+        start = end
+
+
+def _response_bytes(response) -> bytes:
     if isinstance(response, bytes):
-        return response.decode("utf-8")
-    if isinstance(response, str):
         return response
-    return serialize.to_json(response).decode("utf-8")
+    if isinstance(response, str):
+        return response.encode("utf-8")
+    return serialize.to_json(response)
 
 
 @cache
@@ -154,7 +171,12 @@ def content_security_policy(scripts: list[str]) -> str:
     )
 
 
-def standalone_html(
+def standalone_html(response, **details) -> str:
+    """standalone_document(response, ...) as text."""
+    return standalone_document(response, **details).decode("utf-8")
+
+
+def standalone_document(
     response,
     *,
     expression: str = "",
@@ -163,28 +185,24 @@ def standalone_html(
     title: str = "valuegraph",
     scorm: str = "",
     note: str | None = None,
-) -> str:
-    """A complete HTML document replaying `response` (a POST /backward answer with its trace and
-    layout: a record, or its JSON) with the page's controls, needing no server and no network.
+) -> bytes:
+    """A complete HTML document (UTF-8) replaying `response` (a POST /backward answer with its trace
+    and layout: a record, or its JSON) with the page's controls, needing no server and no network.
     `expression` and `variables` are shown in the editor, which is read-only (nothing can rerun).
     With `scorm` ("1.2" or "2004") it reports to a platform of that SCORM edition (static/js/scorm.js;
     app/scorm.py packages it).
-    `note`, if any, is shown above the graph (as text)."""
+    `note`, if any, is shown above the graph (as text). The data is joined in as bytes, never
+    decoded, copied through the template or escaped in one pass."""
     options = options or EmbedOptions()
     if options.editor == "shown":
         options = replace(options, editor="read-only")
-    data = (
-        '{"expression": '
-        + json.dumps(expression)
-        + ', "variables": '
-        + json.dumps(variables)
-        + ', "response": '
-        + _response_text(response)
-        + "}"
-    )
-    inline = {**page_assets(), "data": _json_text(data)}
     template = template_environment().get_template("embed.html")
-    return template.render(options=options, inline=inline, title=title, scorm=scorm, note=note)
+    inline = {**page_assets(), "data": Markup(DATA_MARK)}
+    page = template.render(options=options, inline=inline, title=title, scorm=scorm, note=note)
+    head, _, tail = page.partition(DATA_MARK)
+    opening = f'{{"expression": {json.dumps(expression)}, "variables": {json.dumps(variables)}, "response": '
+    data = (opening.encode(), _response_bytes(response), b"}")
+    return b"".join([head.encode("utf-8"), *(window for part in data for window in _escaped_json(part)), tail.encode()])
 
 
 def variables_text(variables: Mapping[str, float]) -> str:
@@ -194,18 +212,23 @@ def variables_text(variables: Mapping[str, float]) -> str:
     )
 
 
-def request_html(
+def request_document(
     request: schemas.BackwardRequest, limits: Limits, options: EmbedOptions, title: str = "valuegraph", scorm: str = ""
-) -> str:
-    """The self-contained file replaying a request's program (its seed, run and variables included)."""
-    return standalone_html(
-        exported(request, limits),
-        expression=request.expression or "",  # a posted graph has no program to show
-        variables=variables_text(request.variables),
-        options=options,
-        title=title,
-        scorm=scorm,
-    )
+) -> bytes:
+    """The self-contained file replaying a request's program (its seed, run and variables included),
+    its answer written a chunk of records at a time."""
+    answer, leftovers = answer_json(request.model_copy(update=EXPORTED), limits)
+    try:
+        return standalone_document(
+            answer,
+            expression=request.expression or "",  # a posted graph has no program to show
+            variables=variables_text(request.variables),
+            options=options,
+            title=title,
+            scorm=scorm,
+        )
+    finally:
+        leftovers.free()
 
 
 def response_json(response: dict) -> str:

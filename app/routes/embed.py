@@ -9,7 +9,7 @@ from fastapi.responses import HTMLResponse, Response
 from .. import schemas
 from ..dependencies import ServiceDep, TemplatesDep
 from ..export.options import CONTROLS, EDITORS, STAGES, TABLES, THEMES, EmbedOptions
-from ..export.standalone import request_html
+from ..export.standalone import request_document
 from ..schemas import DEFAULT_SPEED, PLAYER_SPEEDS
 from ..scorm import MAX_TITLE
 from ..service import Service
@@ -72,9 +72,11 @@ def embed(request: Request, templates: TemplatesDep):
 
 async def _answer(request: schemas.BackwardRequest, query, service: Service, title: str | None) -> Response:
     options = EmbedOptions.from_query(query)
-    html = await service.run(request_html, request, service.limits, options, (title or "").strip() or "valuegraph")
+    document = await service.run(
+        request_document, request, service.limits, options, (title or "").strip() or "valuegraph"
+    )
     return Response(
-        html.encode("utf-8"),
+        document,
         media_type="text/html; charset=utf-8",
         headers={"content-disposition": f'attachment; filename="{DOWNLOAD_NAME}"'},
     )

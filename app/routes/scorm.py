@@ -9,7 +9,7 @@ from fastapi.responses import Response
 from .. import schemas
 from ..dependencies import ServiceDep
 from ..export.options import EmbedOptions
-from ..export.standalone import request_html
+from ..export.standalone import request_document
 from ..scorm import EDITIONS, MAX_TITLE, lesson_title, scorm_package
 from ..service import Service
 from .embed import EMBED_PARAMETERS
@@ -24,7 +24,7 @@ ZIP_RESPONSE = {
 
 
 def _package(request: schemas.BackwardRequest, limits, options: EmbedOptions, title: str, edition: str) -> bytes:
-    return scorm_package(request_html(request, limits, options, title, scorm=edition), title, edition)
+    return scorm_package(request_document(request, limits, options, title, scorm=edition), title, edition)
 
 
 async def _answer(body: schemas.BackwardRequest, query, title: str | None, edition: str, service: Service) -> Response:
