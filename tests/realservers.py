@@ -7,9 +7,11 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
+from typing import NamedTuple
 
 import httpx
 
@@ -178,6 +180,57 @@ def valuegraph_server(**settings):
                 process.wait(10)
             except subprocess.TimeoutExpired:
                 process.kill()
+
+
+def run_queue_seconds(pid: int) -> float:
+    """Seconds the threads of process `pid` have spent ready to run but waiting for a CPU (the
+    kernel's schedstat), 0.0 where the kernel does not say: the time a loaded machine withheld."""
+    total = 0
+    for path in Path(f"/proc/{pid}/task").glob("*/schedstat"):
+        try:
+            total += int(path.read_text().split()[1])
+        except (OSError, IndexError, ValueError):
+            pass  # a thread that ended meanwhile
+    return total / 1e9
+
+
+class OverBudget(NamedTuple):
+    """One request answered past the time budget: its answer, how long the server says it took
+    (Server-Timing, from receiving it), and the CPU the machine withheld from the server after
+    the budget ran out (see timed_past_budget)."""
+
+    response: httpx.Response
+    server_seconds: float | None
+    withheld_seconds: float
+
+
+def timed_past_budget(server: Server, budget: float, method: str, path: str, **request) -> OverBudget:
+    """The request, with the server's own time for it and the run-queue wait of the server's threads
+    from the moment its budget can have run out (the request's send plus the budget: the server
+    received it no earlier) until the answer. The wait is sampled every few milliseconds in a thread
+    and read from the last sample no later than that moment, so a client that falls behind under
+    load makes the figure larger, never smaller."""
+    samples, done = [], threading.Event()
+
+    def sample():
+        while not done.is_set():
+            samples.append((time.monotonic(), run_queue_seconds(server.process.pid)))
+            done.wait(0.005)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sent = time.monotonic()
+    samples.append((sent, run_queue_seconds(server.process.pid)))
+    sampler.start()
+    try:
+        response = httpx.request(method, server.url + path, timeout=120, **request)
+    finally:
+        done.set()
+        sampler.join()
+    ended = run_queue_seconds(server.process.pid)
+    waited_before = max(wait for at, wait in samples if at <= sent + budget)
+    timing = response.headers.get("server-timing", "")
+    server_seconds = float(timing.split("dur=")[1].split(";")[0]) / 1000 if "dur=" in timing else None
+    return OverBudget(response, server_seconds, ended - waited_before)
 
 
 # ---- Teach live clients (websockets), for the cross-process tests and the benchmark ----

@@ -1,0 +1,102 @@
+"""Every route ends within its time budget plus 0.2 s (issue 27): programs made to sit past the
+budget, one per kind of work (printing, building text, layout, a large answer, the exported file,
+the SCORM package, POST /layout), against a real `uvicorn app.main:app` with a budget of 0.5 s.
+
+How the timing stays honest on a loaded machine: the time asserted is the server's own, in the
+503's Server-Timing header (from receiving the request to sending the answer), so a client that
+is slow to send or to read does not count. What the machine's load adds is measured, not
+guessed: the run-queue wait of the server's threads (the kernel's schedstat) from the moment the
+budget can have run out until the answer, the CPU time the machine withheld when the server
+was ready to run. The bound is budget + 0.2 s + that wait: on a quiet machine the wait is about
+0, and the test is the issue's bound as it stands.
+
+The interpreter's part is checked without a clock: a program's print, f-strings and
+comprehensions leave no reference cycles, which the paused collector let pile up by the million
+and then collected past the budget."""
+
+import gc
+
+import pytest
+from realservers import app_server, timed_past_budget
+
+from engine.python.run import run_python
+
+BUDGET = 0.5
+OVERRUN = 0.2  # the issue's bound past the budget
+MESSAGE = f"the request took longer than its time budget of {BUDGET:g} s and was stopped; try a smaller program"
+
+
+def chain(iterations: int) -> str:
+    """A program that builds 4 nodes an iteration, quickly: the time goes to what comes after."""
+    return f"x = Value(1.0)\nfor i in range({iterations}):\n    x = x * 1.0001 + 0.5\nx.backward()\n"
+
+
+# Each takes several times the budget on a quiet machine, in the part named.
+ROUTES = {
+    "printing": ("/backward", {"json": {"expression": "while True:\n    print('a line of text', [1, 2, (3, 4)])\n"}}),
+    "building text": (
+        "/backward",
+        {"json": {"expression": "text = 'ab' * 50000\nwhile True:\n    text = text.replace('ab', 'ba')\n"}},
+    ),
+    "layout": ("/backward", {"json": {"expression": chain(7_500), "layout": True}}),
+    "a large answer": ("/backward", {"json": {"expression": chain(15_000)}}),
+    "the exported file": ("/export/html", {"json": {"expression": chain(7_500)}}),
+    "the SCORM package": ("/export/scorm", {"json": {"expression": chain(7_500)}}),
+    "POST /layout": ("/layout", {"json": {"children": [[], [0]] + [[i - 1, i - 2] for i in range(2, 20_000)]}}),
+}
+
+
+@pytest.fixture(scope="module")
+def server():
+    with app_server(time_budget=BUDGET) as running:
+        yield running
+
+
+@pytest.mark.parametrize("kind", ROUTES)
+def test_every_route_answers_503_within_the_budget_and_a_fifth_of_a_second(server, kind):
+    path, request = ROUTES[kind]
+    timed = timed_past_budget(server, BUDGET, "POST", path, **request)
+    assert timed.response.status_code == 503, timed.response.text[:300]
+    assert timed.response.json() == {"detail": {"message": MESSAGE}}
+    assert timed.response.headers["retry-after"] == "2"
+    bound = BUDGET + OVERRUN + timed.withheld_seconds
+    assert BUDGET <= timed.server_seconds <= bound, (
+        f"answered after {timed.server_seconds:.3f} s (server's time); the bound with the machine's load "
+        f"was {bound:.3f} s ({timed.withheld_seconds:.3f} s of run-queue wait)"
+    )
+
+
+def test_the_server_still_answers_after_a_stopped_request(server):
+    path, request = ROUTES["printing"]
+    assert timed_past_budget(server, BUDGET, "POST", path, **request).response.status_code == 503
+    answer = timed_past_budget(server, BUDGET, "POST", "/backward", json={"expression": "a = 2; L = a * a"})
+    assert answer.response.status_code == 200 and answer.response.json()["nodes"][-1]["data"] == 4
+    assert "server-timing" not in answer.response.headers  # only the budget's 503 carries it
+
+
+LOOPS = {
+    "print": "    print(i, 'x', [i, (i, 2)], {'k': i})\n",
+    "f-string": "    s = f'{i} and {i * 2:.3f} {[i]!r}'\n",
+    "str()": "    s = str([i, i]) + repr((i,))\n",
+    "list comprehension": "    xs = [j * 2 for j in range(3) if j]\n",
+    "nested comprehension": "    xs = {j: [k for k in range(j)] for j in range(3)}\n",
+    "generator expression": "    s = sum(j for j in range(3))\n",
+}
+
+
+def cyclic_garbage(program: str) -> int:
+    gc.collect()
+    gc.disable()  # as while a request runs (app.budget.collector_paused)
+    try:
+        run_python(program)
+        return gc.collect()
+    finally:
+        gc.enable()
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+def test_a_loop_leaves_no_reference_cycles_behind(loop):
+    """The garbage a run leaves for the cyclic collector does not grow with the iterations (it
+    grew by 24 objects a print, 12 an f-string and 5 a comprehension)."""
+    short, long = (f"for i in range({n}):\n" + LOOPS[loop] + "L = Value(1.0)\n" for n in (100, 1_000))
+    assert cyclic_garbage(long) == cyclic_garbage(short)
