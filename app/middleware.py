@@ -10,7 +10,9 @@ the answer is finished only after the rest of the body is read and dropped: a se
 with request bytes still coming makes the kernel reset the connection, and the reset destroys the
 answer the client had not read yet (as nginx's lingering_close and Apache avoid). A declared body
 up to max_discard_bytes is read whole and the connection stays open; a larger or chunked one gets
-`Connection: close` and is read for at most linger_seconds and max_linger_bytes, then closed.
+`Connection: close`, the connection's writing side is shut down once the 413 has left (the client
+sees the end of the stream), and the body is read for at most linger_seconds and max_linger_bytes,
+then the connection is closed.
 
 RequestBudget holds the whole request, body reading, validation, work and answer, to the time
 budget: past it, a 503 with Retry-After if nothing was sent yet, else the connection is cut.
@@ -19,7 +21,9 @@ program, bounded by the job limits instead, VALUEGRAPH_JOB_*, in a worker proces
 (a stream as long as the job).
 """
 
+import asyncio
 import json
+import socket
 
 import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -125,6 +129,8 @@ class BodySizeLimit:
         try:
             # Shielded: the client has its answer; the request's time budget is not what bounds this.
             with anyio.CancelScope(shield=True), anyio.move_on_after(self.linger_seconds):
+                if not keep_open:
+                    await _stop_writing(receive)
                 while received <= limit:
                     message = await receive()
                     if message["type"] != "http.request":  # the client went away
@@ -138,6 +144,30 @@ class BodySizeLimit:
 
 
 CLOSE = (b"connection", b"close")
+
+
+async def _stop_writing(receive: Receive) -> None:
+    """Shut down the connection's writing side (FIN) once the answer has left, while its reading
+    side still drops the rest of the body: the client reads the whole 413 and then the end of the
+    stream, so it knows at once that nothing more comes and can stop sending.
+
+    uvicorn gives the app no way to do this, but its protocols (h11, httptools, and `valuegraph
+    serve`'s own) keep the connection's transport on the object whose receive() the app is given.
+    The socket is shut down directly, not with transport.write_eof(): after that, asyncio refuses
+    even the empty write that ends the answer. Elsewhere (an in-process client) nothing happens."""
+    transport = getattr(getattr(receive, "__self__", None), "transport", None)
+    if not isinstance(transport, asyncio.Transport):
+        return
+    sock = transport.get_extra_info("socket")
+    if sock is None:
+        return
+    while transport.get_write_buffer_size() and not transport.is_closing():  # the answer's bytes first
+        await anyio.sleep(0.01)
+    if not transport.is_closing():
+        try:
+            sock.shutdown(socket.SHUT_WR)
+        except OSError:  # the client is already gone
+            pass
 
 
 def _server_timing(seconds: float) -> tuple[bytes, bytes]:
