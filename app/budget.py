@@ -9,10 +9,13 @@ the limit on concurrent work. The exception is sent once, and only while the cal
 it lands in a finalizer that happens to run in that thread, Python prints it as ignored and
 the call simply runs to its end (bounded by the engine's limits).
 
-Within an HTTP request the budget is the request's own (RequestDeadline, set by
-app.middleware.RequestBudget from the moment the app received the request): the work gets what
-is left of it, and past it the 503 is sent first and the work stopped after, because a stopped
-thread still holds the interpreter lock while it unwinds and frees what it built.
+A stopped thread does not free what its call built at once: it holds it, and the collector
+paused, while it waits, not holding the interpreter lock, until it is released. Freeing a large
+graph (and the collector's first pass after a request) holds the lock for up to a tenth of a
+second or more, and the event loop needs the lock for every step of sending the 503. Within an
+HTTP request the budget is the request's own (RequestDeadline, set by app.middleware.RequestBudget
+from the moment the app received the request): the work gets what is left of it, and is released
+once the 503 is sent; elsewhere (Teach live) at once.
 """
 
 import ctypes
@@ -37,6 +40,9 @@ class _Stopped(BaseException):
     """Raised inside the worker thread; a BaseException so no `except Exception` swallows it."""
 
 
+HOLD_SECONDS = 10.0  # the longest a stopped call waits to be released (it always is, in a finally)
+
+
 class _StoppableCall:
     def __init__(self, function, args):
         self._function = function
@@ -44,8 +50,10 @@ class _StoppableCall:
         self._lock = threading.Lock()  # orders stop() against the call starting and ending
         self._thread_id = None
         self._finished = False
+        self._released = threading.Event()
 
     def run(self):
+        pause_collector()  # until what a stopped call built is freed (see the module's docstring)
         try:
             with self._lock:
                 if self._finished:  # stopped while waiting for a thread
@@ -57,7 +65,15 @@ class _StoppableCall:
                 with self._lock:
                     self._finished = True
         except _Stopped:
+            # The exception's traceback holds the call's frames, and so everything it built.
+            self._released.wait(HOLD_SECONDS)
             return None
+        finally:
+            resume_collector()
+
+    def release(self):
+        """A stopped call may free what it built now."""
+        self._released.set()
 
     def stop(self):
         with self._lock:
@@ -69,25 +85,25 @@ class _StoppableCall:
 
 
 class RequestDeadline:
-    """One HTTP request's time budget, from when the app received it (anyio's clock), and the
-    work to stop once its answer is sent (see the module's docstring)."""
+    """One HTTP request's time budget, from when the app received it (anyio's clock), and its
+    stopped work, to release once its answer is sent (see the module's docstring)."""
 
     def __init__(self, seconds: float):
         self.seconds = seconds
         self.received = anyio.current_time()
         self.ends = self.received + seconds
-        self._stops = []
+        self._calls = []
 
     def elapsed(self) -> float:
         return anyio.current_time() - self.received
 
-    def stop_after_answer(self, stop) -> None:
-        self._stops.append(stop)
+    def release_after_answer(self, call: _StoppableCall) -> None:
+        self._calls.append(call)
 
-    def stop_work(self) -> None:
-        stops, self._stops = self._stops, []
-        for stop in stops:
-            stop()
+    def answered(self) -> None:
+        calls, self._calls = self._calls, []
+        for call in calls:
+            call.release()
 
 
 _request_deadline: ContextVar[RequestDeadline | None] = ContextVar("valuegraph request deadline", default=None)
@@ -95,33 +111,35 @@ _request_deadline: ContextVar[RequestDeadline | None] = ContextVar("valuegraph r
 
 @contextmanager
 def request_deadline(seconds: float):
-    """The deadline of the request handled inside; its work is stopped on leaving."""
+    """The deadline of the request handled inside; its stopped work is released on leaving."""
     deadline = RequestDeadline(seconds)
     token = _request_deadline.set(deadline)
     try:
         yield deadline
     finally:
         _request_deadline.reset(token)
-        deadline.stop_work()
+        deadline.answered()
 
 
 async def run_within_budget(function, *args, seconds: float, limiter: anyio.CapacityLimiter):
     """function(*args) in a worker thread; waiting for a thread included, TimeBudgetExceeded after
     `seconds`, or, inside an HTTP request, cancelled at the request's deadline (its middleware
-    answers 503, then stops the work)."""
+    answers 503)."""
     call = _StoppableCall(function, args)
     request = _request_deadline.get()
     try:
         if request is not None:
-            request.stop_after_answer(call.stop)
             return await anyio.to_thread.run_sync(call.run, abandon_on_cancel=True, limiter=limiter)
         with anyio.fail_after(seconds):
             return await anyio.to_thread.run_sync(call.run, abandon_on_cancel=True, limiter=limiter)
     except TimeoutError:
         raise TimeBudgetExceeded(seconds) from None
     finally:
+        call.stop()  # no-op when it finished; stops it on timeout or when the caller was cancelled
         if request is None:
-            call.stop()  # no-op when it finished; stops it on timeout or when the caller was cancelled
+            call.release()
+        else:
+            request.release_after_answer(call)
 
 
 COLLECT_EVERY = 100  # requests that may end while another keeps the collector paused

@@ -63,7 +63,7 @@ class RequestBudget:
             started = started or message["type"] == "http.response.start"
             await send(message)
 
-        with request_deadline(self.seconds) as deadline:  # on leaving, after any 503: its work is stopped
+        with request_deadline(self.seconds) as deadline:  # on leaving, after any 503: its stopped work is freed
             with anyio.CancelScope(deadline=deadline.ends) as cancel:
                 await self.app(scope, receive, send_tracked)
             if cancel.cancelled_caught and not started:

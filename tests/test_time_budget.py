@@ -15,10 +15,16 @@ comprehensions leave no reference cycles, which the paused collector let pile up
 and then collected past the budget."""
 
 import gc
+import sys
+import threading
+import time
+import weakref
 
+import anyio
 import pytest
 from realservers import app_server, timed_past_budget
 
+from app.budget import request_deadline, run_within_budget
 from engine.python.run import run_python
 
 BUDGET = 0.5
@@ -100,3 +106,39 @@ def test_a_loop_leaves_no_reference_cycles_behind(loop):
     grew by 24 objects a print, 12 an f-string and 5 a comprehension)."""
     short, long = (f"for i in range({n}):\n" + LOOPS[loop] + "L = Value(1.0)\n" for n in (100, 1_000))
     assert cyclic_garbage(long) == cyclic_garbage(short)
+
+
+class Built:
+    """Stands for a graph a request built."""
+
+
+def wait_for(condition, what: str, seconds: float = 30):
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.01)
+
+
+@pytest.mark.anyio
+async def test_a_stopped_call_frees_what_it_built_only_once_its_503_is_sent():
+    """Freeing takes the interpreter lock that sending the 503 needs: a stopped worker thread
+    waits, without the lock, holding what it built, until the request is answered."""
+    built, thread = [], []
+
+    def work():
+        thing = Built()
+        built.append(weakref.ref(thing))
+        thread.append(threading.get_ident())
+        while True:
+            pass
+
+    def waiting() -> bool:  # the worker thread is stopped and waits to be released
+        frame = sys._current_frames().get(thread[0])
+        return frame is not None and frame.f_code.co_name == "wait"
+
+    with request_deadline(60):
+        with anyio.move_on_after(0.2):  # as RequestBudget cancels at the request's deadline
+            await run_within_budget(work, seconds=60, limiter=anyio.CapacityLimiter(1))
+        await anyio.to_thread.run_sync(wait_for, lambda: thread and waiting(), "the worker was not stopped")
+        assert built[0]() is not None  # not freed before the answer
+    await anyio.to_thread.run_sync(wait_for, lambda: built[0]() is None, "not freed after the answer")
