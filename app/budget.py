@@ -92,15 +92,20 @@ class RequestDeadline:
         self.seconds = seconds
         self.received = anyio.current_time()
         self.ends = self.received + seconds
+        self.open = True  # False once answered: a task the request started and left running has its own budget
         self._calls = []
 
     def elapsed(self) -> float:
         return anyio.current_time() - self.received
 
     def release_after_answer(self, call: _StoppableCall) -> None:
-        self._calls.append(call)
+        if self.open:
+            self._calls.append(call)
+        else:
+            call.release()
 
     def answered(self) -> None:
+        self.open = False
         calls, self._calls = self._calls, []
         for call in calls:
             call.release()
@@ -127,6 +132,8 @@ async def run_within_budget(function, *args, seconds: float, limiter: anyio.Capa
     answers 503)."""
     call = _StoppableCall(function, args)
     request = _request_deadline.get()
+    if request is not None and not request.open:
+        request = None
     try:
         if request is not None:
             return await anyio.to_thread.run_sync(call.run, abandon_on_cancel=True, limiter=limiter)

@@ -24,7 +24,7 @@ import anyio
 import pytest
 from realservers import app_server, timed_past_budget
 
-from app.budget import request_deadline, run_within_budget
+from app.budget import TimeBudgetExceeded, request_deadline, run_within_budget
 from engine.python.run import run_python
 
 BUDGET = 0.5
@@ -142,3 +142,28 @@ async def test_a_stopped_call_frees_what_it_built_only_once_its_503_is_sent():
         await anyio.to_thread.run_sync(wait_for, lambda: thread and waiting(), "the worker was not stopped")
         assert built[0]() is not None  # not freed before the answer
     await anyio.to_thread.run_sync(wait_for, lambda: built[0]() is None, "not freed after the answer")
+
+
+@pytest.mark.anyio
+async def test_a_task_a_request_left_running_has_a_budget_of_its_own():
+    """A task started inside a request keeps the request's context: once the request is answered,
+    its work is bounded by its own budget, not left without one."""
+    answered, outcome = anyio.Event(), []
+
+    def spin():
+        while True:
+            pass
+
+    async def later():
+        await answered.wait()
+        try:
+            await run_within_budget(spin, seconds=0.2, limiter=anyio.CapacityLimiter(1))
+        except TimeBudgetExceeded:
+            outcome.append("503")
+
+    with anyio.fail_after(30):
+        async with anyio.create_task_group() as tasks:
+            with request_deadline(60):
+                tasks.start_soon(later)
+            answered.set()
+    assert outcome == ["503"]
