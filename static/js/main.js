@@ -165,11 +165,18 @@ export function startValuegraph(root, { location = window.location, history = wi
   });
   runButton?.addEventListener("click", () => run({ history: "push", moveCaret: true }));
 
-  /** The learner's TypeScript/JavaScript, run in the sandbox, and its graph traced by the server. */
-  async function runInPage(code, signal) {
-    const { graph: graphJson } = await runInSandbox(code, { language: choices.language, run: choices.run, ...browserLimits });
+  /**
+   * The learner's TypeScript/JavaScript run in the sandbox (or the graph it made, when given: a
+   * Teach live room's), its graph traced by the server; {response, made}, `made` the graph posted.
+   * A posted graph's answer has no spans: each node takes the one its stack gave (sandbox.js), the
+   * answer's nodes being the posted ones in the same order.
+   */
+  async function runInPage(code, signal, given) {
+    const made = given ?? (await runInSandbox(code, { language: choices.language, run: choices.run, ...browserLimits })).graph;
     signal.throwIfAborted();
-    return fetchBackward({ graph: graphJson }, { signal });
+    const response = await fetchBackward({ graph: made }, { signal });
+    if (response.nodes.length === made.nodes.length) response.nodes.forEach((node, i) => (node.span ??= made.nodes[i].span ?? null));
+    return { response, made };
   }
   let pointedScope = []; // the members of the collapsed scope pointed at
   const scopes = createScopes(root, graph, {
@@ -274,7 +281,8 @@ export function startValuegraph(root, { location = window.location, history = wi
   }
 
   // ---- running a program ----
-  async function run({ history: how = "replace", step = null, moveCaret = false } = {}) {
+  // `graph`: the graph the code made, given (a room's): shown without running the code.
+  async function run({ history: how = "replace", step = null, moveCaret = false, graph: given = null } = {}) {
     const expression = editor.value;
     if (choices.run !== null && expression !== runProgram) choices.run = null; // a new program: its last backward() call
     const { program, request, error } = currentRequest();
@@ -289,12 +297,12 @@ export function startValuegraph(root, { location = window.location, history = wi
     summary.textContent = inBrowser() ? "Running your code…" : "Computing…";
     showRunHint("");
     try {
-      const response = inBrowser() ? await runInPage(expression, pending.signal) : await backend(request, { signal: pending.signal });
+      const { response, made } = inBrowser() ? await runInPage(expression, pending.signal, given) : { response: await backend(request, { signal: pending.signal }), made: null };
       if (!current()) return;
       hideError();
-      // A graph made in the page has no program the server could make again (exports, rooms,
-      // the course panels): like an imported graph.
-      shownProgram = inBrowser() ? null : program;
+      // A graph made in the page has no program the server could make again: the exports and a
+      // room carry the graph itself beside the code, and the course panels leave it alone.
+      shownProgram = made ? { ...program, graph: made } : program;
       if (openRun !== null) {
         openRun = null; // the graph on screen is no longer a job's
         drawJob();
@@ -305,7 +313,7 @@ export function startValuegraph(root, { location = window.location, history = wi
       if (current()) writeUrl(how);
       // The course panels (nudge test, broken walks) follow the graph on screen: `state` is the
       // page's view state, the request's fields are the graph's program (variables as numbers).
-      if (current() && shownProgram) root.dispatchEvent(new CustomEvent("valuegraph:loaded", { detail: { ...program, ...request, state: linkState(), model: response } }));
+      if (current() && !made) root.dispatchEvent(new CustomEvent("valuegraph:loaded", { detail: { ...program, ...request, state: linkState(), model: response } }));
     } catch (error) {
       if (error.name === "AbortError" || !current()) return;
       showError(error, { moveCaret });
@@ -788,9 +796,11 @@ export function startValuegraph(root, { location = window.location, history = wi
       editor.value = s.expression;
       variablesInput.value = s.variables;
       Object.assign(choices, programChoices(s));
+      showLanguage();
       runProgram = s.expression;
       if (seedInput) seedInput.value = String(choices.seed);
-      await run({ history: "replace", step: s.step });
+      // The teacher's TypeScript/JavaScript is not run here: the room carries the graph it made.
+      await run({ history: "replace", step: s.step, graph: s.graph });
     }
     controls.go(s.step, "follow");
     pinned = model && s.pinned !== null && s.pinned < model.nodes.length ? s.pinned : null;

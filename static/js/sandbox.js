@@ -33,6 +33,25 @@ function offsetOf(code, line, column) {
   return offset + Math.max(0, column - 1);
 }
 
+/**
+ * The graph as POST /backward takes it, in `language`: each node's span (the stack's line and
+ * column in the code after type stripping, which keeps lines but not columns) widened to that
+ * line of the learner's code, blanks left out; columns count characters, as the server's do.
+ */
+function placed(graph, code, language) {
+  const lines = code.split("\n");
+  for (const node of graph.nodes) {
+    if (!node.span) continue;
+    const chars = Array.from(lines[node.span.line - 1] ?? "");
+    let start = 0;
+    let end = chars.length;
+    while (start < end && /\s/.test(chars[start])) start++;
+    while (end > start && /\s/.test(chars[end - 1])) end--;
+    node.span = { line: node.span.line, column: start + 1, end_line: node.span.line, end_column: end + 1 };
+  }
+  return { ...graph, language };
+}
+
 function sandboxFrame(baseUrl) {
   if (frame?.element.isConnected) return frame;
   const element = document.createElement("iframe");
@@ -74,7 +93,7 @@ export async function runInSandbox(code, { language, run = null, timeLimitSecond
       if (event.source !== element.contentWindow || event.data?.id !== id) return;
       finish();
       const answer = event.data;
-      if (answer.type === "graph") resolve({ graph: answer.graph, runs: answer.runs });
+      if (answer.type === "graph") resolve({ graph: placed(answer.graph, code, language), runs: answer.runs });
       else if (answer.type === "timeout") reject(timedOut());
       else {
         const place = Number.isInteger(answer.line) ? { line: answer.line, column: answer.column ?? 1, offset: offsetOf(code, answer.line, answer.column ?? 1) } : null;

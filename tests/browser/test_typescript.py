@@ -6,7 +6,8 @@ import threading
 import time
 
 import pytest
-from pagehelpers import url_for, wait_for_graph
+from pagehelpers import node, url_for, wait_for_graph
+from playwright.sync_api import expect
 
 # The learner's Value class in the course's TypeScript shape (our own, written for this test),
 # then chapter 2's program: a = 2, b = 3, c = a * b, L = c + a.
@@ -74,6 +75,19 @@ JS_CLASS = """class Value {
 """
 
 ANSWERED_400 = r"status of 4\d\d"
+# gradient_check's messages for the three broken classes below.
+MESSAGE_ASSIGN = (
+    "a is used by 2 nodes; its grad holds only the last one (yours 3, expected 4): "
+    "add each contribution with +=, not =."
+)
+MESSAGE_NO_VISITED = (
+    "c is reached by 2 paths and passed its gradient on 2 times: your topological sort needs a visited set, "
+    "so each node is added once."
+)
+MESSAGE_LOCAL = (
+    "Your `mul` gives the first input the local gradient `this.data`; it should be `other.data` "
+    "(and the second `this.data`)."
+)
 
 
 def open_code(page, code, language="typescript", **params):
@@ -131,13 +145,56 @@ def test_the_starter_programs_run(page):
         assert check_message(page).get_attribute("data-status") == "ok"
 
 
-def test_a_broken_class_is_marked_wrong(page):
-    broken = TS_CLASS.replace("c.grad += v.localGrads[i]", "c.grad = v.localGrads[i]")  # = for +=
-    open_code(page, broken + CHAPTER_2)
+# The course's class with an op on each node, so that local gradients are checked against its rule.
+TS_CLASS_WITH_OPS = TS_CLASS.replace("  label: string;\n", '  label: string;\n  op: string = "";\n').replace(
+    'mul(o: Value, label = ""): Value { return new Value(this.data * o.data, [this, o], [o.data, this.data], label); }',
+    'mul(o: Value, label = ""): Value {\n'
+    "    const out = new Value(this.data * o.data, [this, o], [o.data, this.data], label);\n"
+    '    out.op = "*";\n    return out;\n  }',
+)
+# An inner node used twice (L = (c + a) * c), so that a sort without its visited set walks c twice.
+REUSED = """const a = new Value(2, [], [], "a");
+const b = new Value(3, [], [], "b");
+const c = a.mul(b, "c");
+const d = c.add(a, "d");
+const L = d.mul(c, "L");
+L.backward();
+show(L);
+"""
+BROKEN_CLASSES = {  # bug: (the class, the class with the bug, the program, gradient_check's message)
+    "assign": (
+        TS_CLASS,
+        TS_CLASS.replace("c.grad += v.localGrads[i]", "c.grad = v.localGrads[i]"),
+        CHAPTER_2,
+        MESSAGE_ASSIGN,
+    ),
+    "no-visited-set": (TS_CLASS, TS_CLASS.replace("      if (seen.has(v)) return;\n", ""), REUSED, MESSAGE_NO_VISITED),
+    "wrong-local-gradient": (
+        TS_CLASS_WITH_OPS,
+        TS_CLASS_WITH_OPS.replace(
+            "[o.data, this.data], label);\n    out.op", "[this.data, o.data], label);\n    out.op"
+        ),
+        CHAPTER_2,
+        MESSAGE_LOCAL,
+    ),
+}
+
+
+def test_the_class_with_ops_is_right_as_it_stands(page):
+    open_code(page, TS_CLASS_WITH_OPS + CHAPTER_2)
     wait_for_graph(page, 4)
+    assert check_message(page).get_attribute("data-status") == "ok"
+
+
+@pytest.mark.parametrize("bug", BROKEN_CLASSES)
+def test_a_broken_class_is_marked_wrong_with_its_message(page, bug):
+    right, broken, program, expected = BROKEN_CLASSES[bug]
+    assert broken != right  # the bug was put in (the replace found its text)
+    open_code(page, broken + program)
+    wait_for_graph(page, 5 if bug == "no-visited-set" else 4)
     message = check_message(page)
     assert message.get_attribute("data-status") == "wrong"
-    assert message.text_content().startswith("a is used by 2 nodes")
+    assert message.text_content() == expected
 
 
 def test_a_syntax_error_has_its_line_and_column_marked(page):
@@ -149,9 +206,30 @@ def test_a_syntax_error_has_its_line_and_column_marked(page):
     assert goto.text_content().startswith(f"Go to line {line}, column ")
 
 
-def test_without_show_the_page_says_add_show(page):
+def test_without_show_the_value_backward_last_ran_on_is_drawn(page):
     open_code(page, TS_CLASS + CHAPTER_2.replace("show(L);\n", ""))
+    wait_for_graph(page, 4)
+    assert summary(page).startswith("4 nodes · 4 edges · output L = 8")
+    assert check_message(page).get_attribute("data-status") == "ok"
+
+
+def test_without_show_and_no_backward_method_to_watch_the_page_says_add_show(page):
+    # backward is a function of its own here, not a method of the class: nothing shows what it ran on.
+    code = TS_CLASS.replace("  backward(): void {\n", "  walkBack(): void {\n") + (
+        "function backward(v: Value): void { v.walkBack(); }\n"
+    )
+    open_code(page, code + CHAPTER_2.replace("show(L);\n", "").replace("L.backward();", "backward(L);"))
     assert "add show(L)" in error_message(page)
+
+
+def test_each_node_links_to_the_line_that_made_it(page):
+    open_code(page, TS_CLASS + CHAPTER_2)
+    wait_for_graph(page, 4)
+    first = TS_CLASS.count("\n") + 1  # CHAPTER_2's first line in the editor
+    for label, line in (("a", first), ("c", first + 2), ("L", first + 3)):
+        node(page, label).hover()
+        expect(page.locator(".vg-link-hover")).to_have_attribute("data-line", str(line))
+        expect(page.locator("mark.vg-link-mark")).to_have_text([CHAPTER_2.splitlines()[line - first]])
 
 
 def test_a_runtime_error_says_where(page):

@@ -18,8 +18,8 @@
     const { id, code, timeLimitMs, maxNodes, run } = event.data;
     const reply = (message) => parent.postMessage({ ...message, id }, "*");
     stop();
-    const prelude = `const vgConfig = ${JSON.stringify({ maxNodes, run })};\n${runtime}`;
-    const offset = prelude.split("\n").length - 1; // lines before the learner's line 1
+    const offset = runtime.split("\n").length; // lines before the learner's line 1: vgConfig's, then the runtime's
+    const prelude = `const vgConfig = ${JSON.stringify({ maxNodes, run, offset })};\n${runtime}`;
     const userLines = code.split("\n").length;
     const source = `${prelude}${code}\n;vgRuntime.finish();\n} catch (error) {\n  vgRuntime.fail(error);\n}\n`;
     const url = URL.createObjectURL(new Blob([source], { type: "text/javascript" }));

@@ -2,18 +2,37 @@
 // puts the learner's code after it). It gives the code show(v), and turns the value shown into the
 // graph POST /backward takes as `graph`: nodes are found by the same rule as Python classes (a
 // number in data/Data/value, inputs in children/_children/_prev/inputs, local gradients in
-// localGrads/_local_grads/..., else derived from the op). `vgConfig` ({maxNodes, run}) comes
-// first, from frame.js. No network: the frame's CSP (inherited by this blob worker) allows none.
+// localGrads/_local_grads/..., else derived from the op). `vgConfig` ({maxNodes, run, offset})
+// comes first, from frame.js. No network: the frame's CSP (inherited by this blob worker) allows none.
+//
+// Two things are observed while the program runs, through accessors on Object.prototype for the
+// data names (the first assignment of `this.data` in a constructor goes through them, then the
+// object gets its own property): the stack where each Value was made (the line that made it, for
+// the node -> code link), and the class's backward() method, wrapped so that without show() the
+// value backward() last ran on can be drawn.
 "use strict";
 const vgRuntime = (() => {
   const DATA = ["data", "Data", "value"];
+  // The data names watched on Object.prototype: not "value", which every property descriptor
+  // ({get, set}) would then seem to have.
+  const WATCHED = ["data", "Data"];
   const CHILDREN = ["children", "_children", "_prev", "inputs", "prev"];
   const LOCAL_GRADS = ["localGrads", "_local_grads", "local_grads", "_localGrads", "localGradients"];
   const GRAD = ["grad", "Grad", "_grad"];
   const OP = ["op", "_op", "Op", "operation"];
   const LABEL = ["label", "_label", "Label", "name"];
+  // Past this many Values made, the watch ends (no more stacks, the accessors removed): a stack
+  // costs tens of microseconds, the accessor slows every Value made, and a graph this big is
+  // drawn too small to read its code links. A class's backward is wrapped at its first Value.
+  const MAX_WATCHED = 10000;
   let shown = 0; // show() calls so far; each is one run
   let chosen = null; // the graph of the run asked for (vgConfig.run; null: the last)
+  let backwardRuns = 0; // backward() calls seen, the runs when nothing calls show()
+  let lastBackward = null; // the graph backward() left in the run asked for, while no show() was called
+  const madeAt = new WeakMap(); // a Value -> the Error whose stack says where it was made
+  let watchedCount = 0; // Values made while watched
+  const wrapped = new WeakSet(); // backward methods already observed
+  const valuesOf = new WeakMap(); // a graph -> the Values of its nodes
 
   const first = (value, names, test) => {
     for (const name of names) if (value[name] !== undefined && test(value[name])) return value[name];
@@ -42,10 +61,68 @@ const vgRuntime = (() => {
     return null;
   }
 
+  /** Frames of a stack in the learner's code: [function name, line, column], innermost first. */
+  function userFrames(stack) {
+    const frames = [];
+    for (const match of String(stack).matchAll(/at (?:(.*?) \()?blob:[^\s)]*:(\d+):(\d+)\)?/g)) {
+      const line = Number(match[2]) - vgConfig.offset;
+      if (line >= 1) frames.push([match[1] ?? "", line, Number(match[3])]);
+    }
+    return frames;
+  }
+
+  /** Where `value` was made: the innermost frame outside its own class's methods (the line that
+   * called value.add(...), not add's own `new Value`), else the innermost; null if unknown. */
+  function placeOf(value) {
+    const error = madeAt.get(value);
+    if (!error) return null;
+    const frames = userFrames(error.stack);
+    const name = value.constructor?.name ?? "";
+    const own = ([fn]) => name !== "" && (fn === `new ${name}` || fn.startsWith(`${name}.`));
+    const frame = frames.find((f) => !own(f)) ?? frames[0];
+    return frame ? { line: frame[1], column: frame[2], end_line: frame[1], end_column: frame[2] } : null;
+  }
+
+  /** Wraps the backward method `value` inherits, once per method, to see what it runs on. */
+  function observeBackward(value) {
+    let owner = Object.getPrototypeOf(value);
+    while (owner && owner !== Object.prototype && !Object.prototype.hasOwnProperty.call(owner, "backward")) owner = Object.getPrototypeOf(owner);
+    const method = owner && owner !== Object.prototype ? owner.backward : undefined;
+    if (typeof method !== "function" || wrapped.has(method)) return;
+    const observed = function (...args) {
+      const result = method.apply(this, args);
+      const index = backwardRuns++;
+      // Until show() is called, each backward() call is a run; its graph is taken as it left it.
+      if (shown === 0 && (vgConfig.run === null || vgConfig.run === index)) lastBackward = graphOf(this);
+      return result;
+    };
+    wrapped.add(observed);
+    Object.defineProperty(owner, "backward", { value: observed, writable: true, configurable: true, enumerable: false });
+  }
+
+  for (const name of WATCHED) {
+    Object.defineProperty(Object.prototype, name, {
+      configurable: true,
+      enumerable: false,
+      get() {
+        return undefined;
+      },
+      set(x) {
+        if (this === null || (typeof this !== "object" && typeof this !== "function")) return;
+        Object.defineProperty(this, name, { value: x, writable: true, enumerable: true, configurable: true });
+        if (typeof x !== "number") return;
+        madeAt.set(this, new Error());
+        observeBackward(this);
+        if (++watchedCount === MAX_WATCHED) for (const watched of WATCHED) delete Object.prototype[watched];
+      },
+    });
+  }
+
   /** The graph that `output` reaches, children before parents; throws past the node limit. */
   function graphOf(output) {
     const ids = new Map();
     const nodes = [];
+    const values = []; // the Value of each node, for placed()
     const describe = (value) => (value === null || typeof value !== "object" ? String(value) : (value.constructor?.name ?? "object"));
     // An explicit stack: a 10,000-node chain would overflow a recursive walk.
     const stack = [[output, false]];
@@ -80,8 +157,21 @@ const vgRuntime = (() => {
       if (op) node.op = op;
       if (grad !== undefined) node.grad = wire(grad);
       nodes.push(node);
+      values.push(value);
     }
-    return { nodes, output: ids.get(output) };
+    const graph = { nodes, output: ids.get(output) };
+    valuesOf.set(graph, values);
+    return graph;
+  }
+
+  /** The graph with each node's span (where its Value was made), read from the stacks only now:
+   * formatting a stack is the costly part, done for the one graph drawn. */
+  function placed(graph) {
+    valuesOf.get(graph).forEach((value, i) => {
+      const span = placeOf(value);
+      if (span) graph.nodes[i].span = span;
+    });
+    return graph;
   }
 
   function show(value) {
@@ -90,9 +180,11 @@ const vgRuntime = (() => {
   }
 
   function finish() {
-    if (shown === 0) postMessage({ type: "error", message: "Nothing to draw: add show(L) after L.backward(), with L the value to draw." });
+    if (shown === 0 && lastBackward !== null) postMessage({ type: "graph", graph: placed(lastBackward), runs: backwardRuns });
+    else if (shown === 0 && backwardRuns > 0) postMessage({ type: "error", message: `run ${vgConfig.run} was asked for, but backward() was called ${backwardRuns} times (runs 0 to ${backwardRuns - 1})` });
+    else if (shown === 0) postMessage({ type: "error", message: "Nothing to draw: add show(L) after L.backward(), with L the value to draw." });
     else if (chosen === null) postMessage({ type: "error", message: `run ${vgConfig.run} was asked for, but show() was called ${shown} times (runs 0 to ${shown - 1})` });
-    else postMessage({ type: "graph", graph: chosen, runs: shown });
+    else postMessage({ type: "graph", graph: placed(chosen), runs: shown });
   }
 
   function fail(error) {
