@@ -48,6 +48,7 @@ from engine import ProgramError
 from . import schemas
 from .broker import HEARTBEAT, Broker, BrokerUnavailable, RoomGone, RoomRecord, TooManyRooms, make_broker
 from .budget import TimeBudgetExceeded
+from .graph import GraphError
 from .schemas import PLAYER_SPEEDS, RoomState
 from .service import Service, answer  # the /backward pipeline, limits and all
 
@@ -175,9 +176,11 @@ def token_digest(token: str) -> str:
 
 def _walk_size(state: RoomState, limits) -> list[int]:
     # Built from a RoomState already checked, like GET /backward's: unvalidated, so an empty
-    # program is the parser's ProgramError ("the program is empty"), not a schema error.
+    # program is the parser's ProgramError ("the program is empty"), not a schema error. The
+    # teacher's own TypeScript/JavaScript is never run here: the graph it made is walked instead.
+    program = {"graph": state.graph} if state.language else {"expression": state.expression}
     request = schemas.BackwardRequest.model_construct(
-        expression=state.expression,
+        **program,
         variables=dict(state.variables),
         variant=state.variant,
         seed=state.seed,
@@ -196,8 +199,13 @@ async def checked_state(state: RoomState, service: Service, known: RoomRecord | 
         raise RoomProblem(
             f"state.speed must be one of {', '.join(f'{s:g}' for s in PLAYER_SPEEDS)}, not {state.speed:g}"
         )
-    same_program = known is not None and all(
-        known.state.get(k) == getattr(state, k) for k in ("expression", "variables", "variant", "seed", "run")
+    same_program = (
+        known is not None
+        and all(
+            known.state.get(k) == getattr(state, k)
+            for k in ("expression", "variables", "variant", "seed", "run", "language")
+        )
+        and known.state.get("graph") == _graph_record(state.graph)
     )
     if same_program:
         walk = known.walk
@@ -214,6 +222,8 @@ async def checked_state(state: RoomState, service: Service, known: RoomRecord | 
             raise RoomProblem(
                 f"the program has an error at line {error.line}, column {error.column}: {error.message}"
             ) from None
+        except GraphError as error:
+            raise RoomProblem(f"state.graph: {error.message}") from None
         except TimeBudgetExceeded as error:
             raise RoomProblem(str(error)) from None
     last, propagate_start, nodes = walk
@@ -222,8 +232,28 @@ async def checked_state(state: RoomState, service: Service, known: RoomRecord | 
     if state.pinned is not None and state.pinned >= nodes:
         raise RoomProblem(f"state.pinned is {state.pinned}, but the graph has {nodes} nodes")
     stored = state.model_dump()
+    stored["graph"] = _graph_record(state.graph)
     stored["stage"] = "sort" if state.step < propagate_start else "propagate"
     return stored, walk
+
+
+def _wire_number(x):
+    if isinstance(x, float) and not math.isfinite(x):
+        return "NaN" if math.isnan(x) else "Infinity" if x > 0 else "-Infinity"
+    return x
+
+
+def _graph_record(graph: schemas.Graph | None) -> dict | None:
+    """A room's graph as JSON carries it: non-finite numbers as the strings "NaN", "Infinity", "-Infinity"."""
+    if graph is None:
+        return None
+    record = graph.model_dump(exclude_none=True)
+    for node in record["nodes"]:
+        for name in ("data", "grad", "exponent"):
+            if name in node:
+                node[name] = _wire_number(node[name])
+        node["local_grads"] = [_wire_number(x) for x in node["local_grads"]]
+    return record
 
 
 def errors_text(error: ValidationError) -> str:

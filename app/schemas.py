@@ -252,6 +252,23 @@ class BackwardRequest(BackwardQuery):
     )
 
 
+class ExportRequest(BackwardRequest):
+    """The body of POST /export/html and /export/scorm: POST /backward's, and, beside a `graph` that
+    TypeScript or JavaScript made in the learner's browser, the code that made it, to show."""
+
+    source: str | None = Field(
+        None,
+        description="With `graph`: the code that made it (`graph.language` says which language), shown "
+        "read-only in the file and never run: the file plays the graph.",
+    )
+
+    @model_validator(mode="after")
+    def _source_with_graph(self):
+        if self.source is not None and self.graph is None:
+            raise PydanticCustomError("source_without_graph", "source is the code that made `graph`: give both")
+        return self
+
+
 class LayoutRequest(BaseModel):
     """The body of POST /layout: a graph to lay out as the page draws it with some scopes
     collapsed into boxes. Node i's children are children[i], ids in creation order."""
@@ -297,6 +314,20 @@ class RoomState(BaseModel):
     speed: float = DEFAULT_SPEED
     pinned: int | None = Field(None, ge=0)
     direction: Literal["LR", "BT"] = "LR"
+    language: Literal["typescript", "javascript"] | None = Field(
+        None,
+        description="The teacher's own TypeScript or JavaScript (in `expression`), run in the teacher's browser: "
+        "never run by the server nor by the students' pages, which draw `graph`, the graph it made.",
+    )
+    graph: Graph | None = Field(
+        None, description="With `language`: the graph the code made, as POST /backward takes it."
+    )
+
+    @model_validator(mode="after")
+    def _graph_with_language(self):
+        if (self.language is None) != (self.graph is None):
+            raise ValueError("give `graph` (the graph the code made) with `language`, and neither without the other")
+        return self
 
 
 # Responses

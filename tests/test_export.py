@@ -219,8 +219,9 @@ def test_openapi_documents_export_html_with_its_parameters(client):
         assert {"stage", "step", "autoplay", "speed", "controls", "editor", "theme", "table"} <= set(parameters)
         assert parameters["controls"]["schema"]["examples"] == ["full", "minimal", "none"]
         assert (method == "get") == ("expression" in parameters)  # POST carries the program in its body
+    # /backward's body, and beside a graph the TypeScript/JavaScript that made it (`source`).
     assert paths["/export/html"]["post"]["requestBody"]["content"]["application/json"]["schema"] == {
-        "$ref": "#/components/schemas/BackwardRequest"
+        "$ref": "#/components/schemas/ExportRequest"
     }
 
 

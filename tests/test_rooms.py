@@ -164,6 +164,8 @@ def test_the_teacher_drives_and_students_follow_in_order(client):
             "speed": 2.0,
             "pinned": 1,
             "direction": "LR",
+            "language": None,  # the server's languages: no code of the teacher's own, no graph it made
+            "graph": None,
         }
         teacher.send_json(
             {"type": "state", "state": {"expression": "x * y", "variables": {"x": 3, "y": -1}, "variant": "assign"}}

@@ -19,12 +19,14 @@ from typing import Mapping
 from jinja2 import Environment, FileSystemLoader
 from markupsafe import Markup
 
-from engine import Limits
+from engine import Limits, ProgramError, Span
 
 from .. import schemas, serialize
 from ..assets import STATIC_DIR, TEMPLATES_DIR, add_template_globals
 from ..service import EXPORTED, answer_json
 from .options import EmbedOptions
+
+SHOWN_CODE = ("typescript", "javascript")  # languages whose code a file shows beside the graph it made
 
 
 @cache
@@ -185,14 +187,16 @@ def standalone_document(
     title: str = "valuegraph",
     scorm: str = "",
     note: str | None = None,
+    language: str | None = None,
 ) -> bytes:
     """A complete HTML document (UTF-8) replaying `response` (a POST /backward answer with its trace
     and layout: a record, or its JSON) with the page's controls, needing no server and no network.
     `expression` and `variables` are shown in the editor, which is read-only (nothing can rerun).
     With `scorm` ("1.2" or "2004") it reports to a platform of that SCORM edition (static/js/scorm.js;
     app/scorm.py packages it).
-    `note`, if any, is shown above the graph (as text). The data is joined in as bytes, never
-    decoded, copied through the template or escaped in one pass."""
+    `note`, if any, is shown above the graph (as text). `language` ("typescript" or "javascript"):
+    `expression` is that code, which made the graph; it is shown and never run. The data is joined
+    in as bytes, never decoded, copied through the template or escaped in one pass."""
     options = options or EmbedOptions()
     if options.editor == "shown":
         options = replace(options, editor="read-only")
@@ -200,7 +204,10 @@ def standalone_document(
     inline = {**page_assets(), "data": Markup(DATA_MARK)}
     page = template.render(options=options, inline=inline, title=title, scorm=scorm, note=note)
     head, _, tail = page.partition(DATA_MARK)
-    opening = f'{{"expression": {json.dumps(expression)}, "variables": {json.dumps(variables)}, "response": '
+    shown_language = f', "language": {json.dumps(language)}' if language else ""
+    opening = (
+        f'{{"expression": {json.dumps(expression)}, "variables": {json.dumps(variables)}{shown_language}, "response": '
+    )
     data = (opening.encode(), _response_bytes(response), b"}")
     return b"".join([head.encode("utf-8"), *(window for part in data for window in _escaped_json(part)), tail.encode()])
 
@@ -216,16 +223,25 @@ def request_document(
     request: schemas.BackwardRequest, limits: Limits, options: EmbedOptions, title: str = "valuegraph", scorm: str = ""
 ) -> bytes:
     """The self-contained file replaying a request's program (its seed, run and variables included),
-    its answer written a chunk of records at a time."""
+    its answer written a chunk of records at a time; or a posted graph with the TypeScript/JavaScript
+    `source` that made it (ExportRequest), shown beside it."""
+    source = getattr(request, "source", None)
+    if source is not None and len(source) > limits.max_source_length:
+        raise ProgramError(
+            f"source is {len(source):,} characters long; the limit is {limits.max_source_length:,}",
+            Span(0, 1, 1, 0),
+        )
+    language = request.graph.language if source is not None and request.graph.language in SHOWN_CODE else None
     answer, leftovers = answer_json(request.model_copy(update=EXPORTED), limits)
     try:
         return standalone_document(
             answer,
-            expression=request.expression or "",  # a posted graph has no program to show
+            expression=request.expression or source or "",  # a posted graph alone has no program to show
             variables=variables_text(request.variables),
             options=options,
             title=title,
             scorm=scorm,
+            language=language,
         )
     finally:
         leftovers.free()

@@ -7,7 +7,7 @@ from fastapi import APIRouter, Body, Query, Request
 from fastapi.responses import HTMLResponse, Response
 
 from .. import schemas
-from ..dependencies import ServiceDep, TemplatesDep
+from ..dependencies import ServiceDep, SettingsDep, TemplatesDep
 from ..export.options import CONTROLS, EDITORS, STAGES, TABLES, THEMES, EmbedOptions
 from ..export.standalone import request_document
 from ..schemas import DEFAULT_SPEED, PLAYER_SPEEDS
@@ -62,11 +62,14 @@ TitleQuery = Annotated[str | None, Query(max_length=MAX_TITLE, description="The 
 
 
 @router.get("/embed", response_class=HTMLResponse, include_in_schema=False)
-def embed(request: Request, templates: TemplatesDep):
-    """The visualiser with minimal chrome; see app.export.options.EmbedOptions for the query options."""
+def embed(request: Request, settings: SettingsDep, templates: TemplatesDep):
+    """The visualiser with minimal chrome; see app.export.options.EmbedOptions for the query options.
+    With language=typescript|javascript the code runs in the reader's browser, after Run, within
+    these limits (static/js/sandbox.js)."""
     options = EmbedOptions.from_query(request.query_params)
+    limits = {"max_nodes": settings.max_nodes, "browser_run_seconds": settings.browser_run_seconds}
     return templates.TemplateResponse(
-        request, "embed.html", {"options": options, "inline": None, "title": "valuegraph"}
+        request, "embed.html", {"options": options, "inline": None, "title": "valuegraph", **limits}
     )
 
 
@@ -90,7 +93,7 @@ async def _answer(request: schemas.BackwardRequest, query, service: Service, tit
     openapi_extra={"parameters": EMBED_PARAMETERS},
 )
 async def post_export_html(
-    request: Request, body: Annotated[schemas.BackwardRequest, Body()], service: ServiceDep, title: TitleQuery = None
+    request: Request, body: Annotated[schemas.ExportRequest, Body()], service: ServiceDep, title: TitleQuery = None
 ) -> Response:
     """The same body as POST /backward; the embed's options (stage, step, controls...) may go in
     the query string. Answers with one HTML file holding every script, style and number."""

@@ -28,7 +28,7 @@ def _package(request: schemas.BackwardRequest, limits, options: EmbedOptions, ti
 
 
 async def _answer(body: schemas.BackwardRequest, query, title: str | None, edition: str, service: Service) -> Response:
-    chosen = lesson_title(body.expression or "", title)
+    chosen = lesson_title(body.expression or getattr(body, "source", None) or "", title)
     package = await service.run(_package, body, service.limits, EmbedOptions.from_query(query), chosen, edition)
     return Response(
         package,
@@ -49,7 +49,7 @@ EditionQuery = Annotated[Literal[EDITIONS], Query(description="The SCORM edition
 )
 async def post_scorm(
     request: Request,
-    body: Annotated[schemas.BackwardRequest, Body()],
+    body: Annotated[schemas.ExportRequest, Body()],
     service: ServiceDep,
     title: TitleQuery = None,
     edition: EditionQuery = "1.2",

@@ -68,7 +68,17 @@ export function startEmbed(root, { parent = window.parent } = {}) {
   // The self-contained file has no server to lay out collapsed scopes: it shows them expanded.
   app = startValuegraph(root, { history: null, backend, layout: saved ? null : undefined, state, onStep });
 
+  // A file made from TypeScript or JavaScript shows that code and plays the graph it made; nothing runs it.
+  const LANGUAGE_NAMES = { typescript: "TypeScript", javascript: "JavaScript" };
+  const savedLanguage = LANGUAGE_NAMES[saved?.language] ?? null;
+  if (savedLanguage) root.dataset.language = saved.language;
+
   app.ready.then(() => {
+    if (savedLanguage) {
+      const hint = root.querySelector('[data-vg="run-hint"]');
+      hint.textContent = `${savedLanguage}: this file plays the graph the code made; it does not run the code.`;
+      hint.hidden = false;
+    }
     if (!app.timeline) return;
     if (options.step !== "") goTo(Number(options.step));
     else goTo(0);

@@ -1,5 +1,6 @@
 // Export from the page: the graph as SVG or PNG (as it stands at the current step), the API's
-// JSON, the two step tables as CSV, and the self-contained HTML file made by POST /export/html.
+// JSON, the two step tables as CSV, and the self-contained HTML file made by POST /export/html
+// (for TypeScript/JavaScript, from the graph the code made: the file plays it and runs no code).
 // The running page is found on its root element (main.js puts it there as root.valuegraph).
 
 import { fetchStandalone } from "./api.js";
@@ -187,6 +188,15 @@ function download(blob, name) {
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
+/**
+ * The request the file is made from: the program's (state.js), or for TypeScript/JavaScript run in
+ * the page, the graph the code made with the code beside it (`source`, shown and never run).
+ */
+export function exportRequest(shown) {
+  if (shown.graph) return { graph: shown.graph, source: shown.expression };
+  return programRequest(shown).request;
+}
+
 export function wireExports(root) {
   const app = root.valuegraph;
   const el = (name) => root.querySelector(`[data-vg="${name}"]`);
@@ -216,8 +226,8 @@ export function wireExports(root) {
   // program field included, at the step shown.
   async function prepareStandalone() {
     const shown = app.shown();
-    const { request } = programRequest(shown);
-    const files = app.files?.() ?? {}; // what the program reads (the Files panel): the file holds its answer
+    const request = exportRequest(shown);
+    const files = shown.graph ? {} : (app.files?.() ?? {}); // what the program reads (the Files panel): the file holds its answer
     if (Object.keys(files).length) request.files = files;
     const key = JSON.stringify([request, shown.step]);
     if (standalone?.key === key) return standalone.blob;

@@ -36,7 +36,10 @@ export const FIELDS = Object.freeze([
   { name: "seed", url: "seed", fallback: 0, program: true, room: true, read: wholeNumber(MAX_SEED) },
   { name: "run", url: "run", fallback: null, program: true, room: true, read: wholeNumber(Number.MAX_SAFE_INTEGER) }, // which backward() call; null: the last
   // The learner's own TypeScript or JavaScript, run in their browser (sandbox.js); null: the server's languages, chosen by themselves.
-  { name: "language", url: "language", fallback: null, program: true, read: (text) => (text === "typescript" || text === "javascript" ? text : undefined) },
+  { name: "language", url: "language", fallback: null, program: true, room: true, read: (text) => (text === "typescript" || text === "javascript" ? text : undefined) },
+  // The graph that TypeScript/JavaScript made in the page (POST /backward's `graph`): a room carries it,
+  // so that followers draw it without running the code. Not a program field: the code is.
+  { name: "graph", url: null, fallback: null, room: true },
   { name: "playing", url: null, fallback: false, room: true },
   { name: "pinned", url: null, fallback: null, room: true }, // the node clicked, whose story stays shown
   // The scopes folded into boxes (keys from scopes.js). null: the graph's own default, which

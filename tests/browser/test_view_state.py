@@ -108,8 +108,8 @@ def test_the_view_state_declares_each_field_once_and_speaks_the_servers_wire_for
             const main = new URL(document.querySelector('script[type=module]').src).pathname;
             const s = await import(main.replace(/main\\.js.*$/, 'state.js'));
             const full = { expression: 'y = w * 2', variables: 'w = 3', step: 4, direction: 'BT', speed: 2,
-                           variant: 'assign', seed: 5, run: 2, language: null, playing: true, pinned: 1,
-                           collapsed: null };
+                           variant: 'assign', seed: 5, run: 2, language: null, graph: null, playing: true,
+                           pinned: 1, collapsed: null };
             return {
                 fields: s.FIELDS.map((f) => ({ name: f.name, url: f.url, fallback: f.fallback,
                                                program: Boolean(f.program), room: Boolean(f.room) })),
@@ -154,8 +154,10 @@ def test_the_view_state_declares_each_field_once_and_speaks_the_servers_wire_for
     assert answer["defaults"] == "", "defaults stay out of links"
 
     program = {name for name, f in fields.items() if f["program"]}
-    # language (TypeScript/JavaScript, run in the page) makes the graph too, but no request carries it.
-    assert program == set(schemas.BackwardRequest.model_fields) & set(schemas.RoomState.model_fields) | {"language"}
+    # language (TypeScript/JavaScript, run in the page) makes the graph too, but no request carries it;
+    # the graph that code made is what a room carries beside it, not a field that makes the graph.
+    shared = set(schemas.BackwardRequest.model_fields) & set(schemas.RoomState.model_fields)
+    assert program == shared - {"graph"} | {"language"}
     assert answer["typescript"].endswith("&run=2&language=typescript")
     assert answer["typescriptRequest"] == answer["request"]
     assert {name for name, f in fields.items() if f["room"]} == set(schemas.RoomState.model_fields) - {"stage"}
