@@ -10,12 +10,17 @@ it and stored only as its SHA-256. Members talk over one WebSocket each:
                      {"type": "lock", "locked": bool}                         the teacher only: admit no
                                                                               new students (or again)
   server -> client   {"type": "welcome", "role", "code", "version", "state"}   + to the teacher:
-                                                         "followers", "max_students", "locked"
+                                                         "followers", "max_students", "locked",
+                                                         "max_message_bytes"
                      {"type": "state", "version", "state"}                     every change, in order
                      {"type": "state", "version", "state", "resync": true}    to the teacher, after an
                                                                                outage: send yours if it differs
                      {"type": "followers", "count", "max_students", "locked"} to the teacher
                      {"type": "error", "message"}                              the message was ignored
+
+A teacher's own TypeScript/JavaScript (state.language) is never run here: the state carries the graph
+it made, walked instead of the program; a state that leaves the graph out keeps the room's graph of that
+code, so only the first message of new code is as big as its graph.
 
 The state is checked (its shape, then its program through the same limits and time budget as
 /backward, its step and pinned node against that program's walk) before it is stored in the
@@ -178,15 +183,17 @@ def _walk_size(state: RoomState, limits) -> list[int]:
     # Built from a RoomState already checked, like GET /backward's: unvalidated, so an empty
     # program is the parser's ProgramError ("the program is empty"), not a schema error. The
     # teacher's own TypeScript/JavaScript is never run here: the graph it made is walked instead.
-    program = {"graph": state.graph} if state.language else {"expression": state.expression}
-    request = schemas.BackwardRequest.model_construct(
-        **program,
-        variables=dict(state.variables),
-        variant=state.variant,
-        seed=state.seed,
-        run=state.run,
-        trace=True,
-    )
+    if state.language:  # as the page posts it: the graph alone
+        request = schemas.BackwardRequest.model_construct(graph=state.graph, trace=True)
+    else:
+        request = schemas.BackwardRequest.model_construct(
+            expression=state.expression,
+            variables=dict(state.variables),
+            variant=state.variant,
+            seed=state.seed,
+            run=state.run,
+            trace=True,
+        )
     response = answer(request, limits)
     sort, propagate = response["trace"]["sort"], response["trace"]["propagate"]
     # Steps as the page numbers them (static/js/timeline.js): a start, each pop, a seed, each node.
@@ -199,13 +206,20 @@ async def checked_state(state: RoomState, service: Service, known: RoomRecord | 
         raise RoomProblem(
             f"state.speed must be one of {', '.join(f'{s:g}' for s in PLAYER_SPEEDS)}, not {state.speed:g}"
         )
+    graph = _graph_record(state.graph)
+    if state.language is not None and state.graph is None:
+        # The teacher's page sends the graph its code made once: later moves leave it out (a big graph
+        # would pass the message limit at every step), and the room keeps the one it has for that code.
+        if known is None or any(known.state.get(k) != getattr(state, k) for k in ("expression", "language")):
+            raise RoomProblem("state.graph is missing: with `language`, give the graph the code made")
+        graph = known.state["graph"]
     same_program = (
         known is not None
         and all(
             known.state.get(k) == getattr(state, k)
             for k in ("expression", "variables", "variant", "seed", "run", "language")
         )
-        and known.state.get("graph") == _graph_record(state.graph)
+        and known.state.get("graph") == graph
     )
     if same_program:
         walk = known.walk
@@ -216,6 +230,8 @@ async def checked_state(state: RoomState, service: Service, known: RoomRecord | 
                 f"state.expression is {len(state.expression):,} characters, over the limit of "
                 f"{settings.max_source_length:,}"
             )
+        if state.language is not None and state.graph is None:  # the room's graph, walked afresh
+            state = state.model_copy(update={"graph": schemas.Graph.model_validate(graph)})
         try:
             walk = await service.run(_walk_size, state, service.limits)
         except ProgramError as error:
@@ -231,8 +247,8 @@ async def checked_state(state: RoomState, service: Service, known: RoomRecord | 
         raise RoomProblem(f"state.step is {state.step}, past the walk's last step {last}")
     if state.pinned is not None and state.pinned >= nodes:
         raise RoomProblem(f"state.pinned is {state.pinned}, but the graph has {nodes} nodes")
-    stored = state.model_dump()
-    stored["graph"] = _graph_record(state.graph)
+    stored = state.model_dump(exclude={"graph"})
+    stored["graph"] = graph
     stored["stage"] = "sort" if state.step < propagate_start else "propagate"
     return stored, walk
 
@@ -643,6 +659,8 @@ class Classroom:
             }
             if role == "teacher":
                 welcome.update(await hub.followers(record))
+                # The teacher's page holds back a state over it (a big graph) and says why.
+                welcome["max_message_bytes"] = settings.room_max_message_bytes
             member.welcome(json.dumps(welcome), record.version)
             await self._receive(websocket, member, code)
         except RoomGone:

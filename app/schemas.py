@@ -325,8 +325,8 @@ class RoomState(BaseModel):
 
     @model_validator(mode="after")
     def _graph_with_language(self):
-        if (self.language is None) != (self.graph is None):
-            raise ValueError("give `graph` (the graph the code made) with `language`, and neither without the other")
+        if self.graph is not None and self.language is None:
+            raise ValueError("`graph` is the graph the teacher's own code made: give it with `language`")
         return self
 
 

@@ -102,11 +102,42 @@ def test_a_rooms_graph_keeps_non_finite_numbers_as_json_carries_them(client):
     assert json.loads(text)["state"]["graph"]["nodes"][0]["grad"] == "NaN"  # strict JSON: no bare NaN
 
 
-def test_a_room_takes_the_graph_with_the_language_and_neither_alone(client):
-    for state in ({"language": "typescript"}, {"graph": GRAPH}):
-        answer = new_room(client, **state)
-        assert answer.status_code == 422
-        assert "give `graph` (the graph the code made) with `language`" in answer.text
+def test_a_room_starts_with_the_graph_and_takes_it_only_with_the_language(client):
+    started = new_room(client, language="typescript")
+    assert started.status_code == 400
+    assert (
+        started.json()["detail"]["message"] == "state.graph is missing: with `language`, give the graph the code made"
+    )
+    answer = new_room(client, graph=GRAPH)
+    assert answer.status_code == 422
+    assert "`graph` is the graph the teacher's own code made: give it with `language`" in answer.text
+
+
+def error_for(teacher) -> str:
+    """The next error the teacher is sent (the follower counts and its own states pass by)."""
+    for _ in range(20):
+        message = teacher.receive_json()
+        if message["type"] == "error":
+            return message["message"]
+    raise AssertionError("no error message")
+
+
+def test_moves_that_leave_the_graph_out_keep_the_rooms_graph_of_that_code(client):
+    room = new_room(client, language="typescript", graph=GRAPH).json()
+    with client.websocket_connect("/rooms/ws") as teacher, client.websocket_connect("/rooms/ws") as student:
+        teacher.send_json({"type": "join", "code": room["code"], "token": room["token"]})
+        welcome = teacher.receive_json()
+        assert welcome["max_message_bytes"] == 200_000  # the teacher's page holds back a state over it
+        student.send_json({"type": "join", "code": room["code"]})
+        assert "max_message_bytes" not in student.receive_json()
+        teacher.send_json({"type": "state", "state": {"expression": SOURCE, "language": "typescript", "step": 13}})
+        moved = student.receive_json()["state"]
+        assert moved["step"] == 13 and moved["graph"]["nodes"][3] == CHAPTER_2_GRAPH["nodes"][3]
+        teacher.send_json({"type": "state", "state": {"expression": SOURCE, "language": "typescript", "step": 14}})
+        assert error_for(teacher) == "ignored: state.step is 14, past the walk's last step 13"
+        new_code = {"expression": SOURCE + "// changed\n", "language": "typescript"}
+        teacher.send_json({"type": "state", "state": new_code})
+        assert error_for(teacher) == "ignored: state.graph is missing: with `language`, give the graph the code made"
 
 
 def test_a_room_refuses_a_bad_graph_naming_the_node(client):

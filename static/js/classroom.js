@@ -124,6 +124,7 @@ export function startClassroom(box, app, { location = window.location } = {}) {
   let lastSent = null;
   let lastSentAt = 0;
   let sendTimer = null;
+  let maxMessageBytes = Infinity; // the server's limit on one message, told in the teacher's welcome
 
   // ---- the panel ----
   const start = make("div", { className: "vg-classroom-start" });
@@ -180,9 +181,18 @@ export function startClassroom(box, app, { location = window.location } = {}) {
     sendTimer = null;
     const state = app.state();
     if (!state || sameState(state, lastSent)) return;
+    // The graph a teacher's TypeScript/JavaScript made goes once per run: later moves leave it out
+    // and the room keeps it (app/rooms.py), so a big graph does not pass the limit at every step.
+    const graphSent = state.graph && lastSent?.graph === state.graph && lastSent.expression === state.expression && lastSent.language === state.language;
+    const message = { type: "state", state: graphSent ? { ...state, graph: null } : state };
+    const bytes = new TextEncoder().encode(JSON.stringify(message)).length;
+    if (bytes > maxMessageBytes) {
+      setStatus(`Not sent to the students: this graph takes ${bytes.toLocaleString("en")} bytes, over the room's limit of ${maxMessageBytes.toLocaleString("en")} (VALUEGRAPH_ROOM_MAX_MESSAGE_BYTES).`);
+      return;
+    }
     lastSent = state;
     lastSentAt = performance.now();
-    connection?.send({ type: "state", state });
+    connection?.send(message);
   }
 
   function scheduleSend() {
@@ -291,6 +301,7 @@ export function startClassroom(box, app, { location = window.location } = {}) {
       if (message.type === "welcome") {
         codeText.textContent = `Room ${message.code}`;
         if (role === "teacher") {
+          if (Number.isInteger(message.max_message_bytes)) maxMessageBytes = message.max_message_bytes;
           setStatus("Teaching live: every student's copy follows yours.");
           if (typeof message.followers === "number") showFollowers(message.followers, message.max_students, message.locked);
           lastSent = message.state;

@@ -3,11 +3,18 @@ embed show the code and run it only when the reader presses Run; the downloaded 
 the code made and runs nothing; a Teach live room carries the code with its graph, so students draw
 it without running it."""
 
+import json
 import re
+import sys
+from pathlib import Path
+from urllib.parse import urlencode
 
 from pagehelpers import wait_for_graph
 from playwright.sync_api import expect
 from test_typescript import CHAPTER_2, TS_CLASS, open_code
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the real servers' helpers
+from realservers import app_server  # noqa: E402
 
 CODE = TS_CLASS + CHAPTER_2
 
@@ -87,6 +94,8 @@ def test_the_downloaded_file_shows_the_code_and_plays_the_graph_it_made_running_
 def test_a_room_carries_the_code_and_its_graph_and_students_run_nothing(page, browser, live_server):
     open_code(page, CODE)
     wait_for_graph(page, 4)
+    sent = []  # the teacher's messages to the room
+    page.on("websocket", lambda socket: socket.on("framesent", lambda payload: sent.append(json.loads(payload))))
     page.get_by_role("button", name="Teach live").click()
     expect(page.locator('[data-vg="room-code-shown"]')).to_have_text(re.compile(r"^Room [2-9A-Z]{4}-[2-9A-Z]{4}$"))
     code = page.locator('[data-vg="room-code-shown"]').text_content().split()[1]
@@ -106,4 +115,33 @@ def test_a_room_carries_the_code_and_its_graph_and_students_run_nothing(page, br
         forward.click()
         expect(student.locator('[data-vg="scrubber"]')).to_have_value(str(expected))
     assert not any(url.endswith("/sandbox") for url in requests)  # the room's graph, drawn: no code ran
+    # The graph went with the room (POST /rooms); each step after it leaves the graph out.
+    steps = [message["state"] for message in sent if message["type"] == "state"]
+    assert [state["step"] for state in steps][-2:] == [1, 2]
+    assert steps[-1]["graph"] is None and steps[-1]["expression"] == CODE
     context.close()
+
+
+def test_a_graph_over_the_rooms_message_limit_is_held_back_with_the_reason(page):
+    with app_server(room_max_message_bytes=4000) as server:
+        page.goto(f"{server.url}/?{urlencode({'expression': CODE, 'language': 'typescript'})}")
+        page.get_by_role("button", name="Run", exact=True).click()
+        wait_for_graph(page, 4)
+        page.get_by_role("button", name="Teach live").click()
+        status = page.locator('[data-vg="room-status"]')
+        expect(status).to_have_text("Teaching live: every student's copy follows yours.")
+        chain = (
+            TS_CLASS + "let s = new Value(0);\nfor (let i = 0; i < 30; i++) s = s.add(new Value(1));\ns.backward();\n"
+        )
+        page.get_by_role("textbox", name="Program", exact=True).fill(chain)
+        page.get_by_role("button", name="Run", exact=True).click()
+        wait_for_graph(page, 61)
+        expect(status).to_have_text(
+            re.compile(
+                r"^Not sent to the students: this graph takes [\d,]+ bytes, over the room's limit of 4,000 "
+                r"\(VALUEGRAPH_ROOM_MAX_MESSAGE_BYTES\)\.$"
+            )
+        )
+        page.wait_for_timeout(500)
+        expect(page.locator('[data-vg="room-code-shown"]')).to_be_visible()  # still in the room: nothing closed it
+        expect(status).not_to_have_text(re.compile("reconnecting|closed", re.I))
