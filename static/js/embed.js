@@ -72,6 +72,9 @@ export function startEmbed(root, { parent = window.parent } = {}) {
   const LANGUAGE_NAMES = { typescript: "TypeScript", javascript: "JavaScript" };
   const savedLanguage = LANGUAGE_NAMES[saved?.language] ?? null;
   if (savedLanguage) root.dataset.language = saved.language;
+  // A live embed whose link carries such code shows it, even with editor=hidden: it is read before Run.
+  const linkLanguage = saved ? null : new URLSearchParams(window.location.search).get("language");
+  if (LANGUAGE_NAMES[linkLanguage]) root.dataset.carriesCode = linkLanguage;
 
   app.ready.then(() => {
     if (savedLanguage) {

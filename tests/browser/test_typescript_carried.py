@@ -50,6 +50,18 @@ def test_the_share_link_and_the_embed_carry_the_code_and_run_it_only_on_run(page
         reader.close()
 
 
+def test_an_embed_that_hides_its_editor_still_shows_code_it_would_run(page, live_server):
+    page.goto(f"{live_server}/embed?{urlencode({'expression': CODE, 'language': 'typescript', 'editor': 'hidden'})}")
+    expect(page.get_by_role("textbox", name="Program", exact=True)).to_be_visible()
+    expect(page.get_by_role("textbox", name="Program", exact=True)).to_have_value(CODE)
+    page.get_by_role("button", name="Run", exact=True).click()
+    wait_for_graph(page, 4)
+    # Without code to read, editor=hidden hides the editor as before.
+    page.goto(f"{live_server}/embed?{urlencode({'expression': 'a = 2; L = a * a', 'editor': 'hidden'})}")
+    wait_for_graph(page, 2)
+    expect(page.get_by_role("textbox", name="Program", exact=True)).to_be_hidden()
+
+
 def test_the_downloaded_file_shows_the_code_and_plays_the_graph_it_made_running_nothing(page, tmp_path):
     open_code(page, CODE)
     wait_for_graph(page, 4)
