@@ -213,6 +213,20 @@ def test_without_show_the_value_backward_last_ran_on_is_drawn(page):
     assert check_message(page).get_attribute("data-status") == "ok"
 
 
+def test_without_show_each_backward_call_is_a_run_taken_as_it_left_the_graph(page):
+    # Two backward() calls; the first graph's data changes after its call, as a training step would.
+    program = CHAPTER_2.replace("show(L);\n", "") + (
+        'const M = L.mul(new Value(2, [], [], "two"), "M");\nM.backward();\na.data = 100;\n'
+    )
+    open_code(page, TS_CLASS + program, run=0)
+    wait_for_graph(page, 4)
+    assert summary(page).startswith("4 nodes · 4 edges · output L = 8")  # run 0: L, with a's data as it was
+    assert check_message(page).get_attribute("data-status") == "ok"
+    open_code(page, TS_CLASS + program)  # the last run
+    wait_for_graph(page, 6)
+    assert summary(page).startswith("6 nodes · 6 edges · output M = 16")
+
+
 def test_without_show_and_no_backward_method_to_watch_the_page_says_add_show(page):
     # backward is a function of its own here, not a method of the class: nothing shows what it ran on.
     code = TS_CLASS.replace("  backward(): void {\n", "  walkBack(): void {\n") + (
