@@ -20,6 +20,7 @@ import { connectScorm } from "./scorm.js";
 import { startValuegraph } from "./main.js";
 
 const PREFIX = "valuegraph:";
+const LANGUAGE_NAMES = { typescript: "TypeScript", javascript: "JavaScript" }; // the code a link or file may carry
 
 export function startEmbed(root, { parent = window.parent } = {}) {
   const options = root.dataset;
@@ -69,7 +70,6 @@ export function startEmbed(root, { parent = window.parent } = {}) {
   app = startValuegraph(root, { history: null, backend, layout: saved ? null : undefined, state, onStep });
 
   // A file made from TypeScript or JavaScript shows that code and plays the graph it made; nothing runs it.
-  const LANGUAGE_NAMES = { typescript: "TypeScript", javascript: "JavaScript" };
   const savedLanguage = LANGUAGE_NAMES[saved?.language] ?? null;
   if (savedLanguage) root.dataset.language = saved.language;
   // A live embed whose link carries such code shows it, even with editor=hidden: it is read before Run.
