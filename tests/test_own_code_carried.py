@@ -45,6 +45,20 @@ def test_the_file_holds_the_graph_and_shows_the_code_that_made_it(client):
     assert "<script>\n" not in answer.text.split('id="vg-data">')[1].split("</script>")[0]  # escaped in the data
 
 
+def test_the_file_links_each_node_to_the_line_the_page_found_for_it(client):
+    graph = copy.deepcopy(GRAPH)
+    for node, line in zip(graph["nodes"], (1, 1, 2, 2)):
+        node["span"] = {"line": line, "column": 1, "end_line": line, "end_column": 20}
+    graph["nodes"][1]["span"] = {"line": "1", "column": 1, "end_line": 1, "end_column": 20}  # not a span: left out
+    data = stored_data(client.post("/export/html", json={"graph": graph, "source": SOURCE}).text)
+    assert [node["span"] for node in data["response"]["nodes"]] == [
+        {"line": 1, "column": 1, "end_line": 1, "end_column": 20},
+        None,
+        {"line": 2, "column": 1, "end_line": 2, "end_column": 20},
+        {"line": 2, "column": 1, "end_line": 2, "end_column": 20},
+    ]
+
+
 def test_a_graph_alone_makes_a_file_without_code_or_language(client):
     data = stored_data(client.post("/export/html", json={"graph": GRAPH}).text)
     assert data["expression"] == ""

@@ -23,7 +23,7 @@ from engine import Limits, ProgramError, Span
 
 from .. import schemas, serialize
 from ..assets import STATIC_DIR, TEMPLATES_DIR, add_template_globals
-from ..service import EXPORTED, answer_json
+from ..service import EXPORTED, answer, answer_json
 from .options import EmbedOptions
 
 SHOWN_CODE = ("typescript", "javascript")  # languages whose code a file shows beside the graph it made
@@ -232,10 +232,15 @@ def request_document(
             Span(0, 1, 1, 0),
         )
     language = request.graph.language if source is not None and request.graph.language in SHOWN_CODE else None
-    answer, leftovers = answer_json(request.model_copy(update=EXPORTED), limits)
+    if source is not None:  # as records, to put the lines the page found on the nodes
+        placed = answer(request.model_copy(update=EXPORTED), limits)
+        _place_nodes(placed, request.graph)
+        written, leftovers = placed, None
+    else:
+        written, leftovers = answer_json(request.model_copy(update=EXPORTED), limits)
     try:
         return standalone_document(
-            answer,
+            written,
             expression=request.expression or source or "",  # a posted graph alone has no program to show
             variables=variables_text(request.variables),
             options=options,
@@ -244,7 +249,25 @@ def request_document(
             language=language,
         )
     finally:
-        leftovers.free()
+        if leftovers is not None:
+            leftovers.free()
+
+
+SPAN_FIELDS = ("line", "column", "end_line", "end_column")
+
+
+def _place_nodes(response: dict, graph: schemas.Graph) -> None:
+    """The lines the posted nodes were made on (`span`, found by the page from the browser's stacks),
+    on the answer's nodes, so the file links each node to its code as the page does. The answer's
+    nodes are the posted ones in the same order when every posted node reaches the output (as the
+    page posts them); otherwise, and for a span that is not four whole numbers, none is placed."""
+    posted = graph.nodes
+    if len(posted) != len(response["nodes"]):
+        return
+    for node, given in zip(response["nodes"], posted):
+        span = given.get("span")
+        if isinstance(span, dict) and all(type(span.get(name)) is int and span[name] >= 1 for name in SPAN_FIELDS):
+            node["span"] = {name: span[name] for name in SPAN_FIELDS}
 
 
 def response_json(response: dict) -> str:

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from urllib.parse import urlencode
 
-from pagehelpers import wait_for_graph
+from pagehelpers import node, wait_for_graph
 from playwright.sync_api import expect
 from test_typescript import CHAPTER_2, TS_CLASS, open_code
 
@@ -90,6 +90,8 @@ def test_the_downloaded_file_shows_the_code_and_plays_the_graph_it_made_running_
         "TypeScript: this file plays the graph the code made; it does not run the code."
     )
     assert reader.locator("[data-valuegraph-embed]").get_attribute("data-language") == "typescript"
+    node(reader, "c").hover()  # the file links each node to its line, as the page does
+    expect(reader.locator(".vg-link-hover")).to_have_attribute("data-line", str(TS_CLASS.count("\n") + 3))
     expect(reader.get_by_role("button", name="Run", exact=True)).to_be_hidden()
     reader.get_by_role("button", name="End", exact=True).click()
     expect(reader.locator('[data-vg="step-label"]')).to_have_text("13 / 13")
