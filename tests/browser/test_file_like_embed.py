@@ -21,6 +21,7 @@ MEASURE = """(look) => {
   for (const element of document.querySelectorAll('.vg-embed [data-vg]')) {
     const box = element.getBoundingClientRect();
     if (box.width === 0 || box.height === 0) continue;
+    if (element.parentElement?.closest('details:not([open])')) continue; // folded away: nobody sees it
     const style = getComputedStyle(element);
     if (style.visibility === 'hidden') continue;
     seen[element.dataset.vg] = {
