@@ -3,6 +3,7 @@ app.jobs.worker, so each start is a fork in milliseconds) with the VALUEGRAPH_JO
 the failures that the server, not the process, names: past the wall clock, or ended by a signal."""
 
 import multiprocessing
+import multiprocessing.forkserver
 import signal
 import time
 
@@ -16,6 +17,11 @@ SUPERVISE_SECONDS = 0.05  # how often a job's reports are read and its limits ch
 
 _context = multiprocessing.get_context("forkserver")
 _context.set_forkserver_preload(["app.jobs.worker"])
+
+
+def warm_up() -> None:
+    """Starts the forkserver now (a second or two), so that the first job's start is a fork too."""
+    multiprocessing.forkserver.ensure_running()
 
 
 def start(target, settings: Settings, request: schemas.BackwardRequest):
