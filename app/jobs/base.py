@@ -11,6 +11,7 @@ import anyio
 from engine import format_number
 
 from .. import schemas
+from ..broker import BrokerUnavailable
 from ..config import Settings
 from . import processes
 
@@ -124,7 +125,10 @@ class JobQueue:
     async def _events(self, job_id: str):
         runs_sent, characters_sent, progress_sent, progress_at = 0, 0, None, 0.0
         while True:
-            snapshot = await self._snapshot(job_id)
+            try:
+                snapshot = await self._snapshot(job_id)
+            except BrokerUnavailable:  # Redis went away: end the stream; an EventSource reconnects by itself
+                return
             if snapshot is None:  # expired while a client was still listening
                 return
             status, text = snapshot
