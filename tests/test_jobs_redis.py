@@ -141,8 +141,8 @@ async def test_two_workers_share_the_queue(redis_url, make_client):
 
 
 async def test_kill_9_of_a_worker_mid_job_fails_the_job_saying_so(redis_url, make_client):
-    client = make_client(redis_url, job_worker_timeout=3.0, job_max_per_client=1)
-    with job_worker(redis_url, job_worker_timeout=3.0, job_max_statements=10**12) as worker:
+    client = make_client(redis_url, job_worker_timeout=5.0, job_max_per_client=1)
+    with job_worker(redis_url, job_worker_timeout=5.0, job_max_statements=10**12) as worker:
         job_id = await start(client, FOREVER)
         await wait_for(client, job_id, lambda status: status["progress"]["statements"] > 0)
         pid = int(record(redis_url, job_id)["process"])
@@ -233,3 +233,26 @@ def test_worker_without_redis_says_what_to_set():
     )
     assert finished_worker.returncode != 0
     assert "VALUEGRAPH_REDIS_URL" in finished_worker.stderr
+
+
+async def test_a_worker_outlives_a_redis_outage_and_its_job_ends_failed(make_client):
+    """Redis (with its append-only file) killed mid-job and started again: the worker's job cannot report,
+    so its process is killed and the job ends failed as lost; the worker reconnects and takes the next job."""
+    with tempfile.TemporaryDirectory() as directory:
+        server = RedisServer(directory, persistent=True)
+        server.start()
+        try:
+            client = make_client(server.url, job_worker_timeout=5.0, redis_retry_seconds=0.5)
+            with job_worker(server.url, job_worker_timeout=5.0, redis_retry_seconds=0.5) as worker:
+                job_id = await start(client, FOREVER)
+                await wait_for(client, job_id, lambda status: status["progress"]["statements"] > 0)
+                pid = int(record(server.url, job_id)["process"])
+                server.kill()
+                await process_ends(pid)
+                server.start()
+                status = await wait_for(client, job_id, finished)
+                assert status["status"] == "failed" and status["error"]["limit"] == "VALUEGRAPH_JOB_WORKER_TIMEOUT"
+                assert (await wait_for(client, await start(client, DESCENT), finished))["status"] == "done"
+                assert worker.process.poll() is None
+        finally:
+            server.stop()

@@ -24,7 +24,7 @@ import time
 import anyio
 
 from .. import schemas
-from ..broker import Breaker
+from ..broker import REDIS_HEALTH_CHECK_SECONDS, Breaker
 from ..config import Settings
 from . import processes, worker
 from .base import JobQueue, status_json, too_many_for_client, too_many_jobs
@@ -101,11 +101,23 @@ def _lost_error(settings: Settings) -> dict:
     )
 
 
-def _redis_options(settings: Settings) -> dict:
+def _redis_options(settings: Settings, asyncio: bool = False) -> dict:
+    """As Teach live's broker: timeouts, and one retry at once, so that a pooled connection gone stale
+    when Redis restarted is replaced without an error, while a Redis that is down fails fast."""
+    from redis.backoff import NoBackoff
+    from redis.exceptions import ConnectionError, TimeoutError
+
+    if asyncio:
+        from redis.asyncio.retry import Retry
+    else:
+        from redis.retry import Retry
     return {
         "socket_timeout": settings.redis_timeout,
         "socket_connect_timeout": settings.redis_timeout,
         "socket_keepalive": True,
+        "health_check_interval": REDIS_HEALTH_CHECK_SECONDS,
+        "retry": Retry(NoBackoff(), 1),
+        "retry_on_error": [ConnectionError, TimeoutError],
     }
 
 
@@ -149,7 +161,9 @@ class RedisJobs(JobQueue):
 
         self.down_errors = (ConnectionError, TimeoutError, OSError)
         self.breaker = Breaker(settings.redis_retry_seconds)
-        self.redis = redis.asyncio.Redis.from_url(settings.redis_url, decode_responses=True, **_redis_options(settings))
+        self.redis = redis.asyncio.Redis.from_url(
+            settings.redis_url, decode_responses=True, **_redis_options(settings, asyncio=True)
+        )
         # RQ's client is synchronous (enqueueing is one call, made in a thread) and reads bytes.
         self.queue = rq.Queue(
             QUEUE,
@@ -297,16 +311,23 @@ class Worker:
         self.scripts["end"](keys=keys, args=arguments)
 
     def work(self) -> None:
-        """Takes jobs from the shared queue until stopped."""
+        """Takes jobs from the shared queue until stopped. Redis lost (RQ then gives up, its job's process
+        killed): tries again every VALUEGRAPH_REDIS_RETRY_SECONDS; that job ends `failed` as lost."""
         import redis
+        from redis.exceptions import ConnectionError, TimeoutError
 
         rq, serializer = _rq()
         processes.warm_up()  # not while a claimed job waits, unheard
         connection = redis.Redis.from_url(self.settings.redis_url, **_redis_options(self.settings))
         queue = rq.Queue(QUEUE, connection=connection, serializer=serializer)
-        rq.SimpleWorker([queue], connection=connection, serializer=serializer, name=self.name.replace(":", "-")).work(
-            logging_level="WARNING"
-        )
+        while True:
+            try:
+                rq.SimpleWorker([queue], connection=connection, serializer=serializer).work(logging_level="WARNING")
+                return
+            except (ConnectionError, TimeoutError, OSError) as error:
+                seconds = self.settings.redis_retry_seconds
+                print(f"valuegraph worker: Redis cannot be reached ({error}); again in {seconds:g} s", flush=True)
+                time.sleep(seconds)
 
 
 _worker: Worker | None = None  # the one Worker of a `valuegraph worker` process
