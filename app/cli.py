@@ -98,8 +98,45 @@ def serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def add_worker_arguments(parser: argparse.ArgumentParser) -> None:
+    pass  # everything it needs is a VALUEGRAPH_ setting: the Redis URL and the job limits
+
+
+def worker(args: argparse.Namespace) -> int:
+    try:
+        settings = Settings.from_environ()
+    except ValueError as error:
+        raise SystemExit(f"valuegraph: {error}") from None
+    if not settings.redis_url:
+        raise SystemExit(
+            "valuegraph worker: set VALUEGRAPH_REDIS_URL to the Redis the servers use (without it, each server runs "
+            "its jobs itself)"
+        )
+    from .jobs.redisjobs import work  # rq: installed with the [redis] extra
+
+    try:
+        print(f"valuegraph worker taking jobs from Redis at {_redis_address(settings.redis_url)}", flush=True)
+        work(settings)
+    except RuntimeError as error:  # rq not installed
+        raise SystemExit(f"valuegraph worker: {error}") from None
+    return 0
+
+
+def _redis_address(url: str) -> str:
+    """host:port/db of a Redis URL, without its password."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    return f"{parts.hostname}:{parts.port or 6379}{parts.path or '/0'}"
+
+
 SUBCOMMANDS = {
     "serve": (serve, add_serve_arguments, "start the web server (the default)"),
+    "worker": (
+        worker,
+        add_worker_arguments,
+        "run jobs (POST /runs) from the queue on Redis that the servers share (VALUEGRAPH_REDIS_URL), one at a time",
+    ),
     "export": (
         export_command,
         add_export_arguments,

@@ -54,6 +54,7 @@
 | VALUEGRAPH_JOB_MAX_STATEMENTS      | 500000000 | statements a job's program may execute (instead of MAX_STATEMENTS)  |
 | VALUEGRAPH_JOB_WALL_SECONDS        | 1800      | seconds of wall-clock time one job may run                          |
 | VALUEGRAPH_JOB_EXPIRE_SECONDS      | 3600      | seconds a finished job's status is kept (later: 404)                |
+| VALUEGRAPH_JOB_WORKER_TIMEOUT      | 10.0      | seconds a Redis job's worker may go unheard before the job fails    |
 
 Program-level limits (source length to printed characters) answer 400 with the place in the program.
 The time budget covers the whole request: reading the body, validation, the work and the answer.
@@ -127,6 +128,7 @@ class Settings:
     job_max_statements: int = 500_000_000
     job_wall_seconds: float = 1800.0
     job_expire_seconds: float = 3600.0
+    job_worker_timeout: float = 10.0
 
     def __post_init__(self):
         for field in fields(self):

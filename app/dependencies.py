@@ -13,7 +13,7 @@ from fastapi.templating import Jinja2Templates
 from starlette.requests import HTTPConnection
 
 from .config import Settings
-from .jobs import LocalJobs
+from .jobs import JobQueue, LocalJobs
 from .rooms import Classroom
 from .service import Service
 
@@ -32,7 +32,17 @@ async def get_classroom(connection: HTTPConnection) -> Classroom:
     return connection.app.state.classroom
 
 
-async def get_jobs(connection: HTTPConnection) -> LocalJobs:
+def make_jobs(settings: Settings) -> JobQueue:
+    """Where this app's jobs run: with VALUEGRAPH_REDIS_URL, on the queue that `valuegraph worker`
+    processes share (any app process serves any job); else in a process pool of this server."""
+    if settings.redis_url:
+        from .jobs.redisjobs import RedisJobs  # imports rq, only installed with the [redis] extra
+
+        return RedisJobs(settings)
+    return LocalJobs(settings)
+
+
+async def get_jobs(connection: HTTPConnection) -> JobQueue:
     """The jobs of this app (POST /runs), run in worker processes."""
     return connection.app.state.jobs
 
@@ -44,5 +54,5 @@ async def get_templates(connection: HTTPConnection) -> Jinja2Templates:
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 ServiceDep = Annotated[Service, Depends(get_service)]
 ClassroomDep = Annotated[Classroom, Depends(get_classroom)]
-JobsDep = Annotated[LocalJobs, Depends(get_jobs)]
+JobsDep = Annotated[JobQueue, Depends(get_jobs)]
 TemplatesDep = Annotated[Jinja2Templates, Depends(get_templates)]

@@ -14,8 +14,8 @@ from . import __version__
 from .assets import STATIC_DIR, TEMPLATES_DIR, add_template_globals
 from .cache import ResponseCache
 from .config import Settings
+from .dependencies import make_jobs
 from .errors import register_error_handlers
-from .jobs import LocalJobs
 from .middleware import BodySizeLimit, RequestBudget
 from .rooms import Classroom
 from .routes import api, classroom, embed, layout, oembed, pages, runs, scorm
@@ -30,7 +30,7 @@ async def lifespan(app: FastAPI):
     gc.freeze()
     yield
     await app.state.classroom.close()
-    app.state.jobs.close()
+    await app.state.jobs.close()
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -58,7 +58,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.response_cache = ResponseCache(settings.response_cache_bytes)
     app.state.service = Service(settings, app.state.work_limiter, app.state.response_cache)
     app.state.classroom = Classroom(app.state.service)
-    app.state.jobs = LocalJobs(settings)
+    app.state.jobs = make_jobs(settings)
     app.state.templates.env.globals["oembed_href"] = oembed.discovery_href
     register_error_handlers(app)
 

@@ -1,5 +1,5 @@
-"""Real processes for the Teach live tests and benchmark: Debian's redis-server and uvicorn
-serving the app, each on a free port of 127.0.0.1, stopped at the end."""
+"""Real processes for the Teach live and job tests and benchmarks: Debian's redis-server, uvicorn
+serving the app, each on a free port of 127.0.0.1, and `valuegraph worker`; stopped at the end."""
 
 import os
 import shutil
@@ -231,6 +231,40 @@ def timed_past_budget(server: Server, budget: float, method: str, path: str, **r
     timing = response.headers.get("server-timing", "")
     server_seconds = float(timing.split("dur=")[1].split(";")[0]) / 1000 if "dur=" in timing else None
     return OverBudget(response, server_seconds, ended - waited_before)
+
+
+class JobWorker:
+    def __init__(self, process: subprocess.Popen, log_path: str):
+        self.process, self.log_path = process, log_path
+
+    def log(self) -> str:
+        return Path(self.log_path).read_text(errors="replace")
+
+    def kill(self):
+        self.process.kill()  # SIGKILL: mid-job, no goodbye
+        self.process.wait(10)
+
+
+@contextmanager
+def job_worker(redis_url: str, **settings):
+    """`valuegraph worker` (python -m app.cli worker) on `redis_url` with VALUEGRAPH_* settings;
+    yields a JobWorker once it says it is taking jobs; killed at the end."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1", "VALUEGRAPH_REDIS_URL": redis_url}
+    env.update({f"VALUEGRAPH_{name.upper()}": str(value) for name, value in settings.items()})
+    log = tempfile.NamedTemporaryFile("wb", prefix="valuegraph-worker-", suffix=".log", delete=False)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "app.cli", "worker"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT
+    )
+    log.close()
+    worker = JobWorker(process, log.name)
+    try:
+        _wait(lambda: "taking jobs" in worker.log(), "valuegraph worker", process)
+        yield worker
+    finally:
+        if process.poll() is None:
+            worker.kill()
+        sys.stderr.write(worker.log())  # shown by pytest when a test fails
+        os.unlink(log.name)
 
 
 # ---- Teach live clients (websockets), for the cross-process tests and the benchmark ----

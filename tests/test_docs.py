@@ -64,6 +64,8 @@ NOT_RUN = {
     "pip wheel .": "tests/test_wheel.py builds the sdist, the wheel from it, and installs that in a new "
     "virtual environment",
     "pip install 'valuegraph-*.whl'": "as above",
+    "valuegraph worker": "takes jobs until stopped; tests/test_jobs_redis.py starts it beside a real redis-server "
+    "(tests/realservers.py, job_worker)",
     "uvicorn app.main:app": "tests/realservers.py starts the app this way (app_server) for the Teach live tests "
     "and for this file's server example",
 }

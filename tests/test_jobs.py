@@ -46,7 +46,7 @@ async def make_jobs_client():
     for client in clients:
         await client.aclose()
     for app in apps:
-        app.state.jobs.close()
+        await app.state.jobs.close()
 
 
 async def start(client, program: str) -> str:

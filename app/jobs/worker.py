@@ -8,6 +8,7 @@ service functions /backward runs (app.service), reporting over a pipe to the ser
 This module imports only what a worker needs, so the forkserver preloads it once and every job's
 process starts as a fork of that, in milliseconds."""
 
+import os
 import resource
 import threading
 import time
@@ -78,7 +79,10 @@ class Reporter:
     def _every_while(self):
         while True:
             time.sleep(REPORT_SECONDS)
-            self.flush()
+            try:
+                self.flush()
+            except OSError:  # the server or worker reading the pipe is gone (killed): nobody awaits this run
+                os._exit(1)
 
 
 def run_job(connection, request: schemas.BackwardRequest, limits: Limits, cpu_seconds: int, memory_bytes: int):

@@ -1,13 +1,16 @@
 """Runs longer than a request: POST /runs, GET and DELETE /runs/{id}, GET /runs/{id}/events and
 GET /runs/{id}/graph. Each
-route only validates and calls app.jobs (the job package), which runs programs in worker processes."""
+route only validates and calls app.jobs (the job package), which runs programs in worker processes.
+With the job queue on Redis, Redis out of reach answers 503 with Retry-After (as Teach live does)."""
 
+import math
 from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from .. import schemas
+from ..broker import BrokerUnavailable
 from ..dependencies import JobsDep
 from ..errors import json_error
 from ..jobs import JobLimitReached
@@ -18,17 +21,31 @@ router = APIRouter(tags=["runs"])
 JobId = Annotated[str, Path(max_length=64)]
 NOT_FOUND = {"model": schemas.MessageResponse, "description": "No such job, or it finished and expired"}
 TOO_MANY = {"model": schemas.MessageResponse, "description": "Too many jobs at once, for this client or in all"}
+UNAVAILABLE = {"model": schemas.MessageResponse, "description": "The job queue (Redis) cannot be reached"}
 
 
 def _not_found(job_id: str) -> Response:
     return json_error(404, {"message": f"no job {job_id[:64]!r}: it never existed, or it finished and expired"})
 
 
+def _unavailable(down: BrokerUnavailable) -> Response:
+    seconds = max(1, math.ceil(down.retry_after))
+    return json_error(
+        503,
+        {"message": f"the job queue (Redis) cannot be reached: no job can start or be read; try again in {seconds} s"},
+        {"retry-after": str(seconds)},
+    )
+
+
 @router.post(
     "/runs",
     status_code=202,
     response_model=schemas.RunCreated,
-    responses={400: {"model": schemas.MessageResponse, "description": "Not a program"}, 429: TOO_MANY},
+    responses={
+        400: {"model": schemas.MessageResponse, "description": "Not a program"},
+        429: TOO_MANY,
+        503: UNAVAILABLE,
+    },
 )
 async def create_run(body: schemas.BackwardRequest, request: Request, jobs: JobsDep):
     """Run a program as a job, for programs that need longer than a request's time budget: the same
@@ -36,37 +53,52 @@ async def create_run(body: schemas.BackwardRequest, request: Request, jobs: Jobs
     if body.expression is None:
         return json_error(400, {"message": "a job runs a program: give `expression`, not `graph`"})
     try:
-        job = jobs.submit(body, client_key(request.client and request.client.host))
+        job_id = await jobs.submit(body, client_key(request.client and request.client.host))
     except JobLimitReached as limit:
         return json_error(429, {"message": str(limit)})
+    except BrokerUnavailable as down:
+        return _unavailable(down)
     return JSONResponse(
-        {"id": job.id, "status_url": f"/runs/{job.id}", "events_url": f"/runs/{job.id}/events"}, status_code=202
+        {"id": job_id, "status_url": f"/runs/{job_id}", "events_url": f"/runs/{job_id}/events"}, status_code=202
     )
 
 
-@router.get("/runs/{job_id}", response_model=schemas.RunStatus, responses={404: NOT_FOUND})
+@router.get("/runs/{job_id}", response_model=schemas.RunStatus, responses={404: NOT_FOUND, 503: UNAVAILABLE})
 async def run_status(job_id: JobId, jobs: JobsDep):
     """The job's status, progress, loss curve so far (`runs`), printed lines, and its error if it failed."""
-    status = jobs.status(job_id)
+    try:
+        status = await jobs.status(job_id)
+    except BrokerUnavailable as down:
+        return _unavailable(down)
     return _not_found(job_id) if status is None else status
 
 
-@router.delete("/runs/{job_id}", response_model=schemas.RunStatus, responses={404: NOT_FOUND})
+@router.delete("/runs/{job_id}", response_model=schemas.RunStatus, responses={404: NOT_FOUND, 503: UNAVAILABLE})
 async def cancel_run(job_id: JobId, jobs: JobsDep):
     """Cancel a queued or running job (its process is stopped at once); a finished job is left as it is."""
-    status = jobs.cancel(job_id)
+    try:
+        status = await jobs.cancel(job_id)
+    except BrokerUnavailable as down:
+        return _unavailable(down)
     return _not_found(job_id) if status is None else status
 
 
 @router.get(
     "/runs/{job_id}/events",
     response_class=StreamingResponse,
-    responses={200: {"content": {"text/event-stream": {}}, "description": "The job's events"}, 404: NOT_FOUND},
+    responses={
+        200: {"content": {"text/event-stream": {}}, "description": "The job's events"},
+        404: NOT_FOUND,
+        503: UNAVAILABLE,
+    },
 )
 async def run_events(job_id: JobId, jobs: JobsDep):
     """The job as server-sent events: `loss` per backward() call, `printed` per line, `progress`,
     and `end` with its whole status (as GET /runs/{id}); from the job's start, whenever one connects."""
-    events = await jobs.events(job_id)
+    try:
+        events = await jobs.events(job_id)
+    except BrokerUnavailable as down:
+        return _unavailable(down)
     if events is None:
         return _not_found(job_id)
     return StreamingResponse(events, media_type="text/event-stream", headers={"cache-control": "no-cache"})
@@ -79,6 +111,7 @@ async def run_events(job_id: JobId, jobs: JobsDep):
         400: {"model": schemas.ProgramErrorResponse, "description": "The program has an error, or exceeds a limit"},
         404: NOT_FOUND,
         429: TOO_MANY,
+        503: UNAVAILABLE,
     },
 )
 async def run_graph(job_id: JobId, run: Annotated[int, Query(ge=0, le=10**9)], jobs: JobsDep):
@@ -89,6 +122,8 @@ async def run_graph(job_id: JobId, run: Annotated[int, Query(ge=0, le=10**9)], j
         made = await jobs.graph(job_id, run)
     except JobLimitReached as limit:
         return json_error(429, {"message": str(limit)})
+    except BrokerUnavailable as down:
+        return _unavailable(down)
     if made is None:
         return _not_found(job_id)
     kind, answer = made
