@@ -448,6 +448,20 @@ class GradientCheck(TypedDict):
     local: list[LocalGradientProblem]
 
 
+class LearnerUpdate(TypedDict):
+    """One grad the learner's own backward wrote: the node's id and its grad after the write."""
+
+    child: int
+    grad: Number | None  # null when the program stored something other than a number
+
+
+class LearnerStep(TypedDict):
+    """One step of the learner's own backward: a node passing its gradient on to its inputs."""
+
+    node: int | None  # whose step; null for a write outside any node's step (the seed, a reset)
+    updates: list[LearnerUpdate]  # in the order they were written
+
+
 class BackwardResponse(TypedDict):
     """The graph after the backward pass, and how the walk got there."""
 
@@ -462,6 +476,8 @@ class BackwardResponse(TypedDict):
     run: int | None  # which of `runs` the graph and trace are from; null when there was none
     printed: list[str]  # the lines the program printed
     gradient_check: NotRequired[GradientCheck]  # only for posted graphs
+    # Only for a Python program's own value class whose backward() ran: its walk, step by step
+    learner_walk: NotRequired[list[LearnerStep]]
 
 
 class Health(BaseModel):

@@ -66,26 +66,30 @@ class Sections(dict):
 
 
 def backward_response(
-    steps, measured=None, layout=None, include_trace=True, program=None, checked=None
+    steps, measured=None, layout=None, include_trace=True, program=None, checked=None, learner_walk=None
 ) -> schemas.BackwardResponse:
     """steps: the engine's Trace; measured: {leaf Value: numeric gradient} from the nudge
     test, or None; layout: the layout record, or None; program: the engine's ProgramRun (where
     each node came from, the runs, what was printed), or None for a graph built in Python;
     checked: the gradient check (engine.check.Check, ids as steps gives them), or None where it
     does not apply (then no expected_grad and no gradient_check: the bytes of before)."""
-    return _built(_sections(steps, measured, layout, include_trace, program, checked))
+    return _built(_sections(steps, measured, layout, include_trace, program, checked, learner_walk))
 
 
-def backward_json(steps, measured=None, layout=None, include_trace=True, program=None, checked=None) -> bytes:
+def backward_json(
+    steps, measured=None, layout=None, include_trace=True, program=None, checked=None, learner_walk=None
+) -> bytes:
     """The bytes of to_json(backward_response(...)), written a chunk of records at a time."""
     out = io.BytesIO()  # getvalue() hands over its buffer: the answer is not copied at the end
-    _write(_sections(steps, measured, layout, include_trace, program, checked), out)
+    _write(_sections(steps, measured, layout, include_trace, program, checked, learner_walk), out)
     return out.getvalue()
 
 
-def backward_columns(steps, measured=None, layout=None, include_trace=True, program=None, checked=None) -> bytes:
+def backward_columns(
+    steps, measured=None, layout=None, include_trace=True, program=None, checked=None, learner_walk=None
+) -> bytes:
     """The same answer in the columnar encoding: every Records section as {"count", "columns"}, the rest as in JSON."""
-    return to_json(_in_columns(_sections(steps, measured, layout, include_trace, program, checked)))
+    return to_json(_in_columns(_sections(steps, measured, layout, include_trace, program, checked, learner_walk)))
 
 
 def to_json(response: schemas.BackwardResponse) -> bytes:
@@ -94,7 +98,7 @@ def to_json(response: schemas.BackwardResponse) -> bytes:
     return pydantic_core.to_json(response, inf_nan_mode="strings")
 
 
-def _sections(steps, measured, layout, include_trace, program, checked=None) -> Sections:
+def _sections(steps, measured, layout, include_trace, program, checked=None, learner_walk=None) -> Sections:
     ids = steps.ids
     expected = None if checked is None else checked.expected_grad
     response = Sections(output=steps.output, nodes=_node_records(steps, measured, program, expected), order=steps.order)
@@ -120,6 +124,8 @@ def _sections(steps, measured, layout, include_trace, program, checked=None) -> 
     response["printed"] = program.printed if program else []
     if checked is not None:
         response["gradient_check"] = checked.gradient_check
+    if learner_walk is not None:
+        response["learner_walk"] = learner_walk
     return response
 
 

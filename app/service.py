@@ -19,6 +19,7 @@ import anyio
 
 from engine import Limits, ProgramRun, Trace, Value, measure_leaf_gradients, run_program, trace
 from engine.check import Check, canonical_op, check
+from engine.python.observe import learner_walk
 
 from . import schemas
 from .budget import Leftovers, collector_paused, run_within_budget
@@ -42,6 +43,7 @@ class Computed(NamedTuple):
     include_trace: bool
     program: ProgramRun | None  # None for a graph built in Python
     checked: Check | None = None  # the gradient check of a posted graph; None for programs
+    learner_walk: list | None = None  # the steps of a program's own backward (engine.python.observe)
 
     def response(self) -> schemas.BackwardResponse:
         return backward_response(*self)
@@ -60,7 +62,7 @@ def compute(request: schemas.BackwardRequest, limits: Limits) -> Computed:
     program = run_program(request.expression, request.variables, limits, request.seed, request.run, request.files)
     own = program.python.graph if program.python is not None else None
     if own is not None:  # the program's own value class: its graph, as its backward() left it
-        return _checked(own_class_graph(own), request, limits, program)
+        return _checked(own_class_graph(own), request, limits, program, learner_walk(own) if own["backward"] else None)
     return _walked(program.output, request, limits, program)  # the syntax tree is freed by now
 
 
@@ -77,7 +79,7 @@ def compute_posted_graph(request: schemas.BackwardRequest, limits: Limits) -> Co
     return _checked(request.graph, request, limits, None)
 
 
-def _checked(posted: schemas.Graph, request, limits: Limits, program: ProgramRun | None) -> Computed:
+def _checked(posted: schemas.Graph, request, limits: Limits, program: ProgramRun | None, walked_by=None) -> Computed:
     replayable = request.check and program is None  # a program's class may have ops the nudge test cannot replay
     graph = read_graph(posted, limits, replayable=replayable)
     steps = trace(graph.output, limits, request.variant)
@@ -97,7 +99,7 @@ def _checked(posted: schemas.Graph, request, limits: Limits, program: ProgramRun
     for value, grad in graph.grads.items():
         value.grad = grad
     nudged = replayable or all(node.get("op") is not None or not node["children"] for node in posted.nodes)
-    return _finished(steps, graph.output, request, limits, program, checked, nudge=nudged)
+    return _finished(steps, graph.output, request, limits, program, checked, nudged, walked_by)
 
 
 def own_class_graph(observed: dict) -> schemas.Graph:
@@ -133,12 +135,12 @@ def _walked(output: Value, request: schemas.BackwardRequest, limits: Limits, pro
     return _finished(trace(output, limits, request.variant), output, request, limits, program)
 
 
-def _finished(steps, output, request, limits, program, checked=None, nudge=True) -> Computed:
+def _finished(steps, output, request, limits, program, checked=None, nudge=True, learner_walk=None) -> Computed:
     """The traced graph's (nudge test) -> (layout), as the request asks. `nudge`: false when an op
-    of the graph is one the nudge test cannot replay."""
+    of the graph is one the nudge test cannot replay; `learner_walk`: what the answer carries as it."""
     measured = measure_leaf_gradients(output, request.nudge, limits) if request.check and nudge else None
     layout = compute_layout(steps) if request.layout else None
-    return Computed(steps, measured, layout, request.trace, program, checked)
+    return Computed(steps, measured, layout, request.trace, program, checked, learner_walk)
 
 
 def answer(request: schemas.BackwardRequest, limits: Limits) -> schemas.BackwardResponse:

@@ -65,6 +65,9 @@ class ProgramRun:
         PythonRun, ShorthandOrigins or NOWHERE): `serials`, the last serial each mark made, then
         math.inf; `made[i]`, mark i's (span, expr, scope), and at one past the last mark
         NO_ORIGIN; and `names(nodes)`, the name each node was first assigned to, or None."""
+        own = self.python.graph if self.python is not None else None
+        if own is not None:
+            return _own_class_origins(nodes, own["nodes"])
         where = self.python or self.shorthand or NOWHERE
         marks = where.serials  # the last serial each mark made, then math.inf: past the last mark, no origin
         of_mark = where.made
@@ -90,6 +93,19 @@ class ProgramRun:
         if where is NOWHERE:  # no code made these nodes: each is called by its operation on its inputs' names
             made = composed_names(nodes, labels, made)
         return distinct_labels(labels), made
+
+
+def _own_class_origins(nodes, observed) -> tuple:
+    """origin_parts() for the graph of a program's own value class: `nodes` are its Values,
+    made one per observed node in the same order, so each takes its observed node's origin."""
+    labels, made = [], []
+    for node, seen in zip(nodes, observed):
+        origin = seen["origin"]
+        labels.append(node.label)
+        if node.label is None and node.op is None:  # a constant made from a plain number shows its value
+            origin = (origin[0], format_number(node.data), origin[2])
+        made.append(origin)
+    return distinct_labels(labels), made
 
 
 def run_program(

@@ -277,8 +277,9 @@ class CallCompiler:
         params, defaults, stars = self.parameters(node.args)
         outer_nonlocals, self.nonlocals = self.nonlocals, _nonlocal_names(node)
         outer_walks, self.walks = self.walks, []  # a function's calls run in its own frame
+        outer_in_method, self.in_method = self.in_method, self.in_method or in_class
         body = self.block(node.body)
-        self.nonlocals, self.walks = outer_nonlocals, outer_walks
+        self.nonlocals, self.walks, self.in_method = outer_nonlocals, outer_walks, outer_in_method
         name = node.name
         prelude = self.prelude
 

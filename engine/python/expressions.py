@@ -103,7 +103,7 @@ class ExpressionCompiler:
                     elif may_grow and (type(result) is str or type(other) is str):
                         B.check_text_operation(state, result, other)
                     if type(result) is Instance or type(other) is Instance:
-                        result = on_instances(state, kind, result, other)
+                        result = record(on_instances(state, kind, result, other))
                     else:
                         result = record(operation(result, other))
                 except ProgramError:

@@ -17,6 +17,7 @@ from ..syntax import Span
 from ..value import Value
 from .calls import CallCompiler
 from .expressions import ExpressionCompiler
+from .objects import Instance
 from .parse import Source
 from .state import State, as_program_error
 from .statements import StatementCompiler, shorten
@@ -35,6 +36,7 @@ class Compiler(StatementCompiler, ExpressionCompiler, CallCompiler):
         self.prelude = prelude
         self.nonlocals = frozenset()  # names the function being compiled declares nonlocal
         self.walks = []  # the loops and comprehensions around the code being compiled, in its frame (calls.Walk)
+        self.in_method = False  # compiling a method of a class (or a function inside one)
 
     def span(self, node) -> Span:
         return IN_PRELUDE if self.prelude else self.source.node_span(node)
@@ -74,18 +76,24 @@ class Compiler(StatementCompiler, ExpressionCompiler, CallCompiler):
         return guarded
 
     def recorder(self, node):
-        """A function that records a fresh Value as made by `node` (and returns it)."""
+        """A function that records a fresh Value as made by `node` (and returns it). An instance
+        of the program's own class records the first code outside any class method that returns
+        it: `a * b` in the program, not `Value(self.data * other.data, ...)` inside __mul__."""
         state = self.state
         extent, expr = self.site(node)
         marks = state.marks
         prelude = self.prelude
+        places_instances = not prelude and not self.in_method
 
         def record(result):
-            if type(result) is Value:
+            kind = type(result)
+            if kind is Value:
                 serial = result._serial
                 if serial > state.last_serial:
                     state.last_serial = serial
                     marks.append((serial, state.entry if prelude else extent, expr, state.scope))
+            elif kind is Instance and places_instances and result.site is None:
+                result.site = (extent, expr, state.scope)
             return result
 
         return record

@@ -103,9 +103,10 @@ class Class:
 class Instance:
     """An object of a program's class. `serial` numbers instances in the order they were made;
     `made_by` is the special method (or method) whose call returned it first, for the graph's op;
-    `name` labels it in the graph when its class keeps no label."""
+    `name` labels it in the graph when its class keeps no label; `site` is (extent, expr, scope) of
+    the program's code that made it, outside its class's methods (None until such code returns it)."""
 
-    __slots__ = ("cls", "fields", "serial", "made_by", "name")
+    __slots__ = ("cls", "fields", "serial", "made_by", "name", "site")
 
     def __init__(self, cls, serial=0):
         self.cls = cls
@@ -113,6 +114,7 @@ class Instance:
         self.serial = serial
         self.made_by = None
         self.name = None  # the name it was first assigned to at the program's top level
+        self.site = None
 
     def __repr__(self):
         return f"<{self.cls.name} object>"

@@ -13,6 +13,7 @@ micrograd's, microgpt's), read from the fields an object holds, not from the cla
 
 import math
 
+from ..syntax import NO_ORIGIN
 from ..value import Value
 from . import builtins as B
 from .objects import Instance, ProgramSet, type_name
@@ -75,8 +76,15 @@ def observe(output, walk, limits):
                     limit = limits.max_nodes
                     raise B.RunError(f"the graph has more than {limit:,} nodes; the limit is {limit:,}")
     objects = sorted(reached.values(), key=lambda pair: pair[0].serial)
+    nodes = [_node(obj, names, reached) for obj, names in objects]
+    # Where each node was made: the program's code that returned it, else (made inside a method
+    # and never returned to the program, as the -1 of `a - b`) the code that made the next node.
+    origin = NO_ORIGIN
+    for node, (obj, _) in zip(reversed(nodes), reversed(objects)):
+        origin = obj.site or origin
+        node["origin"] = origin
     return {
-        "nodes": [_node(obj, names, reached) for obj, names in objects],
+        "nodes": nodes,
         "output": output.serial,
         "walk": _steps(walk or [], reached),
         "backward": walk is not None,
@@ -186,3 +194,87 @@ def as_engine_graph(graph):
         op = node["op"] or ("?" if children else None)
         made[node["id"]] = Value(node["data"], children, tuple(local_grads), op, node["label"])
     return made[graph["output"]]
+
+
+def learner_walk(graph):
+    """The program's own backward as steps over the graph's node positions (the answer's ids):
+    [{"node": id or None, "updates": [{"child": id, "grad": its grad after the write}]}].
+
+    A `_backward` call is one step of its node. A backward written as a loop over the nodes
+    (the course's and microgpt's `for v in reversed(topo): for child, local in zip(...)`) writes
+    the inputs' grads one at a time with no call to say whose step it is; a run of such writes
+    that goes to one node's inputs in order, each adding (or, the `=` mistake, setting) that
+    input's local gradient times the node's grad at the time, is that node's step. Any other
+    write (the seed, a reset) is a step with node None."""
+    nodes = graph["nodes"]
+    position = {node["id"]: i for i, node in enumerate(nodes)}
+    steps = []
+    for step in graph["walk"]:
+        updates = [{"child": position[child], "grad": grad} for child, grad in step["updates"] if child in position]
+        node = position.get(step["node"])
+        if node is not None or updates:
+            steps.append({"node": node, "updates": updates})
+    return _attribute_loop_writes(steps, nodes, position)
+
+
+def _attribute_loop_writes(steps, nodes, position):
+    parents = [[] for _ in nodes]  # input position -> the nodes it is the first input of
+    children = [[position[c] for c in node["children"]] for node in nodes]
+    for i, inputs in enumerate(children):
+        if inputs:
+            parents[inputs[0]].append(i)
+    grads = [0.0] * len(nodes)  # each node's grad as the writes so far left it
+    written = [False] * len(nodes)
+    attributed, k = [], 0
+    while k < len(steps):
+        step = steps[k]
+        parent = None
+        if step["node"] is None and len(step["updates"]) == 1:
+            # First as if every grad started at 0; then, for a backward() that did not reset them,
+            # without checking the first write to each grad.
+            candidates = parents[step["updates"][0]["child"]]
+            parent = next(
+                (
+                    p
+                    for unknown_start in (False, True)
+                    for p in candidates
+                    if _passes_on(
+                        steps[k : k + len(children[p])], children[p], nodes[p], grads[p], grads, written, unknown_start
+                    )
+                ),
+                None,
+            )
+        if parent is None:
+            attributed.append(step)
+            k += 1
+        else:
+            step = {"node": parent, "updates": [s["updates"][0] for s in steps[k : k + len(children[parent])]]}
+            attributed.append(step)
+            k += len(children[parent])
+        for update in step["updates"]:
+            grads[update["child"]] = update["grad"]
+            written[update["child"]] = True
+    return attributed
+
+
+def _passes_on(run, inputs, parent, parent_grad, grads, written, unknown_start):
+    """Whether these single writes are `child.grad += local * parent.grad` (or, the `=` mistake,
+    `child.grad = local * parent.grad`) for each input in turn."""
+    if len(run) != len(inputs) or parent["local_grads"] is None or parent_grad is None:
+        return False
+    seen = {}
+    for step, child, local in zip(run, inputs, parent["local_grads"]):
+        if step["node"] is not None or len(step["updates"]) != 1 or step["updates"][0]["child"] != child:
+            return False
+        after = step["updates"][0]["grad"]
+        before = seen.get(child, grads[child])
+        unchecked = unknown_start and child not in seen and not written[child]
+        seen[child] = after
+        if unchecked:
+            continue
+        if after is None or before is None:
+            return False
+        passed = local * parent_grad
+        if not any(math.isclose(after, value, rel_tol=1e-9, abs_tol=1e-12) for value in (before + passed, passed)):
+            return False
+    return True

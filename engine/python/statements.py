@@ -155,7 +155,7 @@ class StatementCompiler:
                 old.extend(more)
                 return old
             if type(old) is Instance or type(new) is Instance:
-                return model.binary(state, kind, old, new)  # x += y is x = x + y: no class defines __iadd__ here
+                return record(model.binary(state, kind, old, new))  # x += y is x = x + y: no class defines __iadd__
             result = operation(old, new)
             if not prelude and type(result) is Value:
                 state.last_value = result

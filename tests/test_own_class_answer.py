@@ -1,0 +1,140 @@
+"""Issue 20, the answer's view of a program's own value class: where each node was made (span,
+expr, as built-in Values have), and the learner's own backward as `learner_walk`, whether it
+ran micrograd-style `_backward` closures or a loop over the nodes."""
+
+from pathlib import Path
+
+import pytest
+
+from engine import run_program
+from engine.python.observe import learner_walk
+from tests.columnar import decoded
+
+OWN_CLASSES = Path(__file__).parent / "own_classes"
+COLUMNS = {"Accept": "application/vnd.valuegraph.columns+json"}
+
+
+def _text(name):
+    return (OWN_CLASSES / f"{name}.py").read_text()
+
+
+async def _answer(client, text, **more):
+    response = await client.post("/backward", json={"expression": text, **more})
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def _by_label(answer):
+    return {node["label"]: node for node in answer["nodes"]}
+
+
+@pytest.mark.anyio
+async def test_each_node_of_the_learners_class_has_the_span_and_text_of_the_code_that_made_it(client):
+    text = _text("micrograd_no_visited_set")
+    lines = text.splitlines()
+    nodes = _by_label(await _answer(client, text))
+    assert nodes["c"]["expr"] == "a * b"
+    assert nodes["out"]["expr"] == "d * c"
+    assert nodes["a"]["expr"] == "Value(2.0)"
+    for node in nodes.values():
+        span = node["span"]
+        line = lines[span["line"] - 1]
+        assert line[span["column"] - 1 : span["end_column"] - 1] == node["expr"]
+
+
+@pytest.mark.anyio
+async def test_a_node_made_inside_a_method_takes_the_place_of_the_program_code_that_used_it(client):
+    # a - b is a + (-b), and -b is b * -1: the -1 and b * -1 are made inside the class's methods
+    text = (
+        "class V:\n"
+        "    def __init__(self, data, children=(), local_grads=()):\n"
+        "        self.data = data\n"
+        "        self.grad = 0\n"
+        "        self._children = children\n"
+        "        self._local_grads = local_grads\n"
+        "    def __add__(self, other):\n"
+        "        return V(self.data + other.data, (self, other), (1, 1))\n"
+        "    def __mul__(self, other):\n"
+        "        other = other if isinstance(other, V) else V(other)\n"
+        "        return V(self.data * other.data, (self, other), (other.data, self.data))\n"
+        "    def __neg__(self):\n"
+        "        return self * -1\n"
+        "    def __sub__(self, other):\n"
+        "        return self + (-other)\n"
+        "a = V(5.0)\n"
+        "b = V(2.0)\n"
+        "out = a - b\n"
+    )
+    answer = await _answer(client, text)
+    assert len(answer["nodes"]) == 5
+    made_inside = [node for node in answer["nodes"] if node["label"] not in ("a", "b")]
+    assert {node["expr"] for node in made_inside} - {"-1"} == {"a - b"}
+    assert all(node["span"]["line"] == 18 for node in made_inside)
+
+
+@pytest.mark.anyio
+async def test_the_walk_of_micrograd_style_closures_is_the_order_they_ran_with_the_grads_they_wrote(client):
+    answer = await _answer(client, _text("micrograd_no_visited_set"))
+    names = {node["id"]: node["label"] for node in answer["nodes"]}
+    walk = answer["learner_walk"]
+    assert walk[0] == {"node": None, "updates": [{"child": answer["output"], "grad": 1.0}]}  # the seed
+    # no visited set: c (and below it a, b) is walked twice, once through d and once from out
+    assert [names[step["node"]] for step in walk[1:]] == ["out", "c", "b", "a", "d", "a", "c", "b", "a"]
+    passed_on_by_d = walk[5]["updates"]
+    assert [(names[u["child"]], u["grad"]) for u in passed_on_by_d] == [("c", 14.0), ("a", 30.0)]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "name",
+    ["course_value", "microgpt_style", "scalar_iterative", "grads_not_reset", "course_assign_not_accumulate"],
+)
+async def test_a_backward_loop_over_the_nodes_is_walked_node_by_node(client, name):
+    answer = await _answer(client, _text(name))
+    nodes = answer["nodes"]
+    walk = answer["learner_walk"]
+    assert walk[0]["node"] is None and walk[0]["updates"][0]["child"] == answer["output"]
+    for step in walk[1:]:
+        node = nodes[step["node"]]
+        assert [u["child"] for u in step["updates"]] == node["children"]
+    # every node with inputs passed its gradient on once, parents before their inputs
+    walked = [step["node"] for step in walk[1:]]
+    assert sorted(walked) == sorted(node["id"] for node in nodes if node["children"])
+    position = {node: i for i, node in enumerate(walked)}
+    for node in walked:
+        for child in nodes[node]["children"]:
+            assert position.get(child, len(walked)) > position[node]
+
+
+def test_writes_that_are_not_a_nodes_step_stay_steps_of_their_own():
+    text = _text("course_value").replace("        self.grad = 1\n", "        self.grad = 1\n        self.grad = 1\n")
+    walk = learner_walk(run_program(text).python.graph)
+    assert [step["node"] for step in walk[:2]] == [None, None]
+    assert walk[2]["node"] is not None
+
+
+@pytest.mark.anyio
+async def test_programs_without_their_own_class_or_without_backward_have_no_learner_walk(client):
+    assert "learner_walk" not in await _answer(client, "a = Value(2.0)\nb = a * a\nb.backward()")
+    no_backward = _text("micrograd_style").replace("out.backward()", "")
+    answer = await _answer(client, no_backward)
+    assert answer["gradient_check"]["status"] == "no_backward"
+    assert "learner_walk" not in answer
+
+
+@pytest.mark.anyio
+async def test_the_columnar_encoding_carries_the_learner_walk_and_spans(client):
+    text = _text("micrograd_style")
+    plain = await _answer(client, text)
+    columns = await client.post("/backward", json={"expression": text}, headers=COLUMNS)
+    assert decoded(columns.json()) == plain
+    assert plain["learner_walk"]
+
+
+@pytest.mark.anyio
+async def test_openapi_describes_the_learner_walk(client):
+    schemas = (await client.get("/openapi.json")).json()["components"]["schemas"]
+    walk = schemas["BackwardResponse"]["properties"]["learner_walk"]
+    assert walk["items"]["$ref"].endswith("/LearnerStep")
+    assert set(schemas["LearnerStep"]["properties"]) == {"node", "updates"}
+    assert set(schemas["LearnerUpdate"]["properties"]) == {"child", "grad"}
