@@ -1,8 +1,11 @@
-"""The HTML pages: the visualiser at GET /, the API documentation at /docs, and the favicon
-every browser asks for."""
+"""The HTML pages: the visualiser at GET /, the API documentation at /docs, the favicon
+every browser asks for, and the text of the installed micrograd's engine.py for the page's example."""
+
+import importlib.util
+from pathlib import Path
 
 from fastapi import APIRouter, Request
-from fastapi.responses import FileResponse, HTMLResponse
+from fastapi.responses import FileResponse, HTMLResponse, PlainTextResponse
 
 from ..assets import STATIC_DIR
 from ..dependencies import SettingsDep, TemplatesDep
@@ -45,3 +48,18 @@ async def docs(request: Request, templates: TemplatesDep):
 def favicon():
     # Without it every page load logs a 404 in the console.
     return FileResponse(FAVICON, media_type="image/x-icon")
+
+
+MICROGRAD_MISSING = """# micrograd is not installed on this server, so its engine.py cannot be shown here.
+# (pip install micrograd on the server, or paste your own micrograd-style Value class here.)
+"""
+
+
+@router.get("/examples/micrograd-engine.py", response_class=PlainTextResponse)
+def micrograd_engine():
+    """The page's "micrograd's engine.py" example starts with this text: engine.py as the installed PyPI
+    package has it, read now (valuegraph keeps no copy of it), or a comment saying it is not installed."""
+    spec = importlib.util.find_spec("micrograd.engine") if importlib.util.find_spec("micrograd") else None
+    if spec is None or spec.origin is None:
+        return PlainTextResponse(MICROGRAD_MISSING)
+    return PlainTextResponse(Path(spec.origin).read_text(encoding="utf-8"))

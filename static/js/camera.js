@@ -175,9 +175,23 @@ export function createCamera(renderer, { buttons = {}, textPx = MIN_TEXT_PX, fol
     centreOn((box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2, k, duration);
   }
 
+  /** Go to one node (the gradient check's first wrong one): the whole graph when it can all be
+   * read, else that node centred at a readable scale. Following the walk is kept as it was. */
+  function showNode(id) {
+    const readable = readableScale();
+    const duration = reducedMotion() ? 0 : MOVE_MS;
+    if (fitScale() >= readable) {
+      fit(duration > 0);
+      return;
+    }
+    const box = renderer.nodeBounds(id);
+    if (box) centreOn((box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2, readable * ZOOM_MARGIN, duration);
+  }
+
   setFollowing(follow, true);
   return {
     show,
+    showNode,
     fit,
     fitScale,
     zoomBy,

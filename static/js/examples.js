@@ -162,6 +162,261 @@ print(x.grad, w.grad)
 `;
 
 // `group` and a short `title` (the select is as narrow as the program column at 1280×720).
+// Your own Value class: programs that define their own value class, each written for valuegraph.
+// The page runs the class as written and checks its grads against the course's backward.
+
+// The course's style: _children and _local_grads, a stack-based sort, then the reverse walk.
+const OWN_COURSE = `# The course's Value, written out: each node keeps its inputs (_children) and the local
+# gradient of each input (_local_grads); backward() sorts the nodes, then walks them in reverse.
+class Value:
+    def __init__(self, data, children=(), local_grads=()):
+        self.data = data
+        self.grad = 0
+        self._children = children
+        self._local_grads = local_grads
+
+    def __add__(self, other):
+        return Value(self.data + other.data, (self, other), (1, 1))
+
+    def __mul__(self, other):
+        return Value(self.data * other.data, (self, other), (other.data, self.data))
+
+    def backward(self):
+        # Stage 1: a topological order, with a stack of (node, next input to look at).
+        order, visited = [], set()
+        stack = [(self, 0)]
+        while stack:
+            node, index = stack.pop()
+            if index < len(node._children):
+                stack.append((node, index + 1))
+                if node._children[index] not in visited:
+                    stack.append((node._children[index], 0))
+            elif node not in visited:
+                visited.add(node)
+                order.append(node)
+        # Stage 2: seed the output, then pass each node's grad on to its inputs.
+        self.grad = 1
+        for node in reversed(order):
+            for child, local in zip(node._children, node._local_grads):
+                child.grad += local * node.grad
+
+
+a = Value(2)
+b = Value(3)
+c = a * b
+L = c + a
+L.backward()
+print("L =", L.data, " a.grad =", a.grad, " b.grad =", b.grad)
+`;
+
+// Our program for micrograd's engine. The page puts the engine.py of the micrograd installed on
+// the server before it (GET /examples/micrograd-engine.py reads it from the package at request
+// time; valuegraph keeps no copy), so the class that runs is micrograd's own.
+const OWN_MICROGRAD_PROGRAM = `# Our own program on micrograd's engine above: a neuron with two inputs and a relu,
+# a squared error against 1, and its backward pass.
+x1 = Value(1.5)
+x2 = Value(-0.5)
+w1 = Value(0.8)
+w2 = Value(-1.2)
+bias = Value(0.1)
+activation = (x1 * w1 + x2 * w2 + bias).relu()
+loss = (activation - 1) ** 2
+loss.backward()
+print(f"loss {loss.data:.4f}, w1.grad {w1.grad:.4f}, w2.grad {w2.grad:.4f}")
+`;
+
+// microgpt's style: __slots__, and a recursive build_topo inside backward().
+const OWN_MICROGPT = `import math
+
+# A Value in microgpt's style: __slots__ keeps each node small, and backward() builds the
+# topological order with a recursive build_topo before walking it in reverse.
+
+
+class Value:
+    __slots__ = ("data", "grad", "_children", "_local_grads")
+
+    def __init__(self, data, children=(), local_grads=()):
+        self.data = data
+        self.grad = 0
+        self._children = children
+        self._local_grads = local_grads
+
+    def __add__(self, other):
+        other = other if isinstance(other, Value) else Value(other)
+        return Value(self.data + other.data, (self, other), (1, 1))
+
+    def __mul__(self, other):
+        other = other if isinstance(other, Value) else Value(other)
+        return Value(self.data * other.data, (self, other), (other.data, self.data))
+
+    def __radd__(self, other):
+        return self + other
+
+    def __rmul__(self, other):
+        return self * other
+
+    def tanh(self):
+        t = math.tanh(self.data)
+        return Value(t, (self,), (1 - t * t,))
+
+    def backward(self):
+        topo, visited = [], set()
+
+        def build_topo(v):
+            if v not in visited:
+                visited.add(v)
+                for child in v._children:
+                    build_topo(child)
+                topo.append(v)
+
+        build_topo(self)
+        self.grad = 1
+        for v in reversed(topo):
+            for child, local_grad in zip(v._children, v._local_grads):
+                child.grad += local_grad * v.grad
+
+
+# A neuron with two inputs: tanh(w1·x1 + w2·x2 + b).
+x1, x2 = Value(0.5), Value(-1.0)
+w1, w2 = Value(2.0), Value(0.75)
+b = Value(0.25)
+y = (w1 * x1 + w2 * x2 + b).tanh()
+y.backward()
+print("y =", round(y.data, 4), " w1.grad =", round(w1.grad, 4), " w2.grad =", round(w2.grad, 4))
+`;
+
+// Three classes broken on purpose, each with the mistake the gradient check names.
+const BROKEN_ASSIGN = `# Broken on purpose: backward() sets each input's grad with = where += belongs.
+# a is used twice (by c and by L), so it should collect two contributions.
+class Value:
+    def __init__(self, data, children=(), local_grads=()):
+        self.data = data
+        self.grad = 0
+        self._children = children
+        self._local_grads = local_grads
+
+    def __add__(self, other):
+        return Value(self.data + other.data, (self, other), (1, 1))
+
+    def __mul__(self, other):
+        return Value(self.data * other.data, (self, other), (other.data, self.data))
+
+    def backward(self):
+        order, visited = [], set()
+
+        def visit(node):
+            if node not in visited:
+                visited.add(node)
+                for child in node._children:
+                    visit(child)
+                order.append(node)
+
+        visit(self)
+        self.grad = 1
+        for node in reversed(order):
+            for child, local in zip(node._children, node._local_grads):
+                child.grad = local * node.grad  # the bug: = keeps only the last contribution
+
+
+a = Value(2)
+b = Value(3)
+c = a * b
+L = c + a
+L.backward()
+print("a.grad =", a.grad, "(the course's backward gives 4)")
+`;
+
+const BROKEN_NO_VISITED = `# Broken on purpose: a micrograd-style Value whose topological sort keeps no visited set,
+# so a node reached by two paths is walked twice and passes its gradient on twice.
+class Value:
+    def __init__(self, data, _children=(), _op=""):
+        self.data = data
+        self.grad = 0
+        self._prev = tuple(_children)  # a tuple (micrograd has a set): the walk goes in the order written
+        self._op = _op
+        self._backward = lambda: None
+
+    def __add__(self, other):
+        out = Value(self.data + other.data, (self, other), "+")
+
+        def _backward():
+            self.grad += out.grad
+            other.grad += out.grad
+
+        out._backward = _backward
+        return out
+
+    def __mul__(self, other):
+        out = Value(self.data * other.data, (self, other), "*")
+
+        def _backward():
+            self.grad += other.data * out.grad
+            other.grad += self.data * out.grad
+
+        out._backward = _backward
+        return out
+
+    def backward(self):
+        topo = []
+
+        def build(node):  # the bug: no visited set, so shared nodes are added once per path
+            for child in node._prev:
+                build(child)
+            topo.append(node)
+
+        build(self)
+        self.grad = 1
+        for node in reversed(topo):
+            node._backward()
+
+
+p = Value(2.0)
+q = Value(-1.5)
+r = p * q
+s = r + p
+out = s * r
+out.backward()
+print("p.grad =", p.grad, " q.grad =", q.grad)
+`;
+
+const BROKEN_POW = `# Broken on purpose: __pow__ stores the local gradient n·xⁿ instead of n·xⁿ⁻¹.
+class Value:
+    def __init__(self, data, children=(), local_grads=()):
+        self.data = data
+        self.grad = 0
+        self._children = children
+        self._local_grads = local_grads
+
+    def __add__(self, other):
+        return Value(self.data + other.data, (self, other), (1, 1))
+
+    def __pow__(self, n):
+        return Value(self.data**n, (self,), (n * self.data**n,))  # the bug: should be n * self.data ** (n - 1)
+
+    def backward(self):
+        order, visited = [], set()
+
+        def visit(node):
+            if node not in visited:
+                visited.add(node)
+                for child in node._children:
+                    visit(child)
+                order.append(node)
+
+        visit(self)
+        self.grad = 1
+        for node in reversed(order):
+            for child, local in zip(node._children, node._local_grads):
+                child.grad += local * node.grad
+
+
+x = Value(3.0)
+y = Value(1.0)
+out = x**2 + y
+out.backward()
+print("x.grad =", x.grad, "(the course's backward gives 6)")
+`;
+
 export const EXAMPLES = [
   { id: "chapter2", group: "The course", title: "Chapter 2: L = c + a", program: "a = 2\nb = 3\nc = a * b\nL = c + a" },
   { id: "chapter1", group: "The course", title: "Chapter 1's exercise", program: "a = 2\nb = 3\nc = a * b\nd = c + a\ne = d ** 2" },
@@ -185,6 +440,18 @@ export const EXAMPLES = [
   { id: "py-operations", group: "micrograd Python", title: "Every operation", program: PY_OPERATIONS },
   { id: "py-softmax", group: "micrograd Python", title: "Softmax as functions", program: SOFTMAX_CROSS_ENTROPY },
   { id: "py-sort-needed", group: "micrograd Python", title: "Why sort first", program: SORT_NEEDED },
+  { id: "own-course", group: "Your own Value class", title: "The course's Value class", program: OWN_COURSE },
+  {
+    id: "own-micrograd",
+    group: "Your own Value class",
+    title: "micrograd's engine.py (installed package)",
+    program: OWN_MICROGRAD_PROGRAM,
+    prepend: "examples/micrograd-engine.py",
+  },
+  { id: "own-microgpt", group: "Your own Value class", title: "microgpt-style Value: a neuron", program: OWN_MICROGPT },
+  { id: "own-broken-assign", group: "Your own Value class", title: "Broken: = instead of +=", program: BROKEN_ASSIGN },
+  { id: "own-broken-visited", group: "Your own Value class", title: "Broken: no visited set", program: BROKEN_NO_VISITED },
+  { id: "own-broken-pow", group: "Your own Value class", title: "Broken: __pow__'s local gradient", program: BROKEN_POW },
   { id: "nan", group: "Non-finite numbers", title: "log(0) gives −∞", program: "a = 0; L = log(a)" },
   { id: "nan-negative", group: "Non-finite numbers", title: "NaN from log(−1)", program: "a = -1\nb = log(a)\nc = b * 2 + a\nL = c * c" },
   { id: "sum500", group: "Large (simplified view)", title: "A 500-term sum", program: sumOfTerms(500) },

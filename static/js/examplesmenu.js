@@ -5,6 +5,22 @@
 
 import { EXAMPLES } from "./examples.js";
 
+/** Whether `text` is the example's program (after the text it starts with, for one that has `prepend`). */
+function isExample(example, text) {
+  return example.prepend ? text.endsWith(`\n${example.program}`) : example.program === text;
+}
+
+/** The text an example starts with, read from the server (micrograd's engine.py from the installed package). */
+async function fetchPrepended(path) {
+  try {
+    const response = await fetch(new URL(path, document.baseURI));
+    if (response.ok) return await response.text();
+  } catch {
+    // offline or refused: said in the program instead
+  }
+  return `# The server did not give ${path}, so this example runs on valuegraph's own Value.\n`;
+}
+
 const BROWSE_KEYS = new Set(["ArrowUp", "ArrowDown", "ArrowLeft", "ArrowRight", "PageUp", "PageDown", "Home", "End"]);
 
 /** `editor` has a `value`; `load(program)` runs a program the menu put in the editor. */
@@ -30,14 +46,16 @@ export function createExamplesMenu(select, { editor, load }) {
   restore.hidden = true;
   select.after(restore);
 
-  function choose() {
+  async function choose() {
     const example = EXAMPLES.find((e) => e.id === select.value);
     if (!example || example.id === shown) return;
-    if (!EXAMPLES.some((e) => e.program === editor.value)) saved = editor.value;
+    if (!EXAMPLES.some((e) => isExample(e, editor.value))) saved = editor.value;
     restore.hidden = saved === null;
     shown = example.id;
-    editor.value = example.program;
-    load(example.program);
+    const program = example.prepend ? `${await fetchPrepended(example.prepend)}\n${example.program}` : example.program;
+    if (shown !== example.id) return; // another example was chosen meanwhile
+    editor.value = program;
+    load(program);
   }
 
   select.addEventListener("keydown", (event) => {
@@ -68,7 +86,7 @@ export function createExamplesMenu(select, { editor, load }) {
 
   /** The editor's text changed: show which example it is, if any. */
   function sync(text) {
-    shown = EXAMPLES.find((e) => e.program === text)?.id ?? "";
+    shown = EXAMPLES.find((e) => isExample(e, text))?.id ?? "";
     select.value = shown;
   }
   return { sync };

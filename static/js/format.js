@@ -83,3 +83,15 @@ export function formula(node, nodes) {
       return `${node.op}(${args[0]})`;
   }
 }
+
+/**
+ * What the gradient check says about a node, or "" when nothing: "yours: 3, expected: 4" for a
+ * grad that is wrong (`wrong` holds its id), "local gradient: yours: 18, expected: 6" for a stored
+ * local gradient that breaks its op's rule (`problem`, an entry of gradient_check.local).
+ */
+export function checkNote(node, wrong, problem) {
+  const notes = [];
+  if (wrong) notes.push(`yours: ${formatNumber(node.grad)}, expected: ${formatNumber(node.expected_grad)}`);
+  if (problem) notes.push(`local gradient: yours: ${formatNumber(problem.stored)}, expected: ${formatNumber(problem.expected)}`);
+  return notes.join("; ");
+}

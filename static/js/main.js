@@ -542,7 +542,7 @@ export function startValuegraph(root, { location = window.location, history = wi
     if (!message) return;
     const check = response.gradient_check;
     message.hidden = !check;
-    message.textContent = check ? check.message : "";
+    message.textContent = check ? check.message : ""; // its status shows as a glyph too (valuegraph.css)
     message.dataset.status = check ? check.status : "";
   }
 
@@ -551,7 +551,7 @@ export function startValuegraph(root, { location = window.location, history = wi
   async function load(response, step, current) {
     const atEnd = tl !== null && controls.step === tl.last;
     await nextTask();
-    const timeline = buildTimeline(response);
+    const timeline = buildTimeline(response, { walk: showWalkChoice(response) });
     await nextTask();
     if (!current()) return;
     await scopes.prepare(response); // which scopes are collapsed, and their layout
@@ -573,6 +573,8 @@ export function startValuegraph(root, { location = window.location, history = wi
     tables.setTimeline(tl);
     showStep(controls.step, "load");
     await drawn;
+    const firstWrong = model.gradient_check?.first;
+    if (current() && firstWrong !== null && firstWrong !== undefined) camera.showNode(firstWrong);
   }
 
   /** Lay out and draw the current model; refit when the picture changed shape. */
@@ -670,6 +672,29 @@ export function startValuegraph(root, { location = window.location, history = wi
       }),
     );
   }
+
+  // ---- which walk the player steps through: the course's, or the learner's own backward ----
+  const walkChoice = el("walk-choice");
+  const walkChoiceBox = el("walk-choice-box");
+
+  /** Offer the choice when the answer has the learner's walk; the walk to show ("course" without one). */
+  function showWalkChoice(response) {
+    const offered = Boolean(response.learner_walk && walkChoice);
+    if (walkChoiceBox) walkChoiceBox.hidden = !offered;
+    if (!offered && walkChoice) walkChoice.value = "course";
+    return offered ? walkChoice.value : "course";
+  }
+
+  walkChoice?.addEventListener("change", async () => {
+    if (!model) return;
+    tl = buildTimeline(model, { walk: walkChoice.value });
+    flows = flowOn ? edgeFlows(tl) : null;
+    controls.setTimeline(tl);
+    controls.go(0, "quiet");
+    await redraw({ refit: false });
+    tables.setTimeline(tl);
+    showStep(0, "jump");
+  });
 
   // ---- showing a step ----
   function showStep(k, how) {

@@ -28,7 +28,7 @@ import { createCanvasPainter } from "./canvaspaint.js";
 import { placeCallouts } from "./labels.js";
 import { markStill, track } from "./motion.js";
 import { FLAG } from "./timeline.js";
-import { formatExact, formatNumber, isNonFinite, nodeName, opText, shortened } from "./format.js";
+import { formatExact, formatNumber, isNonFinite, nodeName, opText, shortened, checkNote } from "./format.js";
 
 const CHUNK = { full: 120, compact: 250 }; // nodes drawn per animation frame
 const CANVAS_ABOVE = 5000; // compact graphs with more records than this are painted on a canvas (canvaspaint.js)
@@ -63,6 +63,18 @@ function crosses(points, box) {
     if (Math.min(...s) <= 0 && Math.max(...s) >= 0) return true;
   }
   return false;
+}
+
+/** id -> the gradient check's note on that node, for the nodes it finds wrong or whose local gradient breaks its rule. */
+function checkNotes(model) {
+  const check = model.gradient_check;
+  const notes = new Map();
+  if (!check) return notes;
+  const wrong = new Set(check.wrong);
+  const problems = new Map();
+  for (const problem of check.local) if (!problems.has(problem.node)) problems.set(problem.node, problem);
+  for (const id of new Set([...wrong, ...problems.keys()])) notes.set(id, checkNote(model.nodes[id], wrong.has(id), problems.get(id)));
+  return notes;
 }
 
 let views = 0; // a counter for ids unique in the document (markers), when several views share a page
@@ -103,6 +115,7 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
   let nodeEls = [];
   let parts = [];
   let baseClass = [];
+  let notes = new Map(); // id -> what the gradient check says is wrong there (a learner's own class)
   let shownGrad = [];
   let shownFlags = new Uint8Array(0);
   let edgeEls = new Map(); // "parent:slot" -> {path, label, edge}
@@ -267,8 +280,10 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
     pinned = pinned !== null && pinned < n ? pinned : null;
     hovered = null;
     const warned = new Set((model.warnings ?? []).map((w) => w.node));
+    notes = checkNotes(model);
     baseClass = model.nodes.map(
-      (d) => `vg-node vg-kind-${d.op ? "op" : d.label === null ? "const" : "named"}${d.id === model.output ? " vg-output" : ""}${warned.has(d.id) ? " vg-origin" : ""}`,
+      (d) =>
+        `vg-node vg-kind-${d.op ? "op" : d.label === null ? "const" : "named"}${d.id === model.output ? " vg-output" : ""}${warned.has(d.id) ? " vg-origin" : ""}${notes.has(d.id) ? " is-wrong" : ""}`,
     );
     if (modeChanged || compact || wasOnCanvas) {
       edgeLayer.selectAll("*").remove();
@@ -461,6 +476,13 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
         mark.append("text").attr("dy", "0.3em").attr("y", 1).attr("text-anchor", "middle").text("!");
         mark.append("title").text(warnings.map((w) => w.message).join("\n"));
       }
+      if (notes.has(d.id)) {
+        // Not by colour alone: a ✗ on the record's corner and the two grads in words under it.
+        const mark = node.append("g").attr("class", "vg-wrong-mark").attr("transform", `translate(${W / 2},${H / 2})`);
+        mark.append("circle").attr("r", 10);
+        mark.append("text").attr("dy", "0.35em").attr("text-anchor", "middle").text("✗");
+        node.append("text").attr("class", "vg-wrong-note").attr("x", 0).attr("y", H / 2 + 17).attr("text-anchor", "middle").text(notes.get(d.id));
+      }
       parts[d.id] = { box: box.node(), grad: grad.node(), was: was.node(), badge: badgeText.node(), texts: this.querySelectorAll("text") };
     });
   }
@@ -518,7 +540,8 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
       el.setAttribute("class", classFor(id, flags, text !== ""));
       const node = model.nodes[id];
       if (compact) {
-        part.text.textContent = `${nodeName(node)}  ${formatNumber(node.data)} │ ${text || "·"}`;
+        const check = notes.has(id) ? `  ✗ ${notes.get(id)}` : "";
+        part.text.textContent = `${nodeName(node)}  ${formatNumber(node.data)} │ ${text || "·"}${check}`;
         continue;
       }
       part.grad.textContent = text;
@@ -526,7 +549,8 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
       part.was.textContent = !(flags & FLAG.RECEIVING) ? "" : receiving.has(id) ? `was ${formatNumber(receiving.get(id))}` : "seed";
       const position = tl.sortPosition[id];
       part.badge.textContent = flags & FLAG.SORTED && position >= 0 ? String(position) : "";
-      part.box.setAttribute("aria-label", `${nodeName(node)}: data ${formatNumber(node.data)}, grad ${text || "not reached yet"}`);
+      const check = notes.has(id) ? `; wrong, ${notes.get(id)}` : "";
+      part.box.setAttribute("aria-label", `${nodeName(node)}: data ${formatNumber(node.data)}, grad ${text || "not reached yet"}${check}`);
     }
   }
 
@@ -738,7 +762,7 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
     const { box, opRadius } = placement.geometry;
     const x0 = Math.min(p.cx - box.width / 2, p.cx + p.ox - opRadius);
     const y0 = Math.min(p.cy - box.height / 2, p.cy + p.oy - opRadius);
-    return { x0, y0: y0 - 20, x1: p.cx + box.width / 2, y1: p.cy + box.height / 2 };
+    return { x0, y0: y0 - 20, x1: p.cx + box.width / 2, y1: p.cy + box.height / 2 + (notes.has(id) ? 24 : 0) };
   }
 
   /** Record text size at scale 1, in px: the data and grad text of a record. */

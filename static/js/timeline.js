@@ -6,7 +6,7 @@
 // The stack is replayed from the sort steps as a persistent linked list (each step shares the
 // cells below its top), so the stack at any step costs O(1) to keep and scrubbing is free.
 
-import { formatNumber, nodeName } from "./format.js";
+import { formatNumber, grouped, nodeName } from "./format.js";
 
 /** Bits of a node's state at a step (frame.flags). */
 export const FLAG = {
@@ -25,7 +25,10 @@ function push(below, node, index) {
   return { node, index, below, size: below ? below.size + 1 : 1 };
 }
 
-export function buildTimeline(model) {
+/** The course's walk from the trace, or (walk "learner") the learner's own backward, from the
+ * answer's learner_walk, when it has one. */
+export function buildTimeline(model, { walk: which = "course" } = {}) {
+  if (which === "learner" && model.learner_walk) return buildLearnerTimeline(model);
   const { nodes, output } = model;
   const n = nodes.length;
   const order = model.order ?? [];
@@ -111,6 +114,71 @@ export function buildTimeline(model) {
   };
 }
 
+/**
+ * The learner's own backward as a timeline of the same shape: one "start" step (no sort was
+ * recorded: only the grads the learner's code wrote), then one step per learner step. A node's
+ * step is kind "propagate" (repeats kept: a walk without a visited set steps a node twice); a
+ * write outside any node's step is kind "seed" when it sets the output's grad, else "write".
+ * The graph's grads at the end are the learner's (the answer's `grad`).
+ */
+function buildLearnerTimeline(model) {
+  const { nodes, output } = model;
+  const n = nodes.length;
+  const parents = nodes.map(() => []);
+  for (const node of nodes) node.children.forEach((child, slot) => parents[child].push({ parent: node.id, slot }));
+  const gradSteps = nodes.map(() => []);
+  const gradValues = nodes.map(() => []);
+  const current = new Float64Array(n); // a grad not written yet reads 0, as a fresh Value's
+  const contributions = nodes.map(() => []);
+  const walkStep = new Int32Array(n).fill(-1);
+  const visits = new Int32Array(n);
+  const steps = [{ stage: "sort", kind: "start", node: output, stack: null, sorted: 0 }];
+  const walked = model.learner_walk.filter((s) => s.node !== null).map((s) => s.node);
+  const order = walked.slice().reverse(); // read from its end, as the course's walk reads its sorted list
+  let position = order.length;
+  for (const learnerStep of model.learner_walk) {
+    const k = steps.length;
+    const owner = learnerStep.node;
+    if (owner === null) {
+      const updates = learnerStep.updates.map((u) => ({ parent: null, slot: null, child: u.child, local: null, parentGrad: null, delta: null, before: current[u.child], after: u.grad }));
+      for (const u of updates) setGrad(u.child, k, u.after);
+      const node = updates[0]?.child ?? output;
+      const kind = node === output && updates.length === 1 ? "seed" : "write";
+      steps.push({ stage: "propagate", kind, node, grad: current[node], updates, resumed: false, position: null, learner: true });
+      continue;
+    }
+    if (walkStep[owner] < 0) walkStep[owner] = k;
+    visits[owner] += 1;
+    const grad = current[owner];
+    const used = new Set(); // a * a writes one input twice: each write takes the next matching slot
+    const updates = learnerStep.updates.map((u) => {
+      const slot = nodes[owner].children.findIndex((child, i) => child === u.child && !used.has(i));
+      if (slot >= 0) used.add(slot);
+      const local = slot >= 0 ? nodes[owner].local_grads[slot] : null;
+      const before = current[u.child];
+      const update = { parent: owner, slot, child: u.child, local, parentGrad: grad, delta: u.grad - before, before, after: u.grad };
+      setGrad(u.child, k, u.grad);
+      contributions[u.child].push({ step: k, ...update });
+      return update;
+    });
+    position -= 1;
+    steps.push({ stage: "propagate", kind: "propagate", node: owner, grad, updates, resumed: false, position, visit: visits[owner], learner: true });
+  }
+
+  function setGrad(id, k, value) {
+    gradSteps[id].push(k);
+    gradValues[id].push(value);
+    current[id] = value;
+  }
+
+  return {
+    model, nodes, n, output, order, steps, parents, recursive: false, learner: true,
+    checksVisited: true,
+    sortEnd: 0, propagateStart: 1, last: steps.length - 1,
+    emitStep: new Int32Array(n).fill(-1), sortPosition: new Int32Array(n).fill(-1), walkStep, gradSteps, gradValues, contributions,
+  };
+}
+
 /** The grad a node shows at step k: null while not yet reached; at the end every grad is shown. */
 export function gradAt(tl, id, k) {
   const at = tl.gradSteps[id];
@@ -182,13 +250,14 @@ export function frameAt(tl, k) {
     if (step.kind === "seed") flags[focus] |= FLAG.RECEIVING;
     for (const u of step.updates ?? []) {
       flags[u.child] |= FLAG.RECEIVING;
-      edges.push({ parent: u.parent, slot: u.slot, child: u.child, kind: "update", text: updateText(tl, u) });
+      if (u.parent !== null && u.slot >= 0) edges.push({ parent: u.parent, slot: u.slot, child: u.child, kind: "update", text: updateText(tl, u) });
     }
   }
   return { index: k, count: tl.last + 1, stage: step.stage, kind: step.kind, step, focus, grads, flags, edges, caption: caption(tl, k), done: k === tl.last };
 }
 
 function updateText(tl, u) {
+  if (tl.learner) return `${name(tl, u.child)}.grad ${formatNumber(u.before)} → ${formatNumber(u.after)}`; // what it wrote, += or not
   return `${name(tl, u.child)}.grad += ${formatNumber(u.local)} × ${formatNumber(u.parentGrad)}`;
 }
 
@@ -210,6 +279,7 @@ export function popText(tl, k) {
 /** What happens at step k, in words (without the "Pop (c, 0)." prefix). */
 export function whatHappens(tl, k) {
   const step = tl.steps[k];
+  if (tl.learner) return learnerHappens(tl, step);
   const node = tl.nodes[step.node];
   const who = name(tl, step.node);
   const count = node.children.length;
@@ -250,6 +320,25 @@ export function whatHappens(tl, k) {
   }
 }
 
+/** A step of the learner's own backward in words: what their code wrote, nothing recomputed. */
+function learnerHappens(tl, step) {
+  const who = name(tl, step.node);
+  const writes = (step.updates ?? []).map((u) => `${name(tl, u.child)}.grad ${formatNumber(u.before)} → ${formatNumber(u.after)}`);
+  switch (step.kind) {
+    case "start":
+      return `Your backward, as your code ran it: ${grouped(tl.steps.length - 1)} steps. valuegraph recorded the grads your code wrote, in order (not your sort).`;
+    case "seed":
+      return `Your code seeds the output: ${writes.join("; ")}.`;
+    case "write":
+      return `Your code writes a grad outside any node's step: ${writes.join("; ")}.`;
+    default: {
+      const again = step.visit > 1 ? ` (its step runs again: time ${step.visit})` : "";
+      if (writes.length === 0) return `${who}'s step${again}: ${who}.grad is ${formatNumber(step.grad)}; it passes nothing on.`;
+      return `${who}'s step${again}: ${who}.grad is ${formatNumber(step.grad)}; it passes it on: ${writes.join("; ")}.`;
+    }
+  }
+}
+
 function walkPreview(tl) {
   const names = [];
   for (let i = tl.order.length - 1; i >= 0 && names.length < 6; i--) names.push(name(tl, tl.order[i]));
@@ -260,7 +349,7 @@ function walkPreview(tl) {
 export function caption(tl, k) {
   const step = tl.steps[k];
   // The stage only: the step number is the player's one counter ("Step 11 / 13").
-  const stage = step.stage === "sort" ? "Stage 1" : "Stage 2";
+  const stage = tl.learner ? "Your backward" : step.stage === "sort" ? "Stage 1" : "Stage 2";
   const pop = popText(tl, k);
   const end = k === tl.last ? ` Done: ${doneText(tl)}` : "";
   return `${stage} · ${pop ? `Pop ${pop}. ` : ""}${whatHappens(tl, k)}${end}`;

@@ -103,8 +103,19 @@ def test_every_update_starts_from_the_childs_previous_grad_and_the_views_agree(p
             const problems = [];
             for (const example of EXAMPLES) {
                 const model = await fetchBackward({ expression: example.program, variant });
-                const tl = timeline.buildTimeline(model);
-                const previous = new Map([[tl.output, 1]]);
+                // A program's own value class: its nodes hold the learner's grads, which the
+                // learner's own walk ends at; the course's walk ends at what the course gives.
+                const own = model.gradient_check !== undefined;
+                if (own && variant === "correct") {
+                    const course = timeline.buildTimeline(model);
+                    for (const node of course.nodes) {
+                        const shown = timeline.gradAt(course, node.id, course.last);
+                        if (!Object.is(shown, node.expected_grad))
+                            problems.push(`${example.id}: the course's walk ends at ${shown}, expected_grad ${node.expected_grad}`);
+                    }
+                }
+                const tl = timeline.buildTimeline(model, { walk: own ? "learner" : "course" });
+                const previous = new Map(own ? [] : [[tl.output, 1]]); // the learner's seed is a write of its own
                 for (const step of tl.steps) {
                     for (const u of step.updates ?? []) {
                         const before = previous.get(u.child) ?? 0;
