@@ -6,7 +6,9 @@ The positions are the page's: the server's layout (rank, row) mapped to pixels w
 static/js/layout.js's full records (left to right), one micrograd record per node (name | data |
 grad), its operation in a circle before it, each edge from a child's record to its parent's circle
 through the layout's bends. The names are the page's too (format.js's nodeName): the label, else
-the code that made the node, else #id.
+the code that made the node, else #id. A gradient check (a learner's own class) shows as the page
+shows it: its message above the graph, and under each node it finds wrong a ✗ and "yours: 3,
+expected: 4" (format.js's checkNote).
 """
 
 import math
@@ -28,7 +30,9 @@ STYLE = (
     ".o rect{stroke:#1f2328;stroke-width:2.2}line{stroke:#8c959f}"
     "circle{fill:#f6f8fa;stroke:#57606a}path{fill:none;stroke:#8c959f;stroke-width:1.4}"
     ".g{fill:#0969da}.l{font-weight:600}"
+    ".w rect{stroke:#b3261e;stroke-width:2.4;stroke-dasharray:9 3}.x{fill:#b3261e;font-weight:600}"
 )
+MESSAGE_ROOM = 24  # above the graph, for the gradient check's message
 
 
 def shown_number(x: float) -> str:
@@ -49,20 +53,51 @@ def node_name(node: dict) -> str:
     return node["label"] or node["expr"] or f"#{node['id']}"
 
 
+def check_notes(response: dict) -> dict:
+    """{id: what the gradient check says is wrong there}, as format.js's checkNote words it."""
+    check = response.get("gradient_check")
+    if not check:
+        return {}
+    nodes, wrong = response["nodes"], set(check["wrong"])
+    problems = {}
+    for problem in check["local"]:
+        problems.setdefault(problem["node"], problem)
+    notes = {}
+    for node_id in sorted(wrong | set(problems)):
+        said = []
+        if node_id in wrong:
+            node = nodes[node_id]
+            said.append(f"yours: {shown_number(node['grad'])}, expected: {shown_number(node['expected_grad'])}")
+        if node_id in problems:
+            problem = problems[node_id]
+            said.append(
+                f"local gradient: yours: {shown_number(problem['stored'])}, "
+                f"expected: {shown_number(problem['expected'])}"
+            )
+        notes[node_id] = "; ".join(said)
+    return notes
+
+
 def graph_svg(response: dict, title: str = "valuegraph") -> str:
     """The SVG document for a POST /backward answer that has its layout."""
     nodes, layout = response["nodes"], response["layout"]
     place = {item["id"]: (item["rank"], item["row"]) for item in layout["nodes"]}
+    check = response.get("gradient_check")
+    notes = check_notes(response)
+    top = MARGIN + (MESSAGE_ROOM if check else 0)
     width = max(1, layout["ranks"]) * RANK_PITCH - EDGE_ROOM + 2 * MARGIN
-    height = max(0, layout["rows"] - 1) * ROW_PITCH + RECORD_HEIGHT + 2 * MARGIN
+    height = max(0, layout["rows"] - 1) * ROW_PITCH + RECORD_HEIGHT + top + MARGIN + (ACROSS if notes else 0)
 
     def record_left(rank):
         return MARGIN + rank * RANK_PITCH + 2 * OP_RADIUS + OP_GAP
 
     def centre(row):
-        return MARGIN + row * ROW_PITCH + RECORD_HEIGHT / 2
+        return top + row * ROW_PITCH + RECORD_HEIGHT / 2
 
     parts = []
+    if check:
+        mark = {"ok": "✓ ", "wrong": "✗ ", "no_backward": "○ "}.get(check["status"], "")
+        parts.append(f'<text class="x" x="{MARGIN}" y="{MARGIN + 12}">{escape(mark + check["message"])}</text>')
     for edge in layout["edges"]:
         child_rank, child_row = place[edge["child"]]
         parent_rank, parent_row = place[edge["parent"]]
@@ -75,6 +110,13 @@ def graph_svg(response: dict, title: str = "valuegraph") -> str:
         rank, row = place[node["id"]]
         x, y = record_left(rank), centre(row) - RECORD_HEIGHT / 2
         kind = "o" if node["id"] == output else "c" if node["op"] is None and node["label"] is None else "v"
+        note = notes.get(node["id"])
+        if note is not None:
+            kind += " w"
+            note = (
+                f'<text class="x" x="{x + RECORD_WIDTH:g}" y="{y + RECORD_HEIGHT + 16:g}" text-anchor="end">'
+                f"✗ {escape(note)}</text>"
+            )
         name = node_name(node)
         shown = name if len(name) <= NAME_CHARS else name[: NAME_CHARS - 1] + "…"
         cells = [
@@ -101,7 +143,7 @@ def graph_svg(response: dict, title: str = "valuegraph") -> str:
         parts.append(
             f'<g class="n {kind}"><title>{escape(name)}</title>'
             f'<rect x="{x:g}" y="{y:g}" width="{RECORD_WIDTH}" height="{RECORD_HEIGHT}" rx="4"/>'
-            f"{dividers}{''.join(cells)}{op}</g>"
+            f"{dividers}{''.join(cells)}{op}{note or ''}</g>"
         )
     label = f"{title}: the graph of {node_name(nodes[output])} ({len(nodes)} nodes) after its backward pass"
     return (

@@ -1,8 +1,10 @@
 """app.notebook: show(L) and export(L, path) for a graph built in Python, checked through the HTML
 they produce (the browser test in tests/browser/test_export.py plays it)."""
 
+import html
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -174,3 +176,26 @@ def test_the_output_carries_a_still_picture_and_only_the_first_carries_the_pages
     assert sum(len(part.encode()) for part in second.values()) < 100_000
     alone = show(chapter_2_graph(), alone=True)._repr_mimebundle_()
     assert f'id="{key}"' in alone["text/html"]
+
+
+def test_a_program_with_its_own_value_class_carries_the_gradient_check():
+    """Issue 20: show() of a program that defines its own Value (here with `=` where `+=` belongs)
+    carries what /backward answers for it: expected_grad, gradient_check and the learner's walk."""
+    program = (Path(__file__).parent / "own_classes" / "course_assign_not_accumulate.py").read_text()
+    shown = show(program)
+    response = stored_data(inner_document(shown))["response"]
+    check = response["gradient_check"]
+    assert check["status"] == "wrong" and "its grad holds only the last one" in check["message"]
+    wrong = [node for node in response["nodes"] if node["id"] in check["wrong"]]
+    assert wrong and all(node["grad"] != node["expected_grad"] for node in wrong)
+    assert all("expected_grad" in node and node["span"] is not None for node in response["nodes"])
+    assert response["learner_walk"][0]["node"] is None  # the seed, then the nodes' steps
+    # The still picture (for previews that run no script) shows the message and the marks too.
+    a = next(node for node in wrong if node["label"] == "a")
+    assert f"✗ yours: {a['grad']:g}, expected: {a['expected_grad']:g}</text>" in shown.still
+    assert html.escape(check["message"]) in shown.still
+
+
+def test_the_still_picture_of_a_graph_without_a_check_has_no_message_or_marks():
+    still = show(chapter_2_graph()).still
+    assert "✗" not in still and "yours:" not in still
