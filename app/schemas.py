@@ -476,8 +476,17 @@ class BackwardResponse(TypedDict):
     run: int | None  # which of `runs` the graph and trace are from; null when there was none
     printed: list[str]  # the lines the program printed
     gradient_check: NotRequired[GradientCheck]  # only for posted graphs
-    # Only for a Python program's own value class whose backward() ran: its walk, step by step
-    learner_walk: NotRequired[list[LearnerStep]]
+    learner_walk: NotRequired[
+        Annotated[
+            list[LearnerStep],
+            Field(
+                description="Only for a Python program that defines its own value class and calls its backward(): "
+                "the program's own walk, one step per node that passed its gradient on (a `_backward()` call, or a "
+                "loop's writes to one node's inputs in order), in the order they ran, repeats kept; a write outside "
+                "any node's step (the seed) is a step with node null."
+            ),
+        ]
+    ]
 
 
 class Health(BaseModel):

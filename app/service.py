@@ -18,7 +18,7 @@ from typing import Callable, NamedTuple
 import anyio
 
 from engine import Limits, ProgramRun, Trace, Value, measure_leaf_gradients, run_program, trace
-from engine.check import Check, canonical_op, check
+from engine.check import RULES, Check, canonical_op, check
 from engine.python.observe import learner_walk
 
 from . import schemas
@@ -111,7 +111,10 @@ def own_class_graph(observed: dict) -> schemas.Graph:
     nodes = []
     with_grad = observed["backward"] and any(node["grad"] is not None for node in observed["nodes"])
     for node in observed["nodes"]:
-        op = node["op"] if canonical_op(node["op"])[0] is not None else None
+        known = canonical_op(node["op"])[0]
+        # An op applied to one input twice (x * x) whose inputs a set kept once has fewer inputs than
+        # its rule: it is left out, and its (derived) local gradient is used as given.
+        op = node["op"] if known is not None and RULES[known][0] == len(node["children"]) else None
         local_grads = node["local_grads"]
         if local_grads is None:
             local_grads = [math.nan] * len(node["children"])

@@ -102,7 +102,7 @@ def _own_class_origins(nodes, observed) -> tuple:
     for node, seen in zip(nodes, observed):
         origin = seen["origin"]
         labels.append(node.label)
-        if node.label is None and node.op is None:  # a constant made from a plain number shows its value
+        if node.label is None and not seen["children"]:  # a constant made from a plain number shows its value
             origin = (origin[0], format_number(node.data), origin[2])
         made.append(origin)
     return distinct_labels(labels), made

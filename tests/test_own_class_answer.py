@@ -2,6 +2,7 @@
 expr, as built-in Values have), and the learner's own backward as `learner_walk`, whether it
 ran micrograd-style `_backward` closures or a loop over the nodes."""
 
+import importlib.util
 from pathlib import Path
 
 import pytest
@@ -136,5 +137,31 @@ async def test_openapi_describes_the_learner_walk(client):
     schemas = (await client.get("/openapi.json")).json()["components"]["schemas"]
     walk = schemas["BackwardResponse"]["properties"]["learner_walk"]
     assert walk["items"]["$ref"].endswith("/LearnerStep")
+    assert "`_backward()` call" in walk["description"] and "node null" in walk["description"]
     assert set(schemas["LearnerStep"]["properties"]) == {"node", "updates"}
     assert set(schemas["LearnerUpdate"]["properties"]) == {"child", "grad"}
+
+
+@pytest.mark.anyio
+async def test_the_micrograd_example_reads_engine_py_from_the_installed_package(client):
+    engine = Path(importlib.util.find_spec("micrograd.engine").origin).read_text(encoding="utf-8")
+    response = await client.get("/examples/micrograd-engine.py")
+    assert response.status_code == 200
+    assert response.text == engine
+    # x * x: micrograd keeps the inputs in a set, so the node has one input, with local gradient 2x
+    answer = await _answer(client, response.text + "\nx = Value(2.0)\ny = x * x + x\ny.backward()\n")
+    assert answer["gradient_check"]["status"] == "ok" and answer["learner_walk"]
+    square = next(node for node in answer["nodes"] if node["expr"] == "x * x")
+    assert square["children"] == [0] and square["local_grads"] == [4.0]
+    assert answer["nodes"][0]["grad"] == answer["nodes"][0]["expected_grad"] == 5.0
+
+
+@pytest.mark.anyio
+async def test_without_micrograd_installed_the_example_says_so(client, monkeypatch):
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name.startswith("micrograd") else real(name, *a)
+    )
+    response = await client.get("/examples/micrograd-engine.py")
+    assert response.status_code == 200
+    assert response.text.startswith("# micrograd is not installed on this server")

@@ -140,9 +140,13 @@ def derive_local_grads(op, data, inputs):
     op = (op or "").strip()
     try:
         if op == "+":
-            return [1.0] * len(inputs)
+            return [1.0] * len(inputs) if len(inputs) > 1 else [2.0]  # x + x, its inputs kept in a set: one input
         if op == "*" and len(inputs) == 2:
             return [inputs[1], inputs[0]]
+        if op == "*" and len(inputs) == 1:  # x * x, its inputs kept in a set
+            return [2 * inputs[0]]
+        if op == "-" and len(inputs) == 1:
+            return [0.0]  # x - x, its inputs kept in a set
         if op == "-" and len(inputs) == 2:
             return [1.0, -1.0]
         if op == "/" and len(inputs) == 2:

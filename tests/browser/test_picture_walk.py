@@ -111,7 +111,8 @@ def test_every_update_starts_from_the_childs_previous_grad_and_the_views_agree(p
                     for (const node of course.nodes) {
                         const shown = timeline.gradAt(course, node.id, course.last);
                         if (!Object.is(shown, node.expected_grad))
-                            problems.push(`${example.id}: the course's walk ends at ${shown}, expected_grad ${node.expected_grad}`);
+                            problems.push(`${example.id}: the course's walk ends at ${shown}, `
+                                + `expected_grad ${node.expected_grad}`);
                     }
                 }
                 const tl = timeline.buildTimeline(model, { walk: own ? "learner" : "course" });
