@@ -227,3 +227,16 @@ def test_the_exported_file_shows_the_marks(page, live_server, tmp_path):
     wait_for_graph(page)
     assert check_message(page).get_attribute("data-status") == "wrong"
     assert page.locator("[data-node-id].is-wrong .vg-wrong-note").count() >= 1
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_marks_message_and_walk_choice_pass_axe(page, scheme):
+    from test_page_look import AXE, axe_violations
+
+    page.emulate_media(color_scheme=scheme)
+    page.add_init_script(path=str(AXE))
+    choose_example(page, "own-broken-visited", 5)
+    check_message(page)
+    page.locator('[data-vg="walk-choice"]').select_option("learner")
+    expect(page.locator('[data-vg="caption"]')).to_contain_text("Your backward")
+    assert axe_violations(page) == []
