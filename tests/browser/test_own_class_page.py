@@ -31,6 +31,39 @@ BROKEN = {
     ),
 }
 
+# `=` for `+=` on a value used twice (a * a), then a chain of additions
+ASSIGN_CHAIN = (
+    "class V:\n"
+    "    def __init__(self, data, children=(), local_grads=()):\n"
+    "        self.data = data\n"
+    "        self.grad = 0\n"
+    "        self._children = children\n"
+    "        self._local_grads = local_grads\n"
+    "    def __add__(self, other):\n"
+    "        other = other if isinstance(other, V) else V(other)\n"
+    "        return V(self.data + other.data, (self, other), (1, 1))\n"
+    "    def __mul__(self, other):\n"
+    "        return V(self.data * other.data, (self, other), (other.data, self.data))\n"
+    "    def backward(self):\n"
+    "        order, seen = [], set()\n"
+    "        def visit(v):\n"
+    "            if v not in seen:\n"
+    "                seen.add(v)\n"
+    "                for child in v._children:\n"
+    "                    visit(child)\n"
+    "                order.append(v)\n"
+    "        visit(self)\n"
+    "        self.grad = 1\n"
+    "        for v in reversed(order):\n"
+    "            for child, local in zip(v._children, v._local_grads):\n"
+    "                child.grad = local * v.grad\n"
+    "a = V(1.5)\n"
+    "x = a * a\n"
+    "for k in range({length}):\n"
+    "    x = x + k\n"
+    "x.backward()\n"
+)
+
 
 def choose_example(page, example_id, nodes=None):
     """Pick an example from the menu; wait for its graph (of `nodes` nodes, else as many as the API gives)."""
@@ -149,37 +182,7 @@ def test_the_player_steps_through_the_learners_own_backward_beside_the_courses(p
 def test_the_view_goes_to_the_first_wrong_node_when_the_answer_arrives(page, live_server):
     # `=` for `+=` on a value used twice (a * a), then a chain too long to read whole: the first
     # wrong node in the course's reverse walk is a, far from the output.
-    program = (
-        "class V:\n"
-        "    def __init__(self, data, children=(), local_grads=()):\n"
-        "        self.data = data\n"
-        "        self.grad = 0\n"
-        "        self._children = children\n"
-        "        self._local_grads = local_grads\n"
-        "    def __add__(self, other):\n"
-        "        other = other if isinstance(other, V) else V(other)\n"
-        "        return V(self.data + other.data, (self, other), (1, 1))\n"
-        "    def __mul__(self, other):\n"
-        "        return V(self.data * other.data, (self, other), (other.data, self.data))\n"
-        "    def backward(self):\n"
-        "        order, seen = [], set()\n"
-        "        def visit(v):\n"
-        "            if v not in seen:\n"
-        "                seen.add(v)\n"
-        "                for child in v._children:\n"
-        "                    visit(child)\n"
-        "                order.append(v)\n"
-        "        visit(self)\n"
-        "        self.grad = 1\n"
-        "        for v in reversed(order):\n"
-        "            for child, local in zip(v._children, v._local_grads):\n"
-        "                child.grad = local * v.grad\n"
-        "a = V(1.5)\n"
-        "x = a * a\n"
-        "for k in range(40):\n"
-        "    x = x + k\n"
-        "x.backward()\n"
-    )
+    program = ASSIGN_CHAIN.format(length=40)
     body = httpx.post(f"{live_server}/backward", json={"expression": program}).json()
     first = body["gradient_check"]["first"]
     assert body["nodes"][first]["label"] == "a"
@@ -240,3 +243,10 @@ def test_the_marks_message_and_walk_choice_pass_axe(page, scheme):
     page.locator('[data-vg="walk-choice"]').select_option("learner")
     expect(page.locator('[data-vg="caption"]')).to_contain_text("Your backward")
     assert axe_violations(page) == []
+
+
+def test_a_graph_too_big_for_records_marks_wrong_nodes_in_its_compact_text(page):
+    open_program(page, ASSIGN_CHAIN.format(length=300))
+    wrong = page.locator("[data-node-id].is-wrong")
+    expect(wrong).to_have_count(1)
+    assert wrong.locator(".vg-compact-text").text_content().endswith("✗ yours: 1.5, expected: 3")
