@@ -476,6 +476,16 @@ class BackwardResponse(TypedDict):
     run: int | None  # which of `runs` the graph and trace are from; null when there was none
     printed: list[str]  # the lines the program printed
     gradient_check: NotRequired[GradientCheck]  # only for posted graphs
+    inputs_in_sets: NotRequired[
+        Annotated[
+            bool,
+            Field(
+                description="Only for a Python program that defines its own value class: whether a node keeps its "
+                "inputs in a set (micrograd's `_prev`). A set has no fixed order in CPython; valuegraph gives each "
+                "node's inputs in the order the method that made it passed them."
+            ),
+        ]
+    ]
     learner_walk: NotRequired[
         Annotated[
             list[LearnerStep],

@@ -126,6 +126,9 @@ def _sections(steps, measured, layout, include_trace, program, checked=None, lea
         response["gradient_check"] = checked.gradient_check
     if learner_walk is not None:
         response["learner_walk"] = learner_walk
+    own = program.python.graph if program is not None and program.python is not None else None
+    if own is not None:
+        response["inputs_in_sets"] = own["inputs_are_sets"]
     return response
 
 

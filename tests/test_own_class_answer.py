@@ -165,3 +165,12 @@ async def test_without_micrograd_installed_the_example_says_so(client, monkeypat
     response = await client.get("/examples/micrograd-engine.py")
     assert response.status_code == 200
     assert response.text.startswith("# micrograd is not installed on this server")
+
+
+@pytest.mark.anyio
+async def test_the_answer_says_whether_the_class_keeps_its_inputs_in_a_set(client):
+    engine = Path(importlib.util.find_spec("micrograd.engine").origin).read_text(encoding="utf-8")
+    in_sets = await _answer(client, engine + "\na = Value(2.0)\nb = a * 3 + a\nb.backward()\n")
+    assert in_sets["inputs_in_sets"] is True
+    assert (await _answer(client, _text("course_value")))["inputs_in_sets"] is False
+    assert "inputs_in_sets" not in await _answer(client, "a = Value(2.0)\nb = a * a\nb.backward()")

@@ -544,6 +544,8 @@ export function startValuegraph(root, { location = window.location, history = wi
     message.hidden = !check;
     message.textContent = check ? check.message : ""; // its status shows as a glyph too (valuegraph.css)
     message.dataset.status = check ? check.status : "";
+    const setsNote = el("sets-note");
+    if (setsNote) setsNote.hidden = response.inputs_in_sets !== true;
   }
 
   // A big graph is loaded in several tasks (timeline, layout, first nodes, the rest in frames),

@@ -122,6 +122,7 @@ def test_the_correct_classes_run_with_their_check_ok_and_nothing_marked(page, ex
     assert message.get_attribute("data-status") == "ok"
     assert page.locator(".vg-wrong-mark").count() == 0
     expect(page.locator('[data-vg="printed"]')).to_contain_text(printed)
+    assert page.locator('[data-vg="sets-note"]').is_hidden()  # a tuple of inputs has its order
 
 
 def test_the_micrograd_example_runs_the_engine_of_the_installed_package(page):
@@ -132,6 +133,8 @@ def test_the_micrograd_example_runs_the_engine_of_the_installed_package(page):
     assert "loss.backward()" in program[len(engine) :]
     assert check_message(page).get_attribute("data-status") == "ok"
     expect(page.locator('[data-vg="printed"]')).to_contain_text("loss 0.8100, w1.grad 2.7000, w2.grad -0.9000")
+    # micrograd keeps a node's inputs in a set: the page says whose order it draws
+    expect(page.locator('[data-vg="sets-note"]')).to_contain_text("keeps a node's inputs in a set")
 
 
 def test_a_program_with_no_backward_call_says_so(page):
