@@ -5,6 +5,7 @@ steps through the learner's own backward beside the course's walk, the six examp
 the embed and the exported file show the same marks."""
 
 import importlib.util
+import json
 from pathlib import Path
 from urllib.parse import quote
 
@@ -253,3 +254,19 @@ def test_a_graph_too_big_for_records_marks_wrong_nodes_in_its_compact_text(page)
     wrong = page.locator("[data-node-id].is-wrong")
     expect(wrong).to_have_count(1)
     assert wrong.locator(".vg-compact-text").text_content().endswith("✗ yours: 1.5, expected: 3")
+
+
+def test_an_imported_graph_is_marked_the_same_way(page):
+    """A graph posted whole (a learner's class in any language) gets the same marks: one render for both."""
+    from app.schemas import CHAPTER_2_GRAPH
+
+    graph = json.loads(json.dumps(CHAPTER_2_GRAPH))
+    graph["nodes"][0]["grad"] = 3.0  # = for +=: a keeps only c's share
+    open_program(page, "x = 1\ny = x * 2", nodes=3)
+    page.get_by_text("Import graph").click()
+    page.get_by_role("textbox", name="Graph JSON").fill(json.dumps({"graph": graph}))
+    page.get_by_role("button", name="Import").click()
+    wait_for_graph(page, 4)
+    check_message(page)
+    assert marked(page) == {"a": "yours: 3, expected: 4"}
+    assert page.locator('[data-vg="walk-choice-box"]').is_hidden()  # no learner_walk: the course's walk only
