@@ -687,16 +687,19 @@ export function startValuegraph(root, { location = window.location, history = wi
     return offered ? walkChoice.value : "course";
   }
 
-  walkChoice?.addEventListener("change", async () => {
+  /** Step through the other walk of the graph on screen, from `step`. */
+  async function useWalk(step, how) {
     if (!model) return;
-    tl = buildTimeline(model, { walk: walkChoice.value });
+    tl = buildTimeline(model, { walk: showWalkChoice(model) });
     flows = flowOn ? edgeFlows(tl) : null;
     controls.setTimeline(tl);
-    controls.go(0, "quiet");
+    controls.go(Math.min(step, tl.last), "quiet");
     await redraw({ refit: false });
     tables.setTimeline(tl);
-    showStep(0, "jump");
-  });
+    showStep(controls.step, how);
+  }
+
+  walkChoice?.addEventListener("change", () => useWalk(0, "jump"));
 
   // ---- showing a step ----
   function showStep(k, how) {
@@ -737,6 +740,7 @@ export function startValuegraph(root, { location = window.location, history = wi
       playing: controls.playing,
       pinned,
       collapsed: scopes.collapsed,
+      walk: walkChoice && walkChoiceBox && !walkChoiceBox.hidden ? walkChoice.value : "course",
     };
   }
 
@@ -773,7 +777,13 @@ export function startValuegraph(root, { location = window.location, history = wi
     runProgram = program;
     if (seedInput) seedInput.value = String(choices.seed);
     showDirection();
+    const walkChanged = walkChoice !== null && state.walk !== walkChoice.value;
+    if (walkChoice) walkChoice.value = state.walk;
     if (sameGraph && model) {
+      if (walkChanged) {
+        useWalk(state.step ?? 0, "history");
+        return;
+      }
       if (directionChanged) redraw({ refit: true });
       controls.go(state.step ?? 0, "history");
       return;
@@ -784,6 +794,7 @@ export function startValuegraph(root, { location = window.location, history = wi
   });
 
   // ---- start ----
+  if (walkChoice) walkChoice.value = initial.walk; // used once the answer offers the learner's walk
   showDirection();
   controls.speed = initial.speed;
   controls.disable();

@@ -3,7 +3,7 @@
 // and embed links and a Teach live room's state are all derived from this table, so a field added
 // here reaches every one of them, and none can drop it on the way.
 //
-//   ?expression=<program>&variables=x%3D3&step=7&dir=bt&speed=2&variant=assign&seed=3&run=4
+//   ?expression=<program>&variables=x%3D3&step=7&dir=bt&speed=2&variant=assign&seed=3&run=4&walk=learner
 //
 // A field's `url` is its URL parameter (null: the page keeps it, no link carries it); values
 // equal to the default are left out of links and requests. `program: true` marks the fields that
@@ -40,6 +40,8 @@ export const FIELDS = Object.freeze([
   // The graph that TypeScript/JavaScript made in the page (POST /backward's `graph`): a room carries it,
   // so that followers draw it without running the code. Not a program field: the code is.
   { name: "graph", url: null, fallback: null, room: true },
+  // Which walk the player steps through: the course's, or ("learner") the program's own backward, when its answer has one.
+  { name: "walk", url: "walk", fallback: "course", embed: false, read: (text) => (text === "learner" || text === "course" ? text : undefined) },
   { name: "playing", url: null, fallback: false, room: true },
   { name: "pinned", url: null, fallback: null, room: true }, // the node clicked, whose story stays shown
   // The scopes folded into boxes (keys from scopes.js). null: the graph's own default, which

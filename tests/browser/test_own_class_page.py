@@ -270,3 +270,19 @@ def test_an_imported_graph_is_marked_the_same_way(page):
     check_message(page)
     assert marked(page) == {"a": "yours: 3, expected: 4"}
     assert page.locator('[data-vg="walk-choice-box"]').is_hidden()  # no learner_walk: the course's walk only
+
+
+def test_the_walk_chosen_is_in_the_link_and_back_returns_to_the_courses(page):
+    program = (OWN_CLASSES / "micrograd_no_visited_set.py").read_text()
+    open_program(page, program, nodes=5, walk="learner", step=3)
+    choice = page.locator('[data-vg="walk-choice"]')
+    assert choice.input_value() == "learner"
+    assert step_of(page) == 3
+    caption = page.locator('[data-vg="caption"]')
+    expect(caption).to_contain_text("Your backward · c's step")
+    choice.select_option("course")
+    expect(caption).to_contain_text("Stage 1")
+    assert "walk=" not in page.url  # the default stays out of the link
+    page.go_back()
+    expect(caption).to_contain_text("Your backward · c's step")
+    assert choice.input_value() == "learner" and step_of(page) == 3

@@ -109,7 +109,7 @@ def test_the_view_state_declares_each_field_once_and_speaks_the_servers_wire_for
             const s = await import(main.replace(/main\\.js.*$/, 'state.js'));
             const full = { expression: 'y = w * 2', variables: 'w = 3', step: 4, direction: 'BT', speed: 2,
                            variant: 'assign', seed: 5, run: 2, language: null, graph: null, playing: true,
-                           pinned: 1, collapsed: null };
+                           pinned: 1, collapsed: null, walk: 'learner' };
             return {
                 fields: s.FIELDS.map((f) => ({ name: f.name, url: f.url, fallback: f.fallback,
                                                program: Boolean(f.program), room: Boolean(f.room) })),
@@ -139,6 +139,7 @@ def test_the_view_state_declares_each_field_once_and_speaks_the_servers_wire_for
         "seed",
         "run",
         "language",
+        "walk",
     ]
     assert {f["name"]: f["fallback"] for f in linked} == {
         "expression": None,
@@ -150,6 +151,7 @@ def test_the_view_state_declares_each_field_once_and_speaks_the_servers_wire_for
         "seed": 0,
         "run": None,
         "language": None,
+        "walk": "course",
     }
     assert answer["defaults"] == "", "defaults stay out of links"
 
@@ -158,14 +160,14 @@ def test_the_view_state_declares_each_field_once_and_speaks_the_servers_wire_for
     # the graph that code made is what a room carries beside it, not a field that makes the graph.
     shared = set(schemas.BackwardRequest.model_fields) & set(schemas.RoomState.model_fields)
     assert program == shared - {"graph"} | {"language"}
-    assert answer["typescript"].endswith("&run=2&language=typescript")
+    assert answer["typescript"].endswith("&run=2&language=typescript&walk=learner")
     assert answer["typescriptRequest"] == answer["request"]
     assert {name for name, f in fields.items() if f["room"]} == set(schemas.RoomState.model_fields) - {"stage"}
 
     full = answer["full"]
     assert (
         answer["search"]
-        == "?expression=y+%3D+w+*+2&variables=w+%3D+3&step=4&dir=bt&speed=2&variant=assign&seed=5&run=2"
+        == "?expression=y+%3D+w+*+2&variables=w+%3D+3&step=4&dir=bt&speed=2&variant=assign&seed=5&run=2&walk=learner"
     )
     assert {f["name"]: answer["back"][f["name"]] for f in linked} == {f["name"]: full[f["name"]] for f in linked}
     assert answer["request"] == {
