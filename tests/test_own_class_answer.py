@@ -174,3 +174,18 @@ async def test_the_answer_says_whether_the_class_keeps_its_inputs_in_a_set(clien
     assert in_sets["inputs_in_sets"] is True
     assert (await _answer(client, _text("course_value")))["inputs_in_sets"] is False
     assert "inputs_in_sets" not in await _answer(client, "a = Value(2.0)\nb = a * a\nb.backward()")
+
+
+def test_a_loop_walk_over_a_node_used_by_many_is_walked_node_by_node():
+    # x feeds 300 products: each write to x's grad has 300 nodes it could be the first input of
+    text = _text("course_value").split("\na = Value(2.0)")[0] + (
+        "\nx = Value(0.5)\ntotal = x * 1\nfor k in range(2, 301):\n    total = total + x * k\ntotal.backward()\n"
+    )
+    graph = run_program(text).python.graph
+    walk = learner_walk(graph)
+    with_inputs = [i for i, node in enumerate(graph["nodes"]) if node["children"]]
+    assert walk[0]["node"] is None
+    assert sorted(step["node"] for step in walk[1:]) == with_inputs
+    x = graph["nodes"][0]
+    writes_to_x = [u["grad"] for step in walk for u in step["updates"] if u["child"] == 0]
+    assert len(writes_to_x) == 300 and writes_to_x[-1] == x["grad"] == sum(range(1, 301))

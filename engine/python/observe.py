@@ -222,21 +222,26 @@ def learner_walk(graph):
 
 
 def _attribute_loop_writes(steps, nodes, position):
-    parents = [[] for _ in nodes]  # input position -> the nodes it is the first input of
     children = [[position[c] for c in node["children"]] for node in nodes]
+    with_inputs = {}  # the inputs in order -> the nodes that have them: a run of writes finds its node at once
     for i, inputs in enumerate(children):
         if inputs:
-            parents[inputs[0]].append(i)
+            with_inputs.setdefault(tuple(inputs), []).append(i)
+    arities = sorted({len(inputs) for inputs in with_inputs})
     grads = [0.0] * len(nodes)  # each node's grad as the writes so far left it
     written = [False] * len(nodes)
     attributed, k = [], 0
     while k < len(steps):
         step = steps[k]
         parent = None
-        if step["node"] is None and len(step["updates"]) == 1:
+        if _single_write(step):
             # First as if every grad started at 0; then, for a backward() that did not reset them,
             # without checking the first write to each grad.
-            candidates = parents[step["updates"][0]["child"]]
+            candidates = []
+            for arity in arities:
+                run = steps[k : k + arity]
+                if len(run) == arity and all(map(_single_write, run)):
+                    candidates += with_inputs.get(tuple(s["updates"][0]["child"] for s in run), ())
             parent = next(
                 (
                     p
@@ -259,6 +264,10 @@ def _attribute_loop_writes(steps, nodes, position):
             grads[update["child"]] = update["grad"]
             written[update["child"]] = True
     return attributed
+
+
+def _single_write(step):
+    return step["node"] is None and len(step["updates"]) == 1
 
 
 def _passes_on(run, inputs, parent, parent_grad, grads, written, unknown_start):
