@@ -318,3 +318,26 @@ async def test_a_job_reads_the_files_given_with_it(make_jobs_client):
     status = await wait_for(client, response.json()["id"], finished)
     assert status["status"] == "done", status
     assert status["printed"] == ["2 emma"]
+
+
+async def test_a_job_whose_process_cannot_start_fails_with_the_reason_and_the_next_one_runs(
+    make_jobs_client, monkeypatch
+):
+    from app.jobs import processes
+
+    client = make_jobs_client()
+    real_start = processes.start
+    starts = []
+
+    def start_once_failing(*args):
+        starts.append(args)
+        if len(starts) == 1:
+            raise OSError("no more processes")
+        return real_start(*args)
+
+    monkeypatch.setattr(processes, "start", start_once_failing)
+    failed = await wait_for(client, await start(client, DESCENT), finished)
+    assert failed["status"] == "failed"
+    assert failed["error"]["message"] == "the job's process could not start: no more processes"
+    done = await wait_for(client, await start(client, DESCENT), finished)
+    assert done["status"] == "done", done

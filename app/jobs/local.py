@@ -126,7 +126,14 @@ class LocalJobs(JobQueue):
             time.sleep(processes.SUPERVISE_SECONDS)
 
     def _start(self, job: Job) -> None:
-        process, receiving = processes.start(worker.run_job, self.settings, job.request)
+        try:
+            process, receiving = processes.start(worker.run_job, self.settings, job.request)
+        except Exception as error:  # noqa: BLE001 - the job fails with the reason; the supervisor lives on
+            with self.lock:
+                if job.status != "cancelled":
+                    job.error = worker.failure(f"the job's process could not start: {error}", None)
+                    self._finish(job, "failed")
+            return
         with self.lock:
             if job.status == "cancelled":  # cancelled while its process was starting
                 process.kill()
