@@ -545,3 +545,29 @@ async def test_the_collector_is_paused_while_a_large_body_is_read(size, paused):
     assert response.status_code == 200
     assert seen == [not paused]
     assert gc.isenabled()
+
+
+def test_names_of_unlabelled_nodes_used_twice_stay_short():
+    """x = x*w + x, unlabelled: written whole, each name holds the one before twice, so 200 nodes
+    would spell 2**100 characters. Run with 1 GB of address space: the kept names are cut, and a
+    name's start (all the page shows) is still right."""
+    import subprocess
+    import sys
+
+    program = (
+        "import resource, json\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))\n"
+        "from engine import Limits, Value, trace\n"
+        "from engine.program import ProgramRun\n"
+        "x = Value(1.0, label='x')\n"
+        "for k in range(100):\n"
+        "    x = x * Value(0.5, label=f'w{k}') + x\n"
+        "steps = trace(x, Limits())\n"
+        "labels, made = ProgramRun(None).origin_parts(steps.nodes)\n"
+        "print(json.dumps([expr for _, expr, _ in made if expr]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    names = json.loads(done.stdout)
+    assert names[:4] == ["x*w0", "x*w0+x", "(x*w0+x)*w1", "(x*w0+x)*w1+x*w0+x"]
+    assert len(names) == 200 and names[-1] == "(((((((((((((((((((((((((((((((((((((((…"
