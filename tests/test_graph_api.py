@@ -537,7 +537,12 @@ async def test_the_collector_is_paused_while_a_large_body_is_read(size, paused):
 
     assert (size >= PAUSE_COLLECTOR_FROM_BYTES) == paused
     wrapped = BodySizeLimit(
-        app, max_bytes=2_000_000, max_discard_bytes=2_000_000, linger_seconds=1.0, max_linger_bytes=2_000_000
+        app,
+        max_bytes=2_000_000,
+        max_graph_bytes=2_000_000,
+        max_discard_bytes=2_000_000,
+        linger_seconds=1.0,
+        max_linger_bytes=2_000_000,
     )
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=wrapped), base_url="http://t") as client:
         assert gc.isenabled()
@@ -571,3 +576,71 @@ def test_names_of_unlabelled_nodes_used_twice_stay_short():
     names = json.loads(done.stdout)
     assert names[:4] == ["x*w0", "x*w0+x", "(x*w0+x)*w1", "(x*w0+x)*w1+x*w0+x"]
     assert len(names) == 200 and names[-1] == "(((((((((((((((((((((((((((((((((((((((…"
+
+
+# The body limit of a graph posted whole (VALUEGRAPH_MAX_GRAPH_BODY_BYTES), both sides of it
+
+JSON = {"content-type": "application/json"}
+GENERAL_413 = (
+    "the request body is larger than the limit of 1,000 bytes (VALUEGRAPH_MAX_BODY_BYTES); a body with a `graph` "
+    "may have up to {graph:,} (VALUEGRAPH_MAX_GRAPH_BODY_BYTES)"
+)
+GRAPH_413 = (
+    "the request body is larger than the limit of {graph:,} bytes for a body with a `graph` "
+    "(VALUEGRAPH_MAX_GRAPH_BODY_BYTES)"
+)
+
+
+def padded_chapter_2(size: int) -> bytes:
+    """Chapter 2's graph as a body of exactly `size` bytes (its labels' spaces are padding)."""
+    body = json.dumps({"graph": chapter_2()}).encode()
+    return body[:-1] + b" " * (size - len(body)) + b"}"
+
+
+async def test_a_graph_body_past_the_general_limit_is_served_up_to_its_own(make_client):
+    client = make_client(max_body_bytes=1_000, max_graph_body_bytes=5_000)
+    for size in (1_001, 5_000):
+        response = await client.post("/backward", content=padded_chapter_2(size), headers=JSON)
+        assert response.status_code == 200, response.text
+        assert response.json()["gradient_check"]["status"] == "ok"
+    # Declared past the graph limit: refused unread (what it carries is not known), naming both limits.
+    response = await client.post("/backward", content=padded_chapter_2(5_001), headers=JSON)
+    assert response.status_code == 413
+    assert response.json() == {"detail": {"message": GENERAL_413.format(graph=5_000)}}
+
+
+async def test_a_chunked_graph_body_is_counted_against_the_graph_limit(make_client):
+    client = make_client(max_body_bytes=1_000, max_graph_body_bytes=5_000)
+
+    def chunks(body):
+        async def sent():
+            for start in range(0, len(body), 700):
+                yield body[start : start + 700]
+
+        return sent()
+
+    response = await client.post("/backward", content=chunks(padded_chapter_2(4_000)), headers=JSON)
+    assert "content-length" not in response.request.headers
+    assert response.status_code == 200
+    # Sent without a length, it is read until it passes the limit: known to be a graph by then.
+    response = await client.post("/backward", content=chunks(padded_chapter_2(6_000)), headers=JSON)
+    assert response.status_code == 413
+    assert response.json() == {"detail": {"message": GRAPH_413.format(graph=5_000)}}
+
+
+async def test_a_body_without_a_graph_keeps_the_general_limit(make_client):
+    client = make_client(max_body_bytes=1_000, max_graph_body_bytes=5_000)
+    general = {"detail": {"message": GENERAL_413.format(graph=5_000)}}
+    program = json.dumps({"expression": "a = 2; L = a * a" + " " * 2_000}).encode()
+    response = await client.post("/backward", content=program, headers=JSON)
+    assert response.status_code == 413 and response.json() == general
+    # A body that names a graph where it has none (here in its program) is read, then refused by the route.
+    program = json.dumps({"expression": "graph = 2; L = graph * graph" + " " * 2_000}).encode()
+    response = await client.post("/backward", content=program, headers=JSON)
+    assert response.status_code == 413 and response.json() == general
+    # Other routes have only the general limit.
+    response = await client.post("/export/html", content=padded_chapter_2(1_001), headers=JSON)
+    assert response.status_code == 413
+    assert response.json() == {
+        "detail": {"message": "the request body is larger than the limit of 1,000 bytes (VALUEGRAPH_MAX_BODY_BYTES)"}
+    }

@@ -2,7 +2,7 @@
 
 from typing import Annotated
 
-from fastapi import APIRouter, Body, Header, Query
+from fastapi import APIRouter, Body, Header, Query, Request
 from fastapi.responses import Response
 from starlette.background import BackgroundTask
 
@@ -10,6 +10,8 @@ from engine import Limits
 
 from .. import schemas
 from ..dependencies import ServiceDep
+from ..errors import json_error
+from ..middleware import body_limit_message
 from ..serialize import COLUMNS_MEDIA_TYPE
 from ..service import Service, answer
 
@@ -60,11 +62,16 @@ async def post_backward(
         ),
     ],
     service: ServiceDep,
+    raw: Request,
     accept: Annotated[str | None, Header(include_in_schema=False)] = None,
 ) -> Response:
     """Run a program and its backward pass; return the graph, its gradients and every step. With
     `graph` instead of a program: the same for a graph built elsewhere, with each node's
     expected_grad and the gradient_check of the learner's own grads."""
+    settings = service.settings
+    if request.graph is None and len(await raw.body()) > settings.max_body_bytes:
+        # Let past the general limit for naming a graph (app.middleware), and it has none.
+        return json_error(413, {"message": body_limit_message(settings.max_body_bytes, settings.max_graph_body_bytes)})
     return await _answer(request, service, accept)
 
 
