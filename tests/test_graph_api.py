@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from app.config import Settings
 from app.schemas import CHAPTER_2_GRAPH
 
 pytestmark = pytest.mark.anyio
@@ -644,3 +645,37 @@ async def test_a_body_without_a_graph_keeps_the_general_limit(make_client):
     assert response.json() == {
         "detail": {"message": "the request body is larger than the limit of 1,000 bytes (VALUEGRAPH_MAX_BODY_BYTES)"}
     }
+
+
+async def test_a_100000_node_graph_is_answered_and_checked(make_client):
+    """x = x*w + x with w = 0, 49,999 times: every x is used twice, every grad is 1 but w's, which
+    is the number of products. Posted at the default limits (its body, ~13 MB, is past the general
+    body limit); the time budget is raised so that a loaded machine times nothing here."""
+    client = make_client(time_budget=600.0)
+    nodes = [
+        {"id": 0, "label": "w", "data": 0.0, "grad": 49_999.0, "children": [], "local_grads": []},
+        {"id": 1, "label": "x", "data": 1.0, "grad": 1.0, "children": [], "local_grads": []},
+    ]
+    x = 1
+    while len(nodes) < 100_000:
+        product, total = len(nodes), len(nodes) + 1
+        nodes.append(
+            {"id": product, "op": "*", "data": 0.0, "grad": 1.0, "children": [x, 0], "local_grads": [0.0, 1.0]}
+        )
+        nodes.append(
+            {"id": total, "op": "+", "data": 1.0, "grad": 1.0, "children": [product, x], "local_grads": [1.0, 1.0]}
+        )
+        x = total
+    body = json.dumps({"graph": {"nodes": nodes, "output": x}, "trace": False}).encode()
+    assert Settings().max_body_bytes < len(body) <= Settings().max_graph_body_bytes
+    response = await client.post("/backward", content=body, headers=JSON)
+    assert response.status_code == 200, response.text[:500]
+    answer = response.json()
+    assert answer["gradient_check"]["status"] == "ok"
+    assert len(answer["nodes"]) == 100_000
+    assert [node["expected_grad"] for node in answer["nodes"]] == [49_999.0] + [1.0] * 99_999
+    # One grad wrong (the learner's = for += on x's last use): named as the first wrong node.
+    nodes[-3]["grad"] = 0.0
+    body = json.dumps({"graph": {"nodes": nodes, "output": x}, "trace": False}).encode()
+    check = (await client.post("/backward", content=body, headers=JSON)).json()["gradient_check"]
+    assert check["status"] == "wrong" and 99_997 in check["wrong"]
