@@ -4,7 +4,7 @@ BodySizeLimit rejects a body over the size limit with 413 before anything parses
 declared Content-Length and the bytes actually received count: a chunked body has no
 Content-Length, and a client can send more than it declared. The body is read here (it is
 small, by this very limit) and replayed to the app. A graph posted whole (POST /backward with
-`graph`) has a limit of its own, some 250 bytes a node: a body there past the general limit is
+`graph`) has a limit of its own, some 380 bytes a node: a body there past the general limit is
 read on only if its start names a `graph` (every other field of a request is small, bounded by
 its own limit); the route refuses one that then turns out to carry none.
 

@@ -282,7 +282,7 @@ async def test_a_body_that_is_not_json_nor_utf8_is_422(client, content_type):
 
 LIMIT_MESSAGE = (
     "the request body is larger than the limit of 1,000,000 bytes (VALUEGRAPH_MAX_BODY_BYTES); a body with a "
-    "`graph` may have up to 64,000,000 (VALUEGRAPH_MAX_GRAPH_BODY_BYTES)"
+    "`graph` may have up to 96,000,000 (VALUEGRAPH_MAX_GRAPH_BODY_BYTES)"
 )
 
 
