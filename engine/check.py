@@ -265,9 +265,20 @@ class _Checker:
     def _scale(self, i) -> float:
         """The largest term the course's walk adds into node i: two orders of the same sum differ
         by a few rounding errors of their terms, not of the sum (which may cancel to about 0)."""
-        expected, local = self.expected, self.local
-        terms = [abs(local[parent][slot] * expected[parent]) for parent, slot in self.parents[i]]
-        return max((term for term in terms if term == term), default=0.0)
+        return self._scales[i]
+
+    @cached_property
+    def _scales(self) -> list:
+        """_scale of every node, in one pass over the edges the output reaches (NaN terms left out)."""
+        scales = [0.0] * len(self.nodes)
+        expected, local, children = self.expected, self.local, self.children
+        for parent in self.order:
+            grad = expected[parent]
+            for child, local_grad in zip(children[parent], local[parent]):
+                term = abs(local_grad * grad)
+                if term > scales[child]:  # False for NaN
+                    scales[child] = term
+        return scales
 
     def _all_match(self, simulated) -> bool:
         return simulated is not None and all(self._matches(self.learner, simulated, i) for i in self.order)
