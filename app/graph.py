@@ -95,7 +95,11 @@ def read_graph(graph: schemas.Graph, limits: Limits, replayable=False) -> ReadGr
             if at >= i:
                 raise GraphError(("nodes", i, "children", slot), _forward_child(nodes, position, i, at), child)
             inputs.append(values[at])
-        op, exponent = _op(node, i, inputs)
+        written = node.get("op")
+        if written in _SIMPLE and len(inputs) == 2:  # most nodes: + and * with their two inputs
+            op, exponent = written, None
+        else:
+            op, exponent = _op(node, i, inputs)
         if replayable and inputs and op is None:
             raise GraphError(
                 ("nodes", i, "op"),
@@ -132,8 +136,6 @@ def _op(node, i, inputs) -> tuple:
     written = node.get("op")
     if written is None:
         return _recognised(node, inputs) if inputs else (None, None)
-    if written in _SIMPLE and len(inputs) == 2:  # most nodes: + and * with their two inputs
-        return written, None
     op, exponent = canonical_op(written)
     if op is None:
         raise GraphError(

@@ -70,6 +70,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(
         BodySizeLimit,
         max_bytes=settings.max_body_bytes,
+        max_graph_bytes=settings.max_graph_body_bytes,
         max_discard_bytes=settings.max_discard_bytes,
         linger_seconds=settings.linger_seconds,
         max_linger_bytes=settings.max_linger_bytes,

@@ -3,7 +3,10 @@
 BodySizeLimit rejects a body over the size limit with 413 before anything parses it. Both the
 declared Content-Length and the bytes actually received count: a chunked body has no
 Content-Length, and a client can send more than it declared. The body is read here (it is
-small, by this very limit) and replayed to the app.
+small, by this very limit) and replayed to the app. A graph posted whole (POST /backward with
+`graph`) has a limit of its own, some 380 bytes a node: a body there past the general limit is
+read on only if its start names a `graph` (every other field of a request is small, bounded by
+its own limit); the route refuses one that then turns out to carry none.
 
 An oversized body is answered at once, as soon as it passes the limit (a chunked one too), but
 the answer is finished only after the rest of the body is read and dropped: a server that closes
@@ -73,12 +76,38 @@ class RequestBudget:
                 await _send_json(send, 503, {"detail": {"message": message}}, headers)
 
 
+GRAPH_PATHS = frozenset({("POST", "/backward")})  # where a request may carry a graph posted whole
+GRAPH_KEY = b'"graph"'
+
+
+def body_limit_message(max_bytes: int, graph_max_bytes: int | None = None) -> str:
+    """The 413's message for a body over the general limit; with graph_max_bytes, where a graph could be posted."""
+    message = f"the request body is larger than the limit of {max_bytes:,} bytes (VALUEGRAPH_MAX_BODY_BYTES)"
+    if graph_max_bytes is None:
+        return message
+    return f"{message}; a body with a `graph` may have up to {graph_max_bytes:,} (VALUEGRAPH_MAX_GRAPH_BODY_BYTES)"
+
+
+def graph_body_limit_message(graph_max_bytes: int) -> str:
+    return (
+        f"the request body is larger than the limit of {graph_max_bytes:,} bytes for a body with a `graph` "
+        "(VALUEGRAPH_MAX_GRAPH_BODY_BYTES)"
+    )
+
+
 class BodySizeLimit:
     def __init__(
-        self, app: ASGIApp, max_bytes: int, max_discard_bytes: int, linger_seconds: float, max_linger_bytes: int
+        self,
+        app: ASGIApp,
+        max_bytes: int,
+        max_graph_bytes: int,
+        max_discard_bytes: int,
+        linger_seconds: float,
+        max_linger_bytes: int,
     ):
         self.app = app
         self.max_bytes = max_bytes
+        self.max_graph_bytes = max(max_graph_bytes, max_bytes)
         self.max_discard_bytes = max_discard_bytes
         self.linger_seconds = linger_seconds
         self.max_linger_bytes = max_linger_bytes
@@ -86,19 +115,26 @@ class BodySizeLimit:
     async def __call__(self, scope: Scope, receive: Receive, send: Send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
+        may_carry_graph = (scope["method"], scope["path"]) in GRAPH_PATHS and self.max_graph_bytes > self.max_bytes
+        general = body_limit_message(self.max_bytes, self.max_graph_bytes if may_carry_graph else None)
         declared = _content_length(scope)
-        if declared is not None and declared > self.max_bytes:
-            return await self._reject(receive, send, 0, declared)
+        if declared is not None and declared > (self.max_graph_bytes if may_carry_graph else self.max_bytes):
+            return await self._reject(receive, send, 0, declared, general)
 
-        chunks, size = [], 0
+        chunks, size, limit = [], 0, self.max_bytes
         while True:
             message = await receive()
             if message["type"] != "http.request":  # the client went away
                 return
             chunk = message.get("body", b"")
             size += len(chunk)
-            if size > self.max_bytes:
-                return await self._reject(receive, send, size, declared)
+            if size > limit:
+                if limit == self.max_bytes and may_carry_graph and GRAPH_KEY in b"".join(chunks) + chunk:
+                    limit = self.max_graph_bytes  # a graph: read on, to its own limit
+                else:
+                    over = general if limit == self.max_bytes else graph_body_limit_message(self.max_graph_bytes)
+                    finished = not message.get("more_body", False)
+                    return await self._reject(receive, send, size, declared, over, finished)
             chunks.append(chunk)
             if not message.get("more_body", False):
                 break
@@ -117,10 +153,12 @@ class BodySizeLimit:
         with collector_paused():  # from reading its JSON on: see PAUSE_COLLECTOR_FROM_BYTES
             await self.app(scope, replay, send)
 
-    async def _reject(self, receive: Receive, send: Send, received: int, declared: int | None):
-        """The whole 413 at once; its end after the rest of the body is read and dropped (see above)."""
+    async def _reject(
+        self, receive: Receive, send: Send, received: int, declared: int | None, message: str, finished=False
+    ):
+        """The whole 413 at once; its end after the rest of the body is read and dropped (see above).
+        finished: the body's last bytes are already read (receiving more would wait for the client to leave)."""
         keep_open = declared is not None and declared <= self.max_discard_bytes
-        message = f"the request body is larger than the limit of {self.max_bytes:,} bytes"
         body = json.dumps({"detail": {"message": message}}).encode()
         headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
         await send({"type": "http.response.start", "status": 413, "headers": headers + ([] if keep_open else [CLOSE])})
@@ -131,7 +169,7 @@ class BodySizeLimit:
             with anyio.CancelScope(shield=True), anyio.move_on_after(self.linger_seconds):
                 if not keep_open:
                     await _stop_writing(receive)
-                while received <= limit:
+                while received <= limit and not finished:
                     message = await receive()
                     if message["type"] != "http.request":  # the client went away
                         break

@@ -1,11 +1,11 @@
 """Every benchmark table in one command, from the repository root:
 
     python -m benchmarks.run [--quick]
-        [--only engine,pipeline,python,layout,cache,http,browser,scopes,classroom,graph,columns]
+        [--only engine,pipeline,python,layout,cache,http,browser,scopes,classroom,graph,columns,typescript]
     python benchmarks/run.py ...          (the same)
 
 Prints Markdown tables (engine vs micrograd, the request pipeline, Python programs, HTTP load, the
-browser, Teach live)
+browser, Teach live, a posted graph, a TypeScript graph run in the browser)
 with the machine, its load average and the date, so figures can go into docs/performance.md as printed.
 --quick is a smoke test of the scripts (a few runs each), not figures. A full run takes about
 five minutes on two cores.
@@ -32,6 +32,7 @@ from benchmarks import (  # noqa: E402
     bench_pipeline,
     bench_python,
     bench_scopes,
+    bench_typescript,
 )
 from benchmarks.common import load, machine  # noqa: E402
 
@@ -47,6 +48,7 @@ SECTIONS = {
     "classroom": bench_classroom.main,
     "graph": bench_graph.main,
     "columns": bench_columns.main,
+    "typescript": bench_typescript.main,
 }
 
 

@@ -245,41 +245,51 @@ class ShorthandOrigins:
 _EMPTY_CALL = re.compile(r"[ \t]*\(\)")
 
 
+# A composed name is kept to this many characters before its parents use it. Whole, a node used
+# twice by each next one (x = x*w + x) doubles the name at every step: 60 nodes would spell 2**30
+# characters. Only the first 40 are shown (_shorten), and a name's start is its first operand's.
+COMPOSED_NAME_KEPT = 120
+
+
 def composed_names(nodes, labels, made) -> list:
     """(span, expr, scope) per node of a graph built without program text, its expr the node's
     operation written on its inputs' names (`a*b`, `tanh(a*b+c)`, `(a+b)**2`), so that a node
     nobody labelled still has a name everywhere the page writes one. Nodes in creation order:
     a node's inputs are named before it."""
-    name_of = {}  # id(node) -> (its name, the operation its name ends in at the top, or None)
+    name_of = {}  # node -> (its name, the operation its name ends in at the top, or None)
     composed = []
     for node, label, origin in zip(nodes, labels, made):
         if label is not None:
-            name_of[id(node)] = (label, None)
+            name_of[node] = (label, None)
         elif node.op is None:  # a constant, called by its value
-            name_of[id(node)] = (origin[1], "-" if origin[1].startswith("-") else None)
+            name_of[node] = (origin[1], "-" if origin[1].startswith("-") else None)
         else:
-            written, top = _written(node, [name_of[id(child)] for child in node._children])
+            written, top = _written(node, [name_of[child] for child in node._children])
+            if len(written) > COMPOSED_NAME_KEPT:  # only its start is ever shown
+                written = written[:COMPOSED_NAME_KEPT] + "…"
             origin = (origin[0], _shorten(written), origin[2])
-            name_of[id(node)] = (written, top)
+            name_of[node] = (written, top)
         composed.append(origin)
     return composed
 
 
+_SUMS = ("+", "-")
+_BELOW_POWER = ("+", "-", "*", "**")
+
+
 def _written(node, inputs) -> tuple:
     """A node's operation on its inputs, each a (name, top operation) pair, parenthesised where
-    the operation binds tighter than the input's own top one; and the result's top operation."""
-
-    def operand(name_top, looser):
-        name, top = name_top
-        return f"({name})" if top in looser else name
-
-    if node.op == "+":
-        return "+".join(operand(x, ()) for x in inputs), "+"
-    if node.op == "*":
-        return "*".join(operand(x, ("+", "-")) for x in inputs), "*"
-    if node.op == "**":
-        return f"{operand(inputs[0], ('+', '-', '*', '**'))}**{format_number(node.exponent)}", "**"
-    return f"{node.op}({inputs[0][0]})", None
+    the operation binds tighter than the input's own top one; and the result's top operation.
+    (+ and * are most nodes of a large graph: written without a call per input.)"""
+    op = node.op
+    if op == "+":
+        return "+".join([name for name, _ in inputs]), "+"
+    if op == "*":
+        return "*".join([f"({name})" if top in _SUMS else name for name, top in inputs]), "*"
+    if op == "**":
+        name, top = inputs[0]
+        return f"{f'({name})' if top in _BELOW_POWER else name}**{format_number(node.exponent)}", "**"
+    return f"{op}({inputs[0][0]})", None
 
 
 def _shorten(text, longest=40):

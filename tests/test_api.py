@@ -478,7 +478,12 @@ async def test_body_over_the_limit_is_413(make_client):
     assert len(body) > 100
     response = await small.post("/backward", content=body, headers={"content-type": "application/json"})
     assert response.status_code == 413
-    assert response.json() == {"detail": {"message": "the request body is larger than the limit of 100 bytes"}}
+    assert response.json() == {
+        "detail": {
+            "message": "the request body is larger than the limit of 100 bytes (VALUEGRAPH_MAX_BODY_BYTES); a body "
+            "with a `graph` may have up to 96,000,000 (VALUEGRAPH_MAX_GRAPH_BODY_BYTES)"
+        }
+    }
 
 
 async def test_streamed_body_without_content_length_is_counted(make_client):

@@ -379,3 +379,60 @@ def test_a_walk_that_leaves_a_node_out_says_which():
     assert result.gradient_check["message"] == (
         "e's backward never ran: your walk leaves it out, so its inputs get nothing from it."
     )
+
+
+# confirmed(): the one-pass answer for a plainly right graph is check()'s own
+
+
+def traced_with_grads(output, change=None):
+    """(the trace, the learner's grads as the course's backward leaves them, changed by `change`)."""
+    from engine import Limits, trace
+
+    steps = trace(output, Limits())
+    grads = {value: value.grad for value in steps.nodes}
+    if change is not None:
+        change(steps.nodes, grads)
+    return steps, grads
+
+
+def both_checks(steps, grads):
+    from app.graph import check_nodes
+    from engine.check import confirmed
+
+    expected = [value.grad for value in steps.nodes]
+    fast = confirmed(steps.nodes, steps.children, grads, expected, steps.output)
+    full = check(check_nodes(steps, grads), steps.output, order=steps.order, expected=expected)
+    return fast, full
+
+
+def residual(size=40):
+    from engine import Value
+
+    w = Value(0.5, label="w")
+    x = Value(1.5, label="x")
+    for _ in range(size):
+        x = x * w + x
+    x.label = "L"
+    return x
+
+
+def test_a_right_graph_of_sums_and_products_is_confirmed_as_check_answers():
+    fast, full = both_checks(*traced_with_grads(residual()))
+    assert full.gradient_check["status"] == "ok"
+    assert fast == full
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda nodes, grads: grads.update({nodes[0]: grads[nodes[0]] * (1 + 1e-12)}),  # within tolerance: check's call
+        lambda nodes, grads: grads.update({nodes[0]: 0.0}),  # wrong
+        lambda nodes, grads: grads.update({nodes[3]: math.nan}),
+        lambda nodes, grads: setattr(nodes[2], "data", nodes[2].data + 1),  # data off its rule
+        lambda nodes, grads: setattr(nodes[2], "_local_grads", (1.0, 2.0)),  # a local gradient off
+        lambda nodes, grads: setattr(nodes[2], "op", "tanh"),  # an op this pass does not know
+    ],
+)
+def test_anything_not_plainly_right_is_left_to_check(change):
+    fast, full = both_checks(*traced_with_grads(residual(), change))
+    assert fast is None and full.gradient_check["status"] in ("ok", "wrong")

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from app.config import Settings
 from app.schemas import CHAPTER_2_GRAPH
 
 pytestmark = pytest.mark.anyio
@@ -537,7 +538,12 @@ async def test_the_collector_is_paused_while_a_large_body_is_read(size, paused):
 
     assert (size >= PAUSE_COLLECTOR_FROM_BYTES) == paused
     wrapped = BodySizeLimit(
-        app, max_bytes=2_000_000, max_discard_bytes=2_000_000, linger_seconds=1.0, max_linger_bytes=2_000_000
+        app,
+        max_bytes=2_000_000,
+        max_graph_bytes=2_000_000,
+        max_discard_bytes=2_000_000,
+        linger_seconds=1.0,
+        max_linger_bytes=2_000_000,
     )
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=wrapped), base_url="http://t") as client:
         assert gc.isenabled()
@@ -545,3 +551,131 @@ async def test_the_collector_is_paused_while_a_large_body_is_read(size, paused):
     assert response.status_code == 200
     assert seen == [not paused]
     assert gc.isenabled()
+
+
+def test_names_of_unlabelled_nodes_used_twice_stay_short():
+    """x = x*w + x, unlabelled: written whole, each name holds the one before twice, so 200 nodes
+    would spell 2**100 characters. Run with 1 GB of address space: the kept names are cut, and a
+    name's start (all the page shows) is still right."""
+    import subprocess
+    import sys
+
+    program = (
+        "import resource, json\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))\n"
+        "from engine import Limits, Value, trace\n"
+        "from engine.program import ProgramRun\n"
+        "x = Value(1.0, label='x')\n"
+        "for k in range(100):\n"
+        "    x = x * Value(0.5, label=f'w{k}') + x\n"
+        "steps = trace(x, Limits())\n"
+        "labels, made = ProgramRun(None).origin_parts(steps.nodes)\n"
+        "print(json.dumps([expr for _, expr, _ in made if expr]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    names = json.loads(done.stdout)
+    assert names[:4] == ["x*w0", "x*w0+x", "(x*w0+x)*w1", "(x*w0+x)*w1+x*w0+x"]
+    assert len(names) == 200 and names[-1] == "(((((((((((((((((((((((((((((((((((((((…"
+
+
+# The body limit of a graph posted whole (VALUEGRAPH_MAX_GRAPH_BODY_BYTES), both sides of it
+
+JSON = {"content-type": "application/json"}
+GENERAL_413 = (
+    "the request body is larger than the limit of 1,000 bytes (VALUEGRAPH_MAX_BODY_BYTES); a body with a `graph` "
+    "may have up to {graph:,} (VALUEGRAPH_MAX_GRAPH_BODY_BYTES)"
+)
+GRAPH_413 = (
+    "the request body is larger than the limit of {graph:,} bytes for a body with a `graph` "
+    "(VALUEGRAPH_MAX_GRAPH_BODY_BYTES)"
+)
+
+
+def padded_chapter_2(size: int) -> bytes:
+    """Chapter 2's graph as a body of exactly `size` bytes (its labels' spaces are padding)."""
+    body = json.dumps({"graph": chapter_2()}).encode()
+    return body[:-1] + b" " * (size - len(body)) + b"}"
+
+
+async def test_a_graph_body_past_the_general_limit_is_served_up_to_its_own(make_client):
+    client = make_client(max_body_bytes=1_000, max_graph_body_bytes=5_000)
+    for size in (1_001, 5_000):
+        response = await client.post("/backward", content=padded_chapter_2(size), headers=JSON)
+        assert response.status_code == 200, response.text
+        assert response.json()["gradient_check"]["status"] == "ok"
+    # Declared past the graph limit: refused unread (what it carries is not known), naming both limits.
+    response = await client.post("/backward", content=padded_chapter_2(5_001), headers=JSON)
+    assert response.status_code == 413
+    assert response.json() == {"detail": {"message": GENERAL_413.format(graph=5_000)}}
+
+
+async def test_a_chunked_graph_body_is_counted_against_the_graph_limit(make_client):
+    client = make_client(max_body_bytes=1_000, max_graph_body_bytes=5_000)
+
+    def chunks(body):
+        async def sent():
+            for start in range(0, len(body), 700):
+                yield body[start : start + 700]
+
+        return sent()
+
+    response = await client.post("/backward", content=chunks(padded_chapter_2(4_000)), headers=JSON)
+    assert "content-length" not in response.request.headers
+    assert response.status_code == 200
+    # Sent without a length, it is read until it passes the limit: known to be a graph by then.
+    response = await client.post("/backward", content=chunks(padded_chapter_2(6_000)), headers=JSON)
+    assert response.status_code == 413
+    assert response.json() == {"detail": {"message": GRAPH_413.format(graph=5_000)}}
+
+
+async def test_a_body_without_a_graph_keeps_the_general_limit(make_client):
+    client = make_client(max_body_bytes=1_000, max_graph_body_bytes=5_000)
+    general = {"detail": {"message": GENERAL_413.format(graph=5_000)}}
+    program = json.dumps({"expression": "a = 2; L = a * a" + " " * 2_000}).encode()
+    response = await client.post("/backward", content=program, headers=JSON)
+    assert response.status_code == 413 and response.json() == general
+    # A body that names a graph where it has none (here in its program) is read, then refused by the route.
+    program = json.dumps({"expression": "graph = 2; L = graph * graph" + " " * 2_000}).encode()
+    response = await client.post("/backward", content=program, headers=JSON)
+    assert response.status_code == 413 and response.json() == general
+    # Other routes have only the general limit.
+    response = await client.post("/export/html", content=padded_chapter_2(1_001), headers=JSON)
+    assert response.status_code == 413
+    assert response.json() == {
+        "detail": {"message": "the request body is larger than the limit of 1,000 bytes (VALUEGRAPH_MAX_BODY_BYTES)"}
+    }
+
+
+async def test_a_100000_node_graph_is_answered_and_checked(make_client):
+    """x = x*w + x with w = 0, 49,999 times: every x is used twice, every grad is 1 but w's, which
+    is the number of products. Posted at the default limits (its body, ~13 MB, is past the general
+    body limit); the time budget is raised so that a loaded machine times nothing here."""
+    client = make_client(time_budget=600.0)
+    nodes = [
+        {"id": 0, "label": "w", "data": 0.0, "grad": 49_999.0, "children": [], "local_grads": []},
+        {"id": 1, "label": "x", "data": 1.0, "grad": 1.0, "children": [], "local_grads": []},
+    ]
+    x = 1
+    while len(nodes) < 100_000:
+        product, total = len(nodes), len(nodes) + 1
+        nodes.append(
+            {"id": product, "op": "*", "data": 0.0, "grad": 1.0, "children": [x, 0], "local_grads": [0.0, 1.0]}
+        )
+        nodes.append(
+            {"id": total, "op": "+", "data": 1.0, "grad": 1.0, "children": [product, x], "local_grads": [1.0, 1.0]}
+        )
+        x = total
+    body = json.dumps({"graph": {"nodes": nodes, "output": x}, "trace": False}).encode()
+    assert Settings().max_body_bytes < len(body) <= Settings().max_graph_body_bytes
+    response = await client.post("/backward", content=body, headers=JSON)
+    assert response.status_code == 200, response.text[:500]
+    answer = response.json()
+    assert answer["gradient_check"]["status"] == "ok"
+    assert len(answer["nodes"]) == 100_000
+    assert [node["expected_grad"] for node in answer["nodes"]] == [49_999.0] + [1.0] * 99_999
+    # One grad wrong (the learner's = for += on x's last use): named as the first wrong node.
+    nodes[-3]["grad"] = 0.0
+    body = json.dumps({"graph": {"nodes": nodes, "output": x}, "trace": False}).encode()
+    check = (await client.post("/backward", content=body, headers=JSON)).json()["gradient_check"]
+    assert check["status"] == "wrong" and 99_997 in check["wrong"]

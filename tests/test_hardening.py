@@ -280,10 +280,16 @@ async def test_a_body_that_is_not_json_nor_utf8_is_422(client, content_type):
     assert error["input"] == "\ufffd\ufffd{"
 
 
+LIMIT_MESSAGE = (
+    "the request body is larger than the limit of 1,000,000 bytes (VALUEGRAPH_MAX_BODY_BYTES); a body with a "
+    "`graph` may have up to 96,000,000 (VALUEGRAPH_MAX_GRAPH_BODY_BYTES)"
+)
+
+
 async def test_ten_megabyte_body_is_413(client):
     response = await timed(client.post("/backward", content=b"(" * 10_000_000, headers=JSON))
     assert response.status_code == 413
-    assert response.json() == {"detail": {"message": "the request body is larger than the limit of 1,000,000 bytes"}}
+    assert response.json() == {"detail": {"message": LIMIT_MESSAGE}}
     assert response.headers["x-content-type-options"] == "nosniff"
 
 
