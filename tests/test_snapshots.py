@@ -129,9 +129,12 @@ def test_a_snapshot_names_only_the_classes_it_may_hold():
     forged = zlib.compress(pickle.dumps({"format": 1, "call": os.getcwd}))
     with pytest.raises(pickle.UnpicklingError, match="no posix.getcwd"):
         load(State(LIMITS, 0, None), forged, Frame({}, None))
-    # A replay given it runs the program from its start instead.
+    # A replay given it runs the program from its start instead, as it does given a later run's snapshot.
     replayed = replay_python(text, LIMITS, 0, 2, None, runs, [], forged)
     assert replayed.replayed_from == 0 and replayed.output.data == 2.0
+    _, kept, _ = job(text, {}, every=1)
+    replayed = replay_python(text, LIMITS, 0, 1, None, runs, [], kept[2])
+    assert replayed.replayed_from == 0 and replayed.output.data == 1.0
 
 
 def test_a_run_past_the_last_is_the_error_backward_gives():

@@ -115,8 +115,11 @@ def replay_python(
     if snapshot is not None:
         try:
             load(state, snapshot, frame)
+            if len(state.runs) > run:
+                raise ValueError("a snapshot taken after the run wanted")
             start, replayed_from = state.resume[0], len(state.runs)
-        except UNLOADABLE:  # not a snapshot of this program as this version compiles it: from the start
+        except UNLOADABLE:  # not a snapshot of this program before that run, as this version compiles it
+            # (or one taken after it): from the start
             state, program, frame, _ = _prepared(text, limits, seed, run, files)
     state.stop_after = run
     try:
