@@ -56,6 +56,8 @@
 | VALUEGRAPH_JOB_WALL_SECONDS        | 1800      | seconds of wall-clock time one job may run                          |
 | VALUEGRAPH_JOB_EXPIRE_SECONDS      | 3600      | seconds a finished job's status is kept (later: 404)                |
 | VALUEGRAPH_JOB_WORKER_TIMEOUT      | 10.0      | seconds a Redis job's worker may go unheard before the job fails    |
+| VALUEGRAPH_JOB_SNAPSHOT_EVERY      | 2         | backward() calls between a job's snapshots (0: none; graphs replay) |
+| VALUEGRAPH_JOB_SNAPSHOT_BYTES      | 200000000 | bytes of snapshots one job keeps (past it: every other is dropped)  |
 
 Program-level limits (source length to printed characters) answer 400 with the place in the program.
 The time budget covers the whole request: reading the body, validation, the work and the answer.
@@ -72,7 +74,7 @@ from functools import cached_property
 from engine import Limits
 
 PREFIX = "VALUEGRAPH_"
-MAY_BE_ZERO = {"response_cache_bytes"}  # 0 turns the cache off; every other bound must be positive
+MAY_BE_ZERO = {"response_cache_bytes", "job_snapshot_every"}  # 0 turns either off; every other bound must be positive
 
 
 @dataclass(frozen=True)
@@ -133,6 +135,8 @@ class Settings:
     job_wall_seconds: float = 1800.0
     job_expire_seconds: float = 3600.0
     job_worker_timeout: float = 10.0
+    job_snapshot_every: int = 2
+    job_snapshot_bytes: int = 200_000_000
 
     def __post_init__(self):
         for field in fields(self):

@@ -17,7 +17,7 @@ from typing import Callable, NamedTuple
 
 import anyio
 
-from engine import Limits, ProgramRun, Trace, Value, measure_leaf_gradients, run_program, trace
+from engine import Limits, ProgramRun, Trace, Value, measure_leaf_gradients, replay_program, run_program, trace
 from engine.check import RULES, Check, canonical_op, check, confirmed
 from engine.python.observe import learner_walk
 
@@ -60,6 +60,10 @@ def compute(request: schemas.BackwardRequest, limits: Limits) -> Computed:
     if request.graph is not None:
         return compute_posted_graph(request, limits)
     program = run_program(request.expression, request.variables, limits, request.seed, request.run, request.files)
+    return _program_graph(program, request, limits)
+
+
+def _program_graph(program: ProgramRun, request: schemas.BackwardRequest, limits: Limits) -> Computed:
     own = program.python.graph if program.python is not None else None
     if own is not None:  # the program's own value class: its graph, as its backward() left it
         return _checked(own_class_graph(own), request, limits, program, learner_walk(own) if own["backward"] else None)
@@ -165,6 +169,17 @@ def answer_json(request: schemas.BackwardRequest, limits: Limits, columns: bool 
     with collector_paused():
         made = compute(request, limits)
         return made.columns() if columns else made.json(), Leftovers(made)
+
+
+def replayed_json(request: schemas.BackwardRequest, limits: Limits, runs: list, printed: list, snapshot) -> bytes:
+    """answer_json's bytes for run `request.run` of a finished job's Python program, whose `runs` and
+    `printed` are known: the program replayed from the job's snapshot at or before that run (or from
+    its start, when None), only as far as that run (engine.replay_program)."""
+    with collector_paused():
+        program = replay_program(
+            request.expression, limits, request.seed, request.run, request.files, runs, printed, snapshot
+        )
+        return _program_graph(program, request, limits).json()
 
 
 def exported(request: schemas.BackwardRequest, limits: Limits) -> schemas.BackwardResponse:

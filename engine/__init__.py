@@ -8,7 +8,7 @@ from .evaluate import FUNCTIONS, evaluate
 from .limits import Limits
 from .nudge import DEFAULT_NUDGE, measure_gradient, measure_leaf_gradients
 from .parser import parse
-from .program import ProgramRun, is_python, run_program
+from .program import ProgramRun, is_python, replay_program, run_program
 from .syntax import Span
 from .trace import VARIANTS, Trace, format_number, trace
 from .value import Value
@@ -29,6 +29,7 @@ __all__ = [
     "measure_gradient",
     "measure_leaf_gradients",
     "parse",
+    "replay_program",
     "run_program",
     "trace",
 ]

@@ -17,7 +17,7 @@ from .errors import ProgramError
 from .evaluate import evaluate
 from .limits import Limits
 from .parser import parse
-from .python import PythonRun, run_python
+from .python import PythonRun, replay_python, run_python
 from .syntax import NO_ORIGIN, Span
 from .trace import format_number
 from .value import Value
@@ -116,9 +116,12 @@ def run_program(
     run: int | None = None,
     files: dict | None = None,
     progress=None,
+    snapshots=None,
+    shows_graph: bool = True,
 ) -> ProgramRun:
     """files: {name: text} a Python program may read with open() (the course shorthand reads none).
-    progress(state), for Python programs: see engine.python.state.State (a job reports with it)."""
+    progress(state), snapshots and shows_graph, for Python programs: see engine.python.run_python
+    (a job reports with them)."""
     if is_python(text):
         if variables:
             raise ProgramError(
@@ -126,7 +129,7 @@ def run_program(
                 "Value(2.0)",
                 WHOLE_PROGRAM,
             )
-        result = run_python(text, limits, seed, run, files, progress)
+        result = run_python(text, limits, seed, run, files, progress, snapshots, shows_graph)
         return ProgramRun(result.output, result.runs, result.run, result.printed, result)
     if files:
         raise ProgramError(
@@ -139,6 +142,16 @@ def run_program(
     marks = []
     output = evaluate(parse(text, limits), variables, marks)
     return ProgramRun(output, shorthand=ShorthandOrigins(text, marks))
+
+
+def replay_program(
+    text: str, limits: Limits, seed: int, run: int, files: dict | None, runs: list, printed: list, snapshot=None
+) -> ProgramRun:
+    """run_program(text, None, limits, seed, run, files) for a Python program whose whole run is known
+    (its `runs` and `printed`), replayed from a snapshot of it, or from its start, only as far as
+    that run: see engine.python.replay_python."""
+    result = replay_python(text, limits, seed, run, files, runs, printed, snapshot)
+    return ProgramRun(result.output, result.runs, result.run, result.printed, result)
 
 
 class Nowhere:

@@ -15,6 +15,22 @@ from .autograd import operation_order, propagate
 # a bound count().__next__ is a method-wrapper, about 1 % slower per node built.
 _serials = itertools.count()
 
+
+def next_serial() -> int:
+    """The creation number the next Value will take."""
+    global _serials
+    serial = next(_serials)
+    _serials = itertools.count(serial)
+    return serial
+
+
+def serials_from(serial: int) -> None:
+    """Numbers the Values made from now on from `serial` on: a run resumed from a snapshot (engine.python.
+    snapshots) continues the numbering of the run that saved it."""
+    global _serials
+    _serials = itertools.count(serial)
+
+
 VALUE_EXPONENT_MESSAGE = (
     "the exponent must be a plain number, not a Value "
     "(the course's pow takes a constant); for a Value exponent write exp(b * log(a))"

@@ -5,6 +5,7 @@ each limit named in the failure it causes."""
 import json
 import os
 import time
+from pathlib import Path
 
 import anyio
 import httpx
@@ -118,6 +119,35 @@ async def test_the_graph_of_a_run_is_what_backward_answers_for_that_run(make_job
     assert missing.status_code == expected.status_code == 400
     assert missing.json() == expected.json()
     assert (await client.get("/runs/no-such-job/graph", params={"run": 0})).status_code == 404
+
+
+MODEL = (Path(__file__).parent / "text_and_files" / "tiny_char_model.py").read_text(encoding="utf-8")
+NAMES = (Path(__file__).parent / "text_and_files" / "names.txt").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("every", [2, 0])
+async def test_the_graph_of_a_run_restored_from_a_snapshot_is_what_backward_answers(make_jobs_client, every):
+    """A finished job's graph of run k replays the program from the job's snapshot at or before k
+    (taken every VALUEGRAPH_JOB_SNAPSHOT_EVERY backward() calls; 0: none, from the start): the same
+    bytes as /backward with run=k."""
+    client = make_jobs_client(job_snapshot_every=every, time_budget=PATIENCE)  # /backward on a loaded machine
+    body = {"expression": MODEL.replace("steps = 3", "steps = 5"), "files": {"input.txt": NAMES}}
+    response = await client.post("/runs", json=body)
+    assert response.status_code == 202, response.text
+    job_id = response.json()["id"]
+    status = await wait_for(client, job_id, finished)
+    assert status["status"] == "done", status
+    job = client._transport.app.state.jobs.jobs[job_id]
+    assert sorted(job.snapshots) == ([2, 4] if every else [])
+    for run in (0, 3, 4):  # from the start; from the snapshot at run 2; from the one at run 4
+        graph = await client.get(f"/runs/{job_id}/graph", params={"run": run})
+        expected = await client.post("/backward", json={**body, "run": run})
+        assert graph.status_code == expected.status_code == 200, graph.text
+        assert graph.content == expected.content, run
+    missing = await client.get(f"/runs/{job_id}/graph", params={"run": 5})
+    expected = await client.post("/backward", json={**body, "run": 5})
+    assert missing.status_code == expected.status_code == 400
+    assert missing.json() == expected.json()
 
 
 async def test_a_graph_longer_than_the_request_budget_is_not_cut_by_it(make_jobs_client):

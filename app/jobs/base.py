@@ -95,6 +95,11 @@ class JobQueue:
     async def _request(self, job_id: str) -> schemas.BackwardRequest | None:
         raise NotImplementedError
 
+    async def _finished(self, job_id: str, run: int) -> tuple | None:
+        """(runs, printed lines, the snapshot at or before `run` or None) of a job that is `done`, for a
+        graph that replays only as far as that run (worker.run_graph); None: the graph re-runs it whole."""
+        return None
+
     async def graph(self, job_id: str, run: int) -> tuple[str, object] | None:
         """("graph", the bytes /backward answers for the job's program with run=k) or ("error", body);
         None for no such job. Re-run here, in a process of this server, whichever backend ran the job:
@@ -109,7 +114,8 @@ class JobQueue:
             )
         self.graph_runs += 1
         try:
-            return await processes.graph(self.settings, request.model_copy(update={"run": run}))
+            finished = await self._finished(job_id, run)
+            return await processes.graph(self.settings, request.model_copy(update={"run": run}), finished)
         finally:
             self.graph_runs -= 1
 

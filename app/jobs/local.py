@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from .. import schemas
 from . import processes, worker
-from .base import FINISHED, JobQueue, status_json, too_many_for_client, too_many_jobs
+from .base import FINISHED, JobQueue, lines, status_json, too_many_for_client, too_many_jobs
 
 
 @dataclass
@@ -25,6 +25,7 @@ class Job:
     status: str = "queued"
     statements: int = 0
     runs: list = field(default_factory=list)  # [(line, data)] per backward() call so far
+    snapshots: dict = field(default_factory=dict)  # run -> bytes: the program's state before that run
     text: str = ""  # printed so far
     error: dict | None = None
     started: float | None = None  # time.monotonic() of its start and end
@@ -74,6 +75,14 @@ class LocalJobs(JobQueue):
             self._expire()
             job = self.jobs.get(job_id)
             return None if job is None else job.request
+
+    async def _finished(self, job_id: str, run: int) -> tuple | None:
+        with self.lock:
+            job = self.jobs.get(job_id)
+            if job is None or job.status != "done":
+                return None
+            nearest = max((taken for taken in job.snapshots if taken <= run), default=None)
+            return list(job.runs), lines(job.text), job.snapshots.get(nearest)
 
     async def cancel(self, job_id: str) -> dict | None:
         return self._cancel(job_id)
@@ -126,8 +135,9 @@ class LocalJobs(JobQueue):
             time.sleep(processes.SUPERVISE_SECONDS)
 
     def _start(self, job: Job) -> None:
+        snapshots = (self.settings.job_snapshot_every, self.settings.job_snapshot_bytes)
         try:
-            process, receiving = processes.start(worker.run_job, self.settings, job.request)
+            process, receiving = processes.start(worker.run_job, self.settings, job.request, *snapshots)
         except Exception as error:  # noqa: BLE001 - the job fails with the reason; the supervisor lives on
             with self.lock:
                 if job.status != "cancelled":
@@ -152,6 +162,11 @@ class LocalJobs(JobQueue):
                     job.statements = report["statements"]
                     job.runs.extend(report["runs"])
                     job.text += report["text"]
+                elif kind == "snapshot":
+                    for dropped in report["dropped"]:
+                        job.snapshots.pop(dropped, None)
+                    if report["data"] is not None:
+                        job.snapshots[report["run"]] = report["data"]
                 else:
                     job.error = report["error"]
                     self._finish(job, report["status"])
@@ -168,6 +183,8 @@ class LocalJobs(JobQueue):
         job.status, job.ended = status, time.monotonic()
         if job.connection is not None:
             job.connection.close()
+        if status != "done":
+            job.snapshots = {}  # its graphs run the program from the start, as /backward would
         job.process = job.connection = None  # a finished job keeps only its record
 
     def _expire(self) -> None:

@@ -24,21 +24,23 @@ def warm_up() -> None:
     multiprocessing.forkserver.ensure_running()
 
 
-def start(target, settings: Settings, request: schemas.BackwardRequest):
-    """(process, the pipe's receiving end) of worker.run_job or worker.run_graph, started."""
+def start(target, settings: Settings, request: schemas.BackwardRequest, *more):
+    """(process, the pipe's receiving end) of worker.run_job or worker.run_graph, started; `more`: the
+    target's further arguments."""
     receiving, sending = _context.Pipe(duplex=False)
-    args = (sending, request, settings.job_limits, settings.job_cpu_seconds, settings.job_memory_bytes)
+    args = (sending, request, settings.job_limits, settings.job_cpu_seconds, settings.job_memory_bytes, *more)
     process = _context.Process(target=target, args=args, daemon=True)
     process.start()
     sending.close()
     return process, receiving
 
 
-async def graph(settings: Settings, request: schemas.BackwardRequest) -> tuple[str, object]:
-    """("graph", the bytes /backward answers for the request) or ("error", body), from a process of its own."""
+async def graph(settings: Settings, request: schemas.BackwardRequest, finished=None) -> tuple[str, object]:
+    """("graph", the bytes /backward answers for the request) or ("error", body), from a process of its own.
+    `finished`: see worker.run_graph."""
     started = time.monotonic()
     # The forkserver's first start takes a second or two: not on the event loop.
-    process, receiving = await anyio.to_thread.run_sync(start, worker.run_graph, settings, request)
+    process, receiving = await anyio.to_thread.run_sync(start, worker.run_graph, settings, request, finished)
     try:
         while True:
             if receiving.poll():

@@ -2,6 +2,8 @@
 service functions /backward runs (app.service), reporting over a pipe to the server:
 
   ("progress", {"statements", "runs": [(line, data)] new since the last, "text": printed text new since the last})
+  ("snapshot", {"run", "data": bytes, "dropped": [run, ...]})          a snapshot of the program (engine.python.
+                                   snapshots) for the graphs of runs `run` and later; forget those of `dropped`
   ("end", {"status": "done" | "failed", "error": {...} | None})       after a job's run
   ("graph", bytes) or ("error", {...})                                after a graph's re-run
 
@@ -13,11 +15,12 @@ import resource
 import threading
 import time
 
-from engine import Limits, ProgramError, run_program
+from engine import Limits, ProgramError, is_python, run_program
+from engine.python import Taker
 from engine.python.run import WHOLE_PROGRAM
 
 from .. import schemas
-from ..service import answer_json
+from ..service import answer_json, replayed_json
 
 REPORT_SECONDS = 0.2  # how often statements are reported while nothing else happens
 
@@ -85,12 +88,36 @@ class Reporter:
                 os._exit(1)
 
 
-def run_job(connection, request: schemas.BackwardRequest, limits: Limits, cpu_seconds: int, memory_bytes: int):
-    """A job: the program run whole (its loss curve and printed lines reported as they grow)."""
+def run_job(
+    connection,
+    request: schemas.BackwardRequest,
+    limits: Limits,
+    cpu_seconds: int,
+    memory_bytes: int,
+    snapshot_every: int = 0,
+    snapshot_bytes: int = 0,
+):
+    """A job: the program run whole (its loss curve and printed lines reported as they grow), and
+    snapshotted every `snapshot_every` backward() calls (0: never), keeping at most `snapshot_bytes`."""
     limit_process(cpu_seconds, memory_bytes)
     reporter = Reporter(connection)
+
+    def deliver(run: int, data: bytes, dropped: list) -> None:
+        reporter.send(("snapshot", {"run": run, "data": data, "dropped": dropped}))
+
+    taker = Taker(snapshot_every, snapshot_bytes, deliver) if snapshot_every else None
     try:
-        run_program(request.expression, request.variables, limits, request.seed, None, request.files, progress=reporter)
+        run_program(
+            request.expression,
+            request.variables,
+            limits,
+            request.seed,
+            None,
+            request.files,
+            progress=reporter,
+            snapshots=taker,
+            shows_graph=False,
+        )
         error = None
     except ProgramError as problem:
         error = _program_failure(problem, reporter.state, limits, memory_bytes)
@@ -109,11 +136,23 @@ def _program_failure(problem: ProgramError, state, limits: Limits, memory_bytes:
     return failure(problem.message, None, problem)
 
 
-def run_graph(connection, request: schemas.BackwardRequest, limits: Limits, cpu_seconds: int, memory_bytes: int):
-    """One backward() call's answer, exactly as /backward writes it: the program re-run with `run`."""
+def run_graph(
+    connection,
+    request: schemas.BackwardRequest,
+    limits: Limits,
+    cpu_seconds: int,
+    memory_bytes: int,
+    finished: tuple | None = None,
+):
+    """One backward() call's answer, exactly as /backward writes it: the program re-run with `run`.
+    `finished`: (runs, printed lines, snapshot bytes or None) of a job that ran to its end: then a
+    Python program is replayed from that snapshot (or its start) only as far as the run."""
     limit_process(cpu_seconds, memory_bytes)
     try:
-        body, _ = answer_json(request, limits)
+        if finished is not None and is_python(request.expression):
+            body = replayed_json(request, limits, *finished)
+        else:
+            body, _ = answer_json(request, limits)
         connection.send(("graph", body))
     except ProgramError as problem:
         error = _program_failure(problem, None, limits, memory_bytes)

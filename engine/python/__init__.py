@@ -2,6 +2,7 @@
 (interpreter.py) over valuegraph's own built-ins (builtins.py) and micrograd's nn module written
 in the subset (prelude.py)."""
 
-from .run import PythonRun, run_python
+from .run import PythonRun, replay_python, run_python
+from .snapshots import Taker
 
-__all__ = ["PythonRun", "run_python"]
+__all__ = ["PythonRun", "Taker", "replay_python", "run_python"]

@@ -111,7 +111,7 @@ class Calls:
         self.depth += 1
         if len(outer) < LONGEST_SCOPE:
             self.scope = outer + (function.scope_name,) if scope is None else scope
-        if self.depth >= HOP_CHECK_DEPTH and _stack_is_deep(self.hop_frames):
+        if self.depth >= HOP_CHECK_DEPTH and not self.depth % HOP_CHECK_EVERY and _stack_is_deep(self.hop_frames):
             result = self.on_fresh_stack(_run_body, function, frame)
         else:
             result = _run_body(function, frame)
@@ -198,7 +198,11 @@ class FreshStack:
 # A deep recursion's nodes show the scope of its first calls: each call copies the scope, so an
 # unbounded one would make a recursion n deep cost n² (a 10,000-deep recursion: 50 million copies)
 LONGEST_SCOPE = 256
-HOP_CHECK_DEPTH = 8  # program calls open before the stack's depth is checked at every call
+HOP_CHECK_DEPTH = 8  # program calls open before the stack's depth is checked
+# ... and then at every fourth level only: the check walks the stack (up to hop_frames frames), a
+# tenth of a deep recursion's time when done at every call; three unchecked levels fit in the other
+# half of the recursion limit that hop_frames leaves
+HOP_CHECK_EVERY = 4
 STOPPED = 1 << 62  # a step count past every statement limit
 
 
@@ -282,6 +286,7 @@ class CallCompiler:
         self.nonlocals, self.walks, self.in_method = outer_nonlocals, outer_walks, outer_in_method
         name = node.name
         prelude = self.prelude
+        self.state.code[(prelude, node.lineno, node.col_offset)] = body
 
         def run(frame):
             values = {param: default(frame) for param, default in defaults.items()}
@@ -298,6 +303,7 @@ class CallCompiler:
         body = self.expr(node.body)
         self.walks = outer_walks
         prelude = self.prelude
+        self.state.code[(prelude, node.lineno, node.col_offset)] = body
 
         def run(frame):
             values = {param: default(frame) for param, default in defaults.items()}

@@ -37,6 +37,7 @@ class Compiler(StatementCompiler, ExpressionCompiler, CallCompiler):
         self.nonlocals = frozenset()  # names the function being compiled declares nonlocal
         self.walks = []  # the loops and comprehensions around the code being compiled, in its frame (calls.Walk)
         self.in_method = False  # compiling a method of a class (or a function inside one)
+        self.top_level_loops = {}  # id of a `for` node at the program's top level -> its statement index
 
     def span(self, node) -> Span:
         return IN_PRELUDE if self.prelude else self.source.node_span(node)

@@ -2,6 +2,7 @@
 (the output Value as it was at the chosen backward() call, the loss curve, what it printed,
 and where each Value came from)."""
 
+import ast
 import math
 from functools import lru_cache
 from operator import attrgetter
@@ -17,7 +18,8 @@ from .observe import as_engine_graph, node_fields, observe
 from .parse import parse_python
 from .prelude import NAMES as NN_NAMES
 from .prelude import NN_SOURCE
-from .state import State
+from .snapshots import NO_RUN, UNLOADABLE, Taker, live_names, load
+from .state import ReplayDone, State
 
 WHOLE_PROGRAM = Span(0, 1, 1, 0)
 
@@ -36,6 +38,7 @@ class PythonRun:
         ]  # the last Value each mark made, as ProgramRun.origin_parts reads them
         self.made = MadeByMarks(state.marks)
         self._names = state.name_labels
+        self.replayed_from = 0  # a replay from a snapshot: the backward() calls that came before it
 
     def names(self, nodes):
         """The name each Value was first assigned to, or None."""
@@ -72,9 +75,67 @@ def run_python(
     run: int | None = None,
     files: dict | None = None,
     progress=None,
+    snapshots: Taker | None = None,
+    shows_graph: bool = True,
 ) -> PythonRun:
     """files: {name: text} the program may open() and os.path.exists() (read only).
-    progress(state), if given: see State; called first once the program's own work starts."""
+    progress(state), if given: see State; called first once the program's own work starts.
+    snapshots: a job's snapshots.Taker, offered the program at each pass of a top-level loop.
+    shows_graph: false for a job, which only reports: no backward() call's graph is kept (the
+    PythonRun's output is None)."""
+    state, program, frame, tree = _prepared(text, limits, seed, run, files, shows_graph)
+    if snapshots is not None:
+        snapshots.live = live_names(tree)
+        state.snapshots = snapshots
+    if progress is not None:  # from here on: the prelude's own prints and steps are not the program's
+        state.progress = progress
+        progress(state)
+    _run(state, program, frame)
+    return PythonRun(_output(state, run) if shows_graph else None, state)
+
+
+def replay_python(
+    text: str,
+    limits: Limits,
+    seed: int,
+    run: int,
+    files: dict | None,
+    runs: list,
+    printed: list,
+    snapshot: bytes | None = None,
+) -> PythonRun:
+    """run_python(..., run=run) for a program whose whole run is known (a finished job's `runs` and
+    `printed`): the same answer, but the program only runs from the snapshot given (taken by a
+    snapshots.Taker in that run, at or before the run wanted), or from its start, to the first pass
+    of a top-level loop after the wanted run."""
+    state, program, frame, _ = _prepared(text, limits, seed, run, files)
+    if run >= len(runs):
+        _no_such_run(run, len(runs))
+    start, replayed_from = 0, 0
+    if snapshot is not None:
+        try:
+            load(state, snapshot, frame)
+            if len(state.runs) > run:
+                raise ValueError("a snapshot taken after the run wanted")
+            start, replayed_from = state.resume[0], len(state.runs)
+        except UNLOADABLE:  # not a snapshot of this program before that run, as this version compiles it
+            # (or one taken after it): from the start
+            state, program, frame, _ = _prepared(text, limits, seed, run, files)
+    state.stop_after = run
+    try:
+        _run(state, program, frame, start)
+    except ReplayDone:
+        pass
+    result = PythonRun(_output(state, run), state)
+    result.runs = [tuple(point) for point in runs]
+    result.printed = list(printed)
+    result.replayed_from = replayed_from
+    return result
+
+
+def _prepared(text: str, limits: Limits, seed: int, run, files, shows_graph: bool = True):
+    """(state, the program compiled, its top-level frame, its syntax tree) of a run about to start, keeping the graph
+    of backward() call `run` (None: the last), or of none without shows_graph."""
     check_files(files or {}, limits)
     tree, source = parse_python(text, limits)
     if not tree.body:
@@ -83,7 +144,7 @@ def run_python(
         )
     if run is not None and run < 0:
         raise ProgramError(f"run must be 0 or more, not {run}", WHOLE_PROGRAM)
-    state = State(limits, seed, run, files)
+    state = State(limits, seed, run if shows_graph else NO_RUN, files)
     state.source = source
     math_module, random_module = MATH, B.random_module(state.rng)
     shared = dict(
@@ -94,6 +155,8 @@ def run_python(
 
     names = dict(shared, Value=B.VALUE_CLASS, math=math_module, random=random_module)
     names["micrograd Value"] = B.VALUE_CLASS
+    frame = Frame({}, None)
+    state.snapshot_names, state.snapshot_frames = names, {"program": frame}
     if any(name in text for name in NN_NAMES):  # micrograd's nn module, only for programs that name it
         prelude_names = dict(shared, Value=B.VALUE_CLASS, random=random_module, math=math_module)
         nn = Frame({}, None)
@@ -103,17 +166,19 @@ def run_python(
         state.steps = 0
         for name in NN_NAMES:
             names[name] = names["micrograd " + name] = nn.vars[name]
-    program = Compiler(source, state, names).block(tree.body)
-    if progress is not None:  # from here on: the prelude's own prints and steps are not the program's
-        state.progress = progress
-        progress(state)
+        state.snapshot_frames["prelude"] = nn
+    compiler = Compiler(source, state, names)
+    compiler.top_level_loops = {id(node): i for i, node in enumerate(tree.body) if type(node) is ast.For}
+    return state, compiler.program(tree.body), frame, tree
+
+
+def _run(state: State, program, frame: Frame, start: int = 0) -> None:
     try:
-        program(Frame({}, None))
+        program(frame, start)
     except RecursionError:
         raise ProgramError("the program nests or calls too deeply to run", WHOLE_PROGRAM) from None
     finally:
         state.close()
-    return PythonRun(_output(state, run), state)
 
 
 def check_files(files: dict, limits: Limits) -> None:
@@ -132,14 +197,18 @@ def check_files(files: dict, limits: Limits) -> None:
         )
 
 
+def _no_such_run(run: int, runs: int):
+    calls = f"{runs} time{'s' if runs != 1 else ''}" if runs else "never"
+    raise ProgramError(
+        f"run {run} does not exist: the program calls backward() {calls} (runs are numbered from 0)", WHOLE_PROGRAM
+    )
+
+
 def _output(state: State, run):
     """The Value to show: the one the chosen backward() call started from, as it was then;
     without a backward() call, the last Value a statement of the program computed."""
     if run is not None and run >= len(state.runs):
-        calls = f"{len(state.runs)} time{'s' if len(state.runs) != 1 else ''}" if state.runs else "never"
-        raise ProgramError(
-            f"run {run} does not exist: the program calls backward() {calls} (runs are numbered from 0)", WHOLE_PROGRAM
-        )
+        _no_such_run(run, len(state.runs))
     if state.observed is not None:
         return as_engine_graph(state.observed)
     if state.snapshot is not None:

@@ -54,6 +54,18 @@ class State(Calls):
         self.in_step = False  # a node's _backward closure is running
         self.observed = None  # the graph of the program's own class at the chosen backward() call
         self.observed_run = None
+        self.code = {}  # compiled function bodies by where they are written (calls.py): a snapshot names them
+        self.snapshots = None  # a snapshots.Taker while a job runs: offered the program at each top-level pass
+        self.resume = None  # (statement index, iterator, pass index) of the top-level loop a replay resumes
+        self.stop_after = None  # a replay's wanted run: it stops at the first top-level pass after that run
+
+    def at_pass(self, position, frame, iterator, index):
+        """The start of a pass of the top-level `for` at `position` of the program (statements.py):
+        the program's whole state is its globals, the loop's iterator and the run's records."""
+        if self.stop_after is not None and len(self.runs) > self.stop_after:
+            raise ReplayDone
+        if self.snapshots is not None:
+            self.snapshots.offer(self, position, frame, iterator, index)
 
     def count(self, statements, place: Span | None = None):
         """The statement limit, checked in this one place. Statements run, loop tests, items of
@@ -184,6 +196,10 @@ class State(Calls):
     def grad_written(self, obj, value):
         if self.walk is not None and type(obj) is Instance:
             self.walk.append(("grad", obj, value, self.in_step))
+
+
+class ReplayDone(BaseException):
+    """A replay has made the run it was asked for (a BaseException: no guard turns it into the program's error)."""
 
 
 def as_program_error(error: Exception, span: Span) -> ProgramError:

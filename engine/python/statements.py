@@ -22,10 +22,26 @@ class StatementCompiler:
     """The Compiler's part for statements."""
 
     def block(self, statements, in_class=False):
-        compiled = [self.statement(s, in_class) for s in statements]
+        return self._counted([self.statement(s, in_class) for s in statements], self.span(statements[0]))
+
+    def program(self, statements):
+        """The program's top level: a block, run whole, or from statement `start` on by a replay
+        resumed from a snapshot (whose statements the snapshotted run counted already)."""
+        compiled = [self.statement(s) for s in statements]
+        whole = self._counted(compiled, self.span(statements[0]))
+
+        def run(frame, start=0):
+            if start == 0:
+                return whole(frame)
+            for statement in compiled[start:]:
+                statement(frame)
+            return None
+
+        return run
+
+    def _counted(self, compiled, place):
         state = self.state
         count = len(compiled)
-        place = self.span(statements[0])
         limit = state.limits.max_statements
         # Blocks and loop passes are the hot path: they add to the count inline, and past the
         # limit let State.count (which holds the check's one message) raise it.
@@ -281,7 +297,11 @@ class StatementCompiler:
         named = type(target) is ast.Name and target.id
         label = f"for {shorten(self.source.text_of(target), 20)}"
         walk = self.walking(target)
-        return self.loop(node, lambda frame: B.iterate(iterable(frame)), self.store(target), named, label, walk)
+        passes = lambda frame: B.iterate(iterable(frame))  # noqa: E731
+        position = self.top_level_loops.get(id(node))
+        if position is not None:
+            return self.resumable_loop(node, position, passes, self.store(target), named, label, walk)
+        return self.loop(node, passes, self.store(target), named, label, walk)
 
     def stmt_While(self, node):
         test = self.expr(node.test)
@@ -334,6 +354,54 @@ class StatementCompiler:
                 if signal is not None and signal is not CONTINUE:
                     state.scope = outer
                     return None if signal is BREAK else signal
+            state.scope = outer
+            if orelse is not None:
+                return orelse(frame)
+            return None
+
+        return run
+
+    def resumable_loop(self, node, position, passes, store, named, label, walk):
+        """loop() for a `for` at the program's top level (statement `position`), where the whole
+        state of the program at the start of a pass is its globals, this loop's iterator and the
+        run's records: each pass starts with State.at_pass (a job's snapshots, a replay's end), and
+        a replay resumed from a snapshot (State.resume) continues the snapshot's iterator."""
+        body = self.block(node.body)
+        self.walks.pop()
+        walk = walk if walk.called else None
+        orelse = self.block(node.orelse) if node.orelse else None
+        state = self.state
+
+        def run(frame):
+            resume = state.resume
+            if resume is not None and resume[0] == position:
+                state.resume = None
+                _, iterator, index = resume
+            else:
+                iterator, index = passes(frame), 0
+            at_pass, outer = state.at_pass, state.scope
+            if walk is not None:
+                walked = frame.walks
+                if walked is None:
+                    walked = frame.walks = {}
+            while True:
+                at_pass(position, frame, iterator, index)
+                try:
+                    item = next(iterator)
+                except StopIteration:
+                    break
+                store(frame, item)
+                if walk is not None:
+                    walked[walk] = (index, outer)
+                if named and type(item) in (int, float):
+                    state.scope = outer + (f"for {named} = {item}",)
+                else:
+                    state.scope = outer + (f"{label} [{index}]",)
+                signal = body(frame)
+                if signal is not None and signal is not CONTINUE:
+                    state.scope = outer
+                    return None if signal is BREAK else signal
+                index += 1
             state.scope = outer
             if orelse is not None:
                 return orelse(frame)
