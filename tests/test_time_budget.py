@@ -44,10 +44,10 @@ ROUTES = {
         "/backward",
         {"json": {"expression": "text = 'ab' * 50000\nwhile True:\n    text = text.replace('ab', 'ba')\n"}},
     ),
-    "layout": ("/backward", {"json": {"expression": chain(12_000), "layout": True}}),
-    "a large answer": ("/backward", {"json": {"expression": chain(15_000)}}),
-    "the exported file": ("/export/html", {"json": {"expression": chain(7_500)}}),
-    "the SCORM package": ("/export/scorm", {"json": {"expression": chain(7_500)}}),
+    "layout": ("/backward", {"json": {"expression": chain(20_000), "layout": True}}),
+    "a large answer": ("/backward", {"json": {"expression": chain(40_000)}}),
+    "the exported file": ("/export/html", {"json": {"expression": chain(20_000)}}),
+    "the SCORM package": ("/export/scorm", {"json": {"expression": chain(20_000)}}),
     "POST /layout": ("/layout", {"json": {"children": [[], [0]] + [[i - 1, i - 2] for i in range(2, 60_000)]}}),
 }
 
