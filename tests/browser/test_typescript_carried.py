@@ -62,6 +62,18 @@ def test_an_embed_that_hides_its_editor_still_shows_code_it_would_run(page, live
     expect(page.get_by_role("textbox", name="Program", exact=True)).to_be_hidden()
 
 
+def test_a_small_embed_with_code_shows_its_run_button_until_the_graph_is_drawn(page, live_server):
+    page.set_viewport_size({"width": 300, "height": 200})
+    page.goto(f"{live_server}/embed?{urlencode({'expression': CODE, 'language': 'typescript'})}")
+    expect(page.get_by_role("textbox", name="Program", exact=True)).to_have_value(CODE)
+    run = page.get_by_role("button", name="Run", exact=True)
+    expect(run).to_be_visible()
+    run.click()
+    wait_for_graph(page, 4)
+    # Drawn, the frame takes its small layout: the graph and a minimal player.
+    expect(page.locator("[data-valuegraph-embed]")).to_have_attribute("data-fit", "small")
+
+
 def test_the_downloaded_file_shows_the_code_and_plays_the_graph_it_made_running_nothing(page, tmp_path):
     open_code(page, CODE)
     wait_for_graph(page, 4)
