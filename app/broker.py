@@ -288,9 +288,10 @@ class InProcessBroker(Broker):
         return len(room.members)
 
 
-def _guarded(method):
-    """Runs a RedisBroker call through its breaker: a connection or timeout error (after the
-    client's one retry on a stale connection) becomes BrokerUnavailable, never a crash."""
+def through_breaker(method):
+    """Runs an async method of an object with `breaker` and `down_errors` through that breaker: a
+    connection or timeout error (after the client's one retry on a stale connection) becomes
+    BrokerUnavailable (a 503), at once while the breaker is open; never a crash."""
 
     @functools.wraps(method)
     async def guarded(self, *args, **kwargs):
@@ -362,7 +363,7 @@ class RedisBroker(Broker):
     def _key(code: str) -> str:
         return f"vg:room:{code}"
 
-    @_guarded
+    @through_breaker
     async def create(self, code, record, *, idle_seconds, max_rooms):
         now = time.time()
         await self._redis.zremrangebyscore(self.ROOMS, "-inf", now)
@@ -386,7 +387,7 @@ class RedisBroker(Broker):
             await pipe.execute()
         return True
 
-    @_guarded
+    @through_breaker
     async def count(self, kind, client, *, window_seconds, add=True):
         key = f"vg:{kind}:{client}"
         if add is None or isinstance(add, str):  # distinct texts: a set; or only reading
@@ -408,7 +409,7 @@ class RedisBroker(Broker):
             _, counted, left = await pipe.execute()
         return counted, left / 1000
 
-    @_guarded
+    @through_breaker
     async def get(self, code):
         fields = await self._redis.hgetall(self._key(code))
         if b"state" not in fields:
@@ -422,15 +423,15 @@ class RedisBroker(Broker):
             locked=fields.get(b"locked") == b"1",
         )
 
-    @_guarded
+    @through_breaker
     async def remember_join(self, client, code, *, seconds):
         await self._redis.set(f"vg:joined:{client}:{code}", 1, px=int(seconds * 1000))
 
-    @_guarded
+    @through_breaker
     async def joined_before(self, client, code):
         return bool(await self._redis.exists(f"vg:joined:{client}:{code}"))
 
-    @_guarded
+    @through_breaker
     async def set_locked(self, code, locked):
         key = self._key(code)
         if not await self._redis.exists(key):
@@ -438,7 +439,7 @@ class RedisBroker(Broker):
         await self._redis.hset(key, "locked", int(locked))
         await self._redis.publish(key, '{"kind": "presence"}')
 
-    @_guarded
+    @through_breaker
     async def update(self, code, state, walk, *, idle_seconds):
         key = self._key(code)
         if not await self._redis.exists(key):
@@ -452,13 +453,13 @@ class RedisBroker(Broker):
         await self._redis.publish(key, json.dumps({"kind": "state", "version": version, "state": state}))
         return version
 
-    @_guarded
+    @through_breaker
     async def touch(self, code, *, idle_seconds):
         if not await self._redis.pexpire(self._key(code), int(idle_seconds * 1000)):
             raise RoomGone
         await self._redis.zadd(self.ROOMS, {code: time.time() + idle_seconds})
 
-    @_guarded
+    @through_breaker
     async def subscribe(self, code, on_resubscribed=None):
         pubsub = self._pubsub_class(self._redis.connection_pool, ignore_subscribe_messages=True)
         pubsub.on_resubscribed = on_resubscribed
@@ -478,7 +479,7 @@ class RedisBroker(Broker):
 
         return Subscription(messages(), pubsub.aclose)
 
-    @_guarded
+    @through_breaker
     async def add_member(self, code, member, *, most=None):
         key = self._key(code)
         if not await self._redis.exists(key):
@@ -497,20 +498,20 @@ class RedisBroker(Broker):
             await self._redis.publish(key, '{"kind": "presence"}')
         return True
 
-    @_guarded
+    @through_breaker
     async def remove_member(self, code, member):
         key = self._key(code)
         if await self._redis.zrem(key + ":members", member):
             await self._redis.publish(key, '{"kind": "presence"}')
 
-    @_guarded
+    @through_breaker
     async def count_members(self, code):
         key = self._key(code) + ":members"
         now = time.time()
         await self._redis.zremrangebyscore(key, "-inf", now)
         return await self._redis.zcard(key)
 
-    @_guarded
+    @through_breaker
     async def ping(self):
         await self._redis.ping()
 

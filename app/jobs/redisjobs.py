@@ -14,7 +14,6 @@ beats every BEAT_SECONDS, and kills the job's process when it reads that the job
 A worker killed with -9 beats no more: the first app process to look at the job then ends it
 `failed`, saying so; it is not run again (a program that killed one worker may kill the next)."""
 
-import functools
 import json
 import os
 import secrets
@@ -24,7 +23,7 @@ import time
 import anyio
 
 from .. import schemas
-from ..broker import REDIS_HEALTH_CHECK_SECONDS, Breaker
+from ..broker import REDIS_HEALTH_CHECK_SECONDS, Breaker, through_breaker
 from ..config import Settings
 from . import processes, worker
 from .base import JobQueue, status_json, too_many_for_client, too_many_jobs
@@ -132,23 +131,6 @@ def _rq():
     return rq, JSONSerializer
 
 
-def _guarded(method):
-    """A call to Redis through the breaker: out of reach, it raises BrokerUnavailable (a 503), at once
-    while the breaker is open."""
-
-    @functools.wraps(method)
-    async def guarded(self, *args, **kwargs):
-        self.breaker.check()
-        try:
-            result = await method(self, *args, **kwargs)
-        except self.down_errors as error:
-            raise self.breaker.failed() from error
-        self.breaker.succeeded()
-        return result
-
-    return guarded
-
-
 class RedisJobs(JobQueue):
     """The app side: submits, reads, cancels, and ends jobs whose worker was lost."""
 
@@ -172,7 +154,7 @@ class RedisJobs(JobQueue):
         )
         self.scripts = {name: self.redis.register_script(text) for name, text in (("submit", SUBMIT), ("end", END))}
 
-    @_guarded
+    @through_breaker
     async def submit(self, request: schemas.BackwardRequest, client: str) -> str:
         for job_id in await self.redis.hkeys(UNFINISHED):  # a job whose worker was lost no longer counts
             await self._end_if_lost(job_id)
@@ -199,7 +181,7 @@ class RedisJobs(JobQueue):
             failure_ttl=int(self.settings.job_expire_seconds),
         )
 
-    @_guarded
+    @through_breaker
     async def cancel(self, job_id: str) -> dict | None:
         await self._end(job_id, "cancelled", None, "cancel")
         return await self.status(job_id)
@@ -212,7 +194,7 @@ class RedisJobs(JobQueue):
     async def _end_if_lost(self, job_id: str) -> None:
         await self._end(job_id, "failed", _lost_error(self.settings), "lost")
 
-    @_guarded
+    @through_breaker
     async def _snapshot(self, job_id: str) -> tuple[dict, str] | None:
         for attempt in (1, 2):
             key, runs_key, text_key, alive_key = _keys(job_id)
@@ -236,7 +218,7 @@ class RedisJobs(JobQueue):
         )
         return status, text
 
-    @_guarded
+    @through_breaker
     async def _request(self, job_id: str) -> schemas.BackwardRequest | None:
         request = await self.redis.hget(_keys(job_id)[0], "request")
         return None if request is None else schemas.BackwardRequest.model_validate_json(request)
