@@ -50,10 +50,10 @@
 | VALUEGRAPH_JOB_WORKERS             | 2         | job worker processes running at once; more jobs wait, `queued`      |
 | VALUEGRAPH_JOB_MAX_JOBS            | 20        | jobs queued or running at once, in all (more: 429)                  |
 | VALUEGRAPH_JOB_MAX_PER_CLIENT      | 2         | jobs queued or running at once for one client address (more: 429)   |
-| VALUEGRAPH_JOB_CPU_SECONDS         | 600       | seconds of CPU time one job's process may use (RLIMIT_CPU)          |
+| VALUEGRAPH_JOB_CPU_SECONDS         | 7200      | seconds of CPU time one job's process may use (RLIMIT_CPU)          |
 | VALUEGRAPH_JOB_MEMORY_BYTES        | 2000000000| bytes of address space one job's process may hold (RLIMIT_AS)       |
-| VALUEGRAPH_JOB_MAX_STATEMENTS      | 500000000 | statements a job's program may execute (instead of MAX_STATEMENTS)  |
-| VALUEGRAPH_JOB_WALL_SECONDS        | 1800      | seconds of wall-clock time one job may run                          |
+| VALUEGRAPH_JOB_MAX_STATEMENTS      | 2000000000| statements a job's program may execute (instead of MAX_STATEMENTS)  |
+| VALUEGRAPH_JOB_WALL_SECONDS        | 7200      | seconds of wall-clock time one job may run                          |
 | VALUEGRAPH_JOB_EXPIRE_SECONDS      | 3600      | seconds a finished job's status is kept (later: 404)                |
 | VALUEGRAPH_JOB_WORKER_TIMEOUT      | 10.0      | seconds a Redis job's worker may go unheard before the job fails    |
 | VALUEGRAPH_JOB_SNAPSHOT_EVERY      | 2         | backward() calls between a job's snapshots (0: none; graphs replay) |
@@ -129,10 +129,10 @@ class Settings:
     job_workers: int = 2
     job_max_jobs: int = 20
     job_max_per_client: int = 2
-    job_cpu_seconds: int = 600
+    job_cpu_seconds: int = 7200
     job_memory_bytes: int = 2_000_000_000
-    job_max_statements: int = 500_000_000
-    job_wall_seconds: float = 1800.0
+    job_max_statements: int = 2_000_000_000
+    job_wall_seconds: float = 7200.0
     job_expire_seconds: float = 3600.0
     job_worker_timeout: float = 10.0
     job_snapshot_every: int = 2
