@@ -15,7 +15,9 @@ import redis
 from app.config import Settings
 from app.main import create_app
 from tests.realservers import ROOT, RedisServer, job_worker, redis_process
-from tests.test_jobs import DESCENT, FOREVER, PATIENCE, finished, read_events, start, wait_for
+from tests.test_jobs import DESCENT, FOREVER, MODEL, NAMES, PATIENCE, finished, read_events, start, wait_for
+from tests.test_snapshots import PROGRAMS
+from tests.test_snapshots import job as snapshot_job
 
 pytestmark = pytest.mark.anyio
 
@@ -86,6 +88,53 @@ async def test_a_job_runs_on_a_worker_and_any_app_process_serves_it(redis_url, m
         expected = await asking.post("/backward", json={"expression": DESCENT, "run": 1})
         assert graph.status_code == 200 and graph.content == expected.content
     assert (await asking.get("/runs/no-such-job")).status_code == 404
+
+
+def stored_snapshots(url: str, job_id: str) -> dict[int, bytes]:
+    """The snapshots Redis keeps for the job, by the run each was taken at."""
+    return {int(run): data for run, data in redis.Redis.from_url(url).hgetall(f"vg:job:{job_id}:snapshots").items()}
+
+
+async def test_a_finished_jobs_graphs_replay_from_its_snapshots_in_redis(redis_url, make_client):
+    """The worker keeps in Redis the snapshots its job's process takes (every VALUEGRAPH_JOB_SNAPSHOT_EVERY
+    backward() calls, as the worker is set); any app process, with no worker left, replays the graph of
+    run k from the nearest one: the same bytes as /backward with run=k."""
+    taking, asking = make_client(redis_url), make_client(redis_url, time_budget=PATIENCE)
+    body = {"expression": MODEL.replace("steps = 3", "steps = 5"), "files": {"input.txt": NAMES}}
+    with job_worker(redis_url, job_snapshot_every=2):
+        response = await taking.post("/runs", json=body)
+        assert response.status_code == 202, response.text
+        job_id = response.json()["id"]
+        status = await wait_for(asking, job_id, finished)
+    assert status["status"] == "done", status
+    assert sorted(stored_snapshots(redis_url, job_id)) == [2, 4]
+    for run in (0, 3, 4):  # from the start; from the snapshot at run 2; from the one at run 4
+        graph = await asking.get(f"/runs/{job_id}/graph", params={"run": run})
+        expected = await asking.post("/backward", json={**body, "run": run})
+        assert graph.status_code == expected.status_code == 200, graph.text
+        assert graph.content == expected.content, run
+
+
+async def test_snapshots_in_redis_are_thinned_within_their_byte_limit_as_the_local_pool_thins_them(
+    redis_url, make_client
+):
+    """Past VALUEGRAPH_JOB_SNAPSHOT_BYTES (set on the worker) the worker forgets in Redis the snapshots its
+    job's process drops: Redis keeps the runs an in-process Taker keeps, within the limit."""
+    text, files = PROGRAMS["micrograd.nn"]
+    text = text.replace("range(7)", "range(40)")
+    _, everything, _ = snapshot_job(text, files, every=1)
+    limit = 5 * max(map(len, everything.values()))
+    _, kept, _ = snapshot_job(text, files, every=1, keep_bytes=limit)
+    client = make_client(redis_url, time_budget=PATIENCE)
+    with job_worker(redis_url, job_snapshot_every=1, job_snapshot_bytes=limit):
+        job_id = await start(client, text)
+        assert (await wait_for(client, job_id, finished))["status"] == "done"
+    stored = stored_snapshots(redis_url, job_id)
+    assert sorted(stored) == sorted(kept) and len(stored) < len(everything)
+    assert sum(map(len, stored.values())) <= limit
+    graph = await client.get(f"/runs/{job_id}/graph", params={"run": 33})
+    expected = await client.post("/backward", json={"expression": text, "run": 33})
+    assert graph.status_code == 200 and graph.content == expected.content
 
 
 async def test_cancel_from_another_app_process_stops_the_job_on_its_worker(redis_url, make_client):
@@ -173,6 +222,12 @@ async def test_a_job_on_a_worker_fails_at_its_limits_naming_them(redis_url, make
         status = await wait_for(client, await start(client, program), finished)
     expected = (await client.post("/backward", json={"expression": program})).json()["detail"]
     assert status["status"] == "failed" and status["error"] == {**expected, "limit": None}
+    # A job that fails after its process took snapshots keeps none: its graphs run the program from the start.
+    failing = DESCENT + "z = undefined + 1\n"
+    with job_worker(redis_url, job_snapshot_every=1):
+        job_id = await start(client, failing)
+        assert (await wait_for(client, job_id, finished))["status"] == "failed"
+    assert stored_snapshots(redis_url, job_id) == {}
 
 
 async def test_jobs_per_client_and_in_all_are_capped_across_app_processes(redis_url, make_client):

@@ -98,7 +98,22 @@ class JobQueue:
     async def _finished(self, job_id: str, run: int) -> tuple | None:
         """(runs, printed lines, the snapshot at or before `run` or None) of a job that is `done`, for a
         graph that replays only as far as that run (worker.run_graph); None: the graph re-runs it whole."""
-        return None
+        done = await self._done(job_id)
+        if done is None:
+            return None
+        runs, text, taken = done
+        nearest = max((snapshot_run for snapshot_run in taken if snapshot_run <= run), default=None)
+        # Gone meanwhile (the job expired): the replay runs from the program's start.
+        snapshot = None if nearest is None else await self._snapshot_data(job_id, nearest)
+        return runs, lines(text), snapshot
+
+    async def _done(self, job_id: str) -> tuple[list, str, list[int]] | None:
+        """(runs, printed text, the runs its kept snapshots were taken at) of a job that is `done`, else None."""
+        raise NotImplementedError
+
+    async def _snapshot_data(self, job_id: str, run: int) -> bytes | None:
+        """The bytes of the job's snapshot taken at `run`, or None if it is no longer kept."""
+        raise NotImplementedError
 
     async def graph(self, job_id: str, run: int) -> tuple[str, object] | None:
         """("graph", the bytes /backward answers for the job's program with run=k) or ("error", body);

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from .. import schemas
 from . import processes, worker
-from .base import FINISHED, JobQueue, lines, status_json, too_many_for_client, too_many_jobs
+from .base import FINISHED, JobQueue, status_json, too_many_for_client, too_many_jobs
 
 
 @dataclass
@@ -76,13 +76,17 @@ class LocalJobs(JobQueue):
             job = self.jobs.get(job_id)
             return None if job is None else job.request
 
-    async def _finished(self, job_id: str, run: int) -> tuple | None:
+    async def _done(self, job_id: str) -> tuple[list, str, list[int]] | None:
         with self.lock:
             job = self.jobs.get(job_id)
             if job is None or job.status != "done":
                 return None
-            nearest = max((taken for taken in job.snapshots if taken <= run), default=None)
-            return list(job.runs), lines(job.text), job.snapshots.get(nearest)
+            return list(job.runs), job.text, list(job.snapshots)
+
+    async def _snapshot_data(self, job_id: str, run: int) -> bytes | None:
+        with self.lock:
+            job = self.jobs.get(job_id)
+            return None if job is None else job.snapshots.get(run)
 
     async def cancel(self, job_id: str) -> dict | None:
         return self._cancel(job_id)
@@ -135,9 +139,8 @@ class LocalJobs(JobQueue):
             time.sleep(processes.SUPERVISE_SECONDS)
 
     def _start(self, job: Job) -> None:
-        snapshots = (self.settings.job_snapshot_every, self.settings.job_snapshot_bytes)
         try:
-            process, receiving = processes.start(worker.run_job, self.settings, job.request, *snapshots)
+            process, receiving = processes.start_job(self.settings, job.request)
         except Exception as error:  # noqa: BLE001 - the job fails with the reason; the supervisor lives on
             with self.lock:
                 if job.status != "cancelled":

@@ -35,6 +35,12 @@ def start(target, settings: Settings, request: schemas.BackwardRequest, *more):
     return process, receiving
 
 
+def start_job(settings: Settings, request: schemas.BackwardRequest):
+    """start() of a job's whole run, snapshotted as VALUEGRAPH_JOB_SNAPSHOT_EVERY and _BYTES say, whichever backend
+    keeps its snapshots."""
+    return start(worker.run_job, settings, request, settings.job_snapshot_every, settings.job_snapshot_bytes)
+
+
 async def graph(settings: Settings, request: schemas.BackwardRequest, finished=None) -> tuple[str, object]:
     """("graph", the bytes /backward answers for the request) or ("error", body), from a process of its own.
     `finished`: see worker.run_graph."""

@@ -5,7 +5,9 @@ process answers GET /runs/{id}, its events and DELETE. Why RQ: docs/operating.md
 The record, under `vg:job:ID` (a hash: status, client, request, statements, elapsed, error, worker,
 process), `vg:job:ID:runs` (a list: [line, data] per backward() call), `vg:job:ID:text` (the printed
 text), `vg:job:ID:alive` (set by the job's worker, expiring VALUEGRAPH_JOB_WORKER_TIMEOUT after its
-last beat), and `vg:jobs:unfinished` (a hash: id -> client, for the caps). Every change of status is
+last beat), `vg:job:ID:snapshots` (a hash: run -> the bytes of the program's snapshot before that run,
+as the job's process takes and thins them within VALUEGRAPH_JOB_SNAPSHOT_BYTES; kept only for a job
+that ends `done`), and `vg:jobs:unfinished` (a hash: id -> client, for the caps). Every change of status is
 one Lua script, so an app process cancelling and a worker finishing cannot both win.
 
 A worker runs one job at a time (RQ's SimpleWorker: no fork of its own, since the job's program
@@ -68,7 +70,17 @@ for i = 5, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
 return status
 """
 
-# KEYS: the job, its runs, its text, its alive key, the unfinished hash. ARGV: id, the new status,
+# KEYS: the job, its snapshots. ARGV: the run it was taken at, its bytes ('' when not kept), then the runs
+# of the snapshots to forget. Writes only while the job runs; returns its status.
+SNAPSHOT = """
+local status = redis.call('HGET', KEYS[1], 'status')
+if status ~= 'running' then return status or false end
+for i = 3, #ARGV do redis.call('HDEL', KEYS[2], ARGV[i]) end
+if ARGV[2] ~= '' then redis.call('HSET', KEYS[2], ARGV[1], ARGV[2]) end
+return status
+"""
+
+# KEYS: the job, its runs, its text, its alive key, its snapshots, the unfinished hash. ARGV: id, the new status,
 # the error (JSON), keep for (s), how: "worker" (from running), "cancel" (from queued or running),
 # "lost" (from running, once its worker's alive key has expired). Returns the status after.
 END = """
@@ -79,16 +91,18 @@ local ends = status == 'running' or (how == 'cancel' and status == 'queued')
 if how == 'lost' and redis.call('EXISTS', KEYS[4]) == 1 then ends = false end
 if not ends then return status end
 redis.call('HSET', KEYS[1], 'status', ARGV[2], 'error', ARGV[3])
-redis.call('HDEL', KEYS[5], ARGV[1])
+redis.call('HDEL', KEYS[6], ARGV[1])
 redis.call('DEL', KEYS[4])
-for i = 1, 3 do redis.call('EXPIRE', KEYS[i], ARGV[4]) end
+-- only a job that ran to its end replays from its snapshots; the graphs of any other run it from the start
+if ARGV[2] ~= 'done' then redis.call('DEL', KEYS[5]) end
+for _, i in ipairs({1, 2, 3, 5}) do redis.call('EXPIRE', KEYS[i], ARGV[4]) end
 return ARGV[2]
 """
 
 
 def _keys(job_id: str) -> list[str]:
     key = f"vg:job:{job_id}"
-    return [key, key + ":runs", key + ":text", key + ":alive"]
+    return [key, key + ":runs", key + ":text", key + ":alive", key + ":snapshots"]
 
 
 def _lost_error(settings: Settings) -> dict:
@@ -146,6 +160,9 @@ class RedisJobs(JobQueue):
         self.redis = redis.asyncio.Redis.from_url(
             settings.redis_url, decode_responses=True, **_redis_options(settings, asyncio=True)
         )
+        self.redis_bytes = redis.asyncio.Redis.from_url(  # for snapshots, which are bytes, not text
+            settings.redis_url, **_redis_options(settings, asyncio=True)
+        )
         # RQ's client is synchronous (enqueueing is one call, made in a thread) and reads bytes.
         self.queue = rq.Queue(
             QUEUE,
@@ -197,7 +214,7 @@ class RedisJobs(JobQueue):
     @through_breaker
     async def _snapshot(self, job_id: str) -> tuple[dict, str] | None:
         for attempt in (1, 2):
-            key, runs_key, text_key, alive_key = _keys(job_id)
+            key, runs_key, text_key, alive_key, _ = _keys(job_id)
             async with self.redis.pipeline(transaction=True) as pipe:
                 pipe.hgetall(key)
                 pipe.lrange(runs_key, 0, -1)
@@ -223,9 +240,27 @@ class RedisJobs(JobQueue):
         request = await self.redis.hget(_keys(job_id)[0], "request")
         return None if request is None else schemas.BackwardRequest.model_validate_json(request)
 
+    @through_breaker
+    async def _done(self, job_id: str) -> tuple[list, str, list[int]] | None:
+        key, runs_key, text_key, _, snapshots_key = _keys(job_id)
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.hget(key, "status")
+            pipe.lrange(runs_key, 0, -1)
+            pipe.get(text_key)
+            pipe.hkeys(snapshots_key)
+            status, runs, text, taken = await pipe.execute()
+        if status != "done":
+            return None
+        return [json.loads(run) for run in runs], text or "", [int(run) for run in taken]
+
+    @through_breaker
+    async def _snapshot_data(self, job_id: str, run: int) -> bytes | None:
+        return await self.redis_bytes.hget(_keys(job_id)[4], str(run))
+
     async def close(self) -> None:
         """Unfinished jobs go on: their workers and the other app processes still serve them."""
         await self.redis.aclose()
+        await self.redis_bytes.aclose()
         self.queue.connection.close()
 
 
@@ -241,7 +276,7 @@ class Worker:
         self.settings = settings
         self.name = f"{socket.gethostname()}:{os.getpid()}"
         self.redis = redis.Redis.from_url(settings.redis_url, decode_responses=True, **_redis_options(settings))
-        scripts = {"claim": CLAIM, "report": REPORT, "end": END}
+        scripts = {"claim": CLAIM, "report": REPORT, "snapshot": SNAPSHOT, "end": END}
         self.scripts = {name: self.redis.register_script(text) for name, text in scripts.items()}
         self.alive_ms = str(int(settings.job_worker_timeout * 1000))
 
@@ -251,7 +286,7 @@ class Worker:
         if request is None:  # cancelled while queued
             return
         request = schemas.BackwardRequest.model_validate_json(request)
-        process, receiving = processes.start(worker.run_job, self.settings, request)
+        process, receiving = processes.start_job(self.settings, request)
         started = time.monotonic()
         self.redis.hset(keys[0], "process", process.pid)
         try:
@@ -268,15 +303,20 @@ class Worker:
         ended elsewhere (cancelled, or given up as lost)."""
         beat, statements = 0.0, 0
         while True:
-            report = {"text": "", "runs": []}
+            report, snapshot = {"text": "", "runs": []}, None
             try:
                 if receiving.poll(processes.SUPERVISE_SECONDS):
-                    kind, report = receiving.recv()
+                    kind, message = receiving.recv()
                     if kind == "end":
-                        return report["status"], report["error"]
-                    statements = report["statements"]
+                        return message["status"], message["error"]
+                    if kind == "snapshot":
+                        snapshot = message
+                    else:
+                        report, statements = message, message["statements"]
             except (EOFError, OSError):  # the process ended without its last report: killed
                 return "failed", processes.ended_by_signal(self.settings, process, started)
+            if snapshot is not None and self._keep(job_id, snapshot) != "running":
+                return None, None
             elapsed = time.monotonic() - started
             if elapsed > self.settings.job_wall_seconds:
                 return "failed", processes.wall_error(self.settings)
@@ -286,6 +326,12 @@ class Worker:
                 arguments += [json.dumps(run) for run in report["runs"]]
                 if self.scripts["report"](keys=_keys(job_id), args=arguments) != "running":
                     return None, None
+
+    def _keep(self, job_id: str, snapshot: dict) -> str | None:
+        """Stores a snapshot the job's process took (worker.run_job), forgets those it dropped; the job's status."""
+        keys = _keys(job_id)
+        arguments = [snapshot["run"], snapshot["data"] or b"", *snapshot["dropped"]]
+        return self.scripts["snapshot"](keys=[keys[0], keys[4]], args=arguments)
 
     def _end(self, job_id: str, status: str, error: dict | None) -> None:
         keys = [*_keys(job_id), UNFINISHED]
