@@ -53,6 +53,7 @@
 | VALUEGRAPH_JOB_CPU_SECONDS         | 7200      | seconds of CPU time one job's process may use (RLIMIT_CPU)          |
 | VALUEGRAPH_JOB_MEMORY_BYTES        | 2000000000| bytes of address space one job's process may hold (RLIMIT_AS)       |
 | VALUEGRAPH_JOB_MAX_STATEMENTS      | 2000000000| statements a job's program may execute (instead of MAX_STATEMENTS)  |
+| VALUEGRAPH_JOB_MAX_COLLECTION_LENGTH | 1000000 |items in a job's list, set or dict (instead of MAX_COLLECTION_LENGTH)|
 | VALUEGRAPH_JOB_WALL_SECONDS        | 7200      | seconds of wall-clock time one job may run                          |
 | VALUEGRAPH_JOB_EXPIRE_SECONDS      | 3600      | seconds a finished job's status is kept (later: 404)                |
 | VALUEGRAPH_JOB_WORKER_TIMEOUT      | 10.0      | seconds a Redis job's worker may go unheard before the job fails    |
@@ -132,6 +133,7 @@ class Settings:
     job_cpu_seconds: int = 7200
     job_memory_bytes: int = 2_000_000_000
     job_max_statements: int = 2_000_000_000
+    job_max_collection_length: int = 1_000_000
     job_wall_seconds: float = 7200.0
     job_expire_seconds: float = 3600.0
     job_worker_timeout: float = 10.0
@@ -189,8 +191,11 @@ class Settings:
 
     @cached_property
     def job_limits(self) -> Limits:
-        """The engine's limits for a job and a job's graph: the request's, but with the job's statements."""
-        return replace(self.limits, max_statements=self.job_max_statements)
+        """The engine's limits for a job and a job's graph: the request's, but with the job's statements
+        and collections (a two-layer transformer's backward() walk holds over 100,000 nodes in one set)."""
+        return replace(
+            self.limits, max_statements=self.job_max_statements, max_collection_length=self.job_max_collection_length
+        )
 
 
 def _kind(type_, may_be_zero=False):
