@@ -4,11 +4,16 @@ point of its curve opening that call's graph, Cancel, and a failure placed in th
 runs in a real worker process of the live server."""
 
 import re
+import sys
 import time
+from pathlib import Path
 
 import pytest
 from pagehelpers import url_for, wait_for_graph
 from playwright.sync_api import expect
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository: tests.test_long_programs
+from tests.test_long_programs import NAMES, cpython_stdout, variant  # noqa: E402
 
 # 30 backward() calls, quick enough for /backward to answer too.
 THIRTY = """x = Value(2.0)
@@ -202,3 +207,24 @@ def test_a_failed_job_shows_its_message_and_marks_its_place_in_the_editor(page):
     goto.click()
     caret = page.locator('[data-vg="caret"]')
     expect(caret).to_have_text("Ln 6, Col 5")
+
+
+@pytest.mark.allow_console(r"status of (400|503)")  # /backward refuses it: statements or time
+def test_the_transformer_runs_as_a_job_from_the_page_with_the_bundled_names_printing_what_cpython_prints(page):
+    """Issue 21's done-when, on the page: the course-style transformer (tests/test_long_programs.py),
+    its input.txt the page's bundled names list, run as a job from the editor; the job panel's printed
+    text is what CPython prints for the same program and file."""
+    program = variant(steps=2)
+    page.goto("/")
+    editor = page.get_by_role("textbox", name="Program", exact=True)
+    editor.fill(program)
+    page.locator('[data-vg="files"] summary').click()
+    page.locator('[data-vg="files-names"]').click()
+    expect(page.locator('[data-vg="files-text"]')).to_have_value(NAMES)
+    with page.expect_response(lambda r: r.url.endswith("/runs") and r.request.method == "POST") as created:
+        page.locator('[data-vg="run-job"]').click()
+    assert created.value.status == 202
+    expect(page.locator('[data-vg="job-status"]')).to_have_text("Done", timeout=300_000)
+    expect(job_panel(page).locator(".vg-loss-point")).to_have_count(2)
+    expected = cpython_stdout(program, {"input.txt": NAMES})
+    assert page.locator('[data-vg="job-printed"]').text_content() == expected.rstrip("\n")
