@@ -20,6 +20,7 @@ import json
 import os
 import secrets
 import socket
+import threading
 import time
 
 import anyio
@@ -348,14 +349,27 @@ class Worker:
         processes.warm_up()  # not while a claimed job waits, unheard
         connection = redis.Redis.from_url(self.settings.redis_url, **_redis_options(self.settings))
         queue = rq.Queue(QUEUE, connection=connection, serializer=serializer)
+        stopped = threading.Event()
+
+        class StoppableWorker(rq.SimpleWorker):
+            """RQ's worker also ends its loop on an error it only logs (Redis gone while it ends a
+            job): only a stop asked by a signal ends `valuegraph worker`."""
+
+            def request_stop(self, signum, frame):
+                stopped.set()
+                super().request_stop(signum, frame)
+
+        seconds = self.settings.redis_retry_seconds
         while True:
             try:
-                rq.SimpleWorker([queue], connection=connection, serializer=serializer).work(logging_level="WARNING")
-                return
+                StoppableWorker([queue], connection=connection, serializer=serializer).work(logging_level="WARNING")
+                reason = "its loop ended on an error"
             except (ConnectionError, TimeoutError, OSError) as error:
-                seconds = self.settings.redis_retry_seconds
-                print(f"valuegraph worker: Redis cannot be reached ({error}); again in {seconds:g} s", flush=True)
-                time.sleep(seconds)
+                reason = f"Redis cannot be reached ({error})"
+            if stopped.is_set():
+                return
+            print(f"valuegraph worker: {reason}; again in {seconds:g} s", flush=True)
+            time.sleep(seconds)
 
 
 _worker: Worker | None = None  # the one Worker of a `valuegraph worker` process
