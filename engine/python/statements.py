@@ -346,10 +346,7 @@ class StatementCompiler:
                 if walk is not None:
                     walked[walk] = (index, outer)
                 if scoped:
-                    if named and type(item) in (int, float):
-                        state.scope = outer + (f"for {named} = {item}",)
-                    else:
-                        state.scope = outer + (f"{label} [{index}]",)
+                    state.scope = outer + (_pass_scope(named, label, item, index),)
                 signal = body(frame)
                 if signal is not None and signal is not CONTINUE:
                     state.scope = outer
@@ -393,10 +390,7 @@ class StatementCompiler:
                 store(frame, item)
                 if walk is not None:
                     walked[walk] = (index, outer)
-                if named and type(item) in (int, float):
-                    state.scope = outer + (f"for {named} = {item}",)
-                else:
-                    state.scope = outer + (f"{label} [{index}]",)
+                state.scope = outer + (_pass_scope(named, label, item, index),)
                 signal = body(frame)
                 if signal is not None and signal is not CONTINUE:
                     state.scope = outer
@@ -514,3 +508,8 @@ def shorten(text: str, longest: int = 40) -> str:
     """Code as a node's place shows it: on one line, at most `longest` characters."""
     text = " ".join(text.split())
     return text if len(text) <= longest else text[: longest - 1] + "…"
+
+
+def _pass_scope(named, label, item, index):
+    """A loop pass's scope: `for i = 3` where the loop variable holds a number, else `label [index]`."""
+    return f"for {named} = {item}" if named and type(item) in (int, float) else f"{label} [{index}]"

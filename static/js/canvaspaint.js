@@ -13,8 +13,8 @@ const EDGE_CHUNK = 2000; // edges per Path2D: a chunk is skipped when its boundi
 const GRID = 256; // graph px per cell of the index that finds the record under the pointer
 const TEXT_MIN_PX = 8; // record text is painted when it would be at least this tall on screen
 
-/** Numbers of an SVG path of straight segments ("M x,y L x,y ..."). */
-const NUMBER = /-?\d+(?:\.\d+)?(?:e[-+]?\d+)?/g;
+/** Numbers of an SVG path of straight segments ("M x,y L x,y ..."); render.js reads them too. */
+export const NUMBER = /-?\d+(?:\.\d+)?(?:e[-+]?\d+)?/g;
 
 export function createCanvasPainter(container) {
   const canvas = document.createElement("canvas");

@@ -24,7 +24,7 @@
 //   onNodeEnter/Leave/Click, onProgress, onResize    what it reports (createGraphView's options)
 
 import d3 from "./d3.js";
-import { createCanvasPainter } from "./canvaspaint.js";
+import { NUMBER, createCanvasPainter } from "./canvaspaint.js";
 import { placeCallouts } from "./labels.js";
 import { markStill, track } from "./motion.js";
 import { FLAG } from "./timeline.js";
@@ -50,7 +50,6 @@ const LABEL_CHARS = 4; // a name longer than this is drawn smaller in the record
 const LONG_LABEL_CHARS = 8; // and cut to this many characters (whole in its tooltip)
 const FORCE = 255; // a flags value no frame has: forces a node to be redrawn
 
-const NUMBER = /-?\d+(?:\.\d+)?(?:e[-+]?\d+)?/g; // the numbers of a compact edge's path (M x,y L x,y ...)
 
 /** Whether a polyline [x0, y0, x1, y1, ...] has a segment that crosses or lies in the box. */
 function crosses(points, box) {
