@@ -562,7 +562,7 @@ export function levelFrameAt(tl, levels, j) {
   flags[focus] |= FLAG.FOCUS;
   let { step, edges } = frame;
   if (summary.stage === "propagate") {
-    for (let id = 0; id < flags.length; id++) flags[id] &= ~FLAG.RECEIVING;
+    for (const u of frame.step.updates ?? []) flags[u.child] &= ~FLAG.RECEIVING; // the last node step's, inside the box or not
     for (const u of summary.updates) flags[u.child] |= FLAG.RECEIVING;
     // The box's own step: what left it, node by node (the walk panel lists it, the page marks the boxes receiving).
     step = { stage: "propagate", kind: "box", node: focus, grad: summary.arrived.sum, updates: summary.updates, resumed: false, position: null };
