@@ -1,5 +1,8 @@
 // The player: the one timer, the buttons, the scrubber, the speed and the keyboard shortcuts.
 // It knows step numbers only; what a step shows is the caller's business (onStep).
+// It steps through the walk at the level shown (timeline.js's levelTimeline: with boxes folded, a
+// box's run of node steps is one step), and counts those; the step it reports and is sent to
+// (onStep, go, step) is the node step, the same whatever is folded: a level step's last.
 
 export const STEP_MS = 1200; // one step at 1×: time to read a caption
 
@@ -19,10 +22,12 @@ export function createControls(root, { onStep = () => {}, onPlayingChange = () =
   const stageSort = el("stage-sort");
   const stagePropagate = el("stage-propagate");
 
-  let step = 0;
+  let levels = null; // the level steps (levelTimeline)
+  let step = 0; // the level step shown
   let last = 0;
   let sortEnd = 0;
   let propagateStart = 0;
+  const nodeStep = (j) => (levels ? levels.to[j] : 0);
   let playing = false;
   let timer = null;
   let enabled = false;
@@ -70,23 +75,30 @@ export function createControls(root, { onStep = () => {}, onPlayingChange = () =
       setPlaying(false);
       return;
     }
-    go(step + 1, "play");
+    goLevel(step + 1, "play");
     if (step >= last) setPlaying(false);
     else schedule();
   }
 
-  /** Move to a step (clamped); `how` says what moved it ("quiet": tell no one). */
-  function go(target, how = "jump") {
+  /** Move to a level step (clamped); `how` says what moved it ("quiet": tell no one). */
+  function goLevel(target, how = "jump") {
     const next = Math.max(0, Math.min(last, Math.round(Number(target) || 0)));
     const moved = next !== step;
     step = next;
     show();
-    if (how !== "quiet" && (moved || how === "load")) onStep(step, how);
+    if (how !== "quiet" && (moved || how === "load")) onStep(nodeStep(step), how);
+  }
+
+  /** Move to the level step holding node step `target` (clamped). */
+  function go(target, how = "jump") {
+    if (!levels) return;
+    const k = Math.max(0, Math.min(levels.levelOf.length - 1, Math.round(Number(target) || 0)));
+    goLevel(levels.levelOf[k], how);
   }
 
   function play() {
     if (!enabled) return;
-    if (step >= last) go(0, "jump");
+    if (step >= last) goLevel(0, "jump");
     setPlaying(true);
   }
 
@@ -99,22 +111,22 @@ export function createControls(root, { onStep = () => {}, onPlayingChange = () =
     fn();
   };
   playButton.addEventListener("click", () => (playing ? pause() : play()));
-  el("forward").addEventListener("click", stopThen(() => go(step + 1, "step")));
-  el("back").addEventListener("click", stopThen(() => go(step - 1, "step")));
-  el("reset").addEventListener("click", stopThen(() => go(0, "jump")));
-  el("end").addEventListener("click", stopThen(() => go(last, "jump")));
-  el("sort-start").addEventListener("click", stopThen(() => go(0, "jump")));
-  el("sort-end").addEventListener("click", stopThen(() => go(sortEnd, "jump")));
-  el("propagate-start").addEventListener("click", stopThen(() => go(propagateStart, "jump")));
-  el("propagate-end").addEventListener("click", stopThen(() => go(last, "jump")));
+  el("forward").addEventListener("click", stopThen(() => goLevel(step + 1, "step")));
+  el("back").addEventListener("click", stopThen(() => goLevel(step - 1, "step")));
+  el("reset").addEventListener("click", stopThen(() => goLevel(0, "jump")));
+  el("end").addEventListener("click", stopThen(() => goLevel(last, "jump")));
+  el("sort-start").addEventListener("click", stopThen(() => goLevel(0, "jump")));
+  el("sort-end").addEventListener("click", stopThen(() => goLevel(sortEnd, "jump")));
+  el("propagate-start").addEventListener("click", stopThen(() => goLevel(propagateStart, "jump")));
+  el("propagate-end").addEventListener("click", stopThen(() => goLevel(last, "jump")));
   scrubber.addEventListener("input", () => {
     pause();
-    go(scrubber.value, "scrub");
+    goLevel(scrubber.value, "scrub");
   });
-  scrubber.addEventListener("change", () => go(scrubber.value, "scrub-end"));
+  scrubber.addEventListener("change", () => goLevel(scrubber.value, "scrub-end"));
   speedSelect.addEventListener("change", () => {
     if (playing) schedule();
-    onStep(step, "speed");
+    onStep(nodeStep(step), "speed");
   });
 
   // Shortcuts anywhere on the page, except while typing, and except keys a focused control
@@ -138,37 +150,42 @@ export function createControls(root, { onStep = () => {}, onPlayingChange = () =
         if (tag === "INPUT") return;
         event.preventDefault();
         pause();
-        go(step + 1, "step");
+        goLevel(step + 1, "step");
         break;
       case "ArrowLeft":
         if (tag === "INPUT") return;
         event.preventDefault();
         pause();
-        go(step - 1, "step");
+        goLevel(step - 1, "step");
         break;
       case "Home":
         if (onControl && tag === "INPUT") return;
         event.preventDefault();
         pause();
-        go(0, "jump");
+        goLevel(0, "jump");
         break;
       case "End":
         if (onControl && tag === "INPUT") return;
         event.preventDefault();
         pause();
-        go(last, "jump");
+        goLevel(last, "jump");
         break;
       default:
     }
   });
 
-  /** A new walk: its last step and where the stages meet. Keeps the step if it still exists. */
-  function setTimeline({ last: newLast, sortEnd: newSortEnd, propagateStart: newPropagateStart }) {
-    last = newLast;
-    sortEnd = newSortEnd;
-    propagateStart = newPropagateStart;
+  /**
+   * A new walk, or the same one at another level (levelTimeline's level steps: their last, where
+   * the stages meet, the node steps each holds). Stays at the level step holding the node step shown.
+   */
+  function setTimeline(newLevels) {
+    const shown = nodeStep(step);
+    levels = newLevels;
+    last = levels.last;
+    sortEnd = levels.sortEnd;
+    propagateStart = levels.propagateStart;
     enabled = true;
-    step = Math.min(step, last);
+    step = levels.levelOf[Math.min(shown, levels.levelOf.length - 1)];
     show();
   }
 
@@ -180,14 +197,23 @@ export function createControls(root, { onStep = () => {}, onPlayingChange = () =
 
   return {
     go,
+    goLevel,
     play,
     pause,
     setTimeline,
     disable,
+    /** The node step shown (the URL's, a room's). */
     get step() {
-      return step;
+      return nodeStep(step);
     },
     get last() {
+      return nodeStep(last);
+    },
+    /** The level step shown, as the counter and the scrubber count it, and the last. */
+    get levelStep() {
+      return step;
+    },
+    get levelLast() {
       return last;
     },
     get playing() {

@@ -2,15 +2,18 @@
 // with the options the server wrote on the root element, talking to the page that frames it.
 //
 // Steps in the options and in messages count within the stage shown: with stage=propagate,
-// step 0 is the start of propagation; with stage=both they are the page's step numbers.
+// step 0 is the start of propagation; with stage=both they are the page's step numbers. `step`
+// is the node step (the URL's: the same whatever boxes are folded); `shownStep` counts the steps
+// at the level shown, as the player's counter does (a folded box's run is one step).
 //
 // Messages to window.parent (any origin: they carry nothing private):
 //   {type: "valuegraph:height", height}                      the content's height in CSS pixels
-//   {type: "valuegraph:step", step, last, stage, caption}     on every step shown
+//   {type: "valuegraph:step", step, last, shownStep, shownLast, stage, caption}   on every step shown
 //   {type: "valuegraph:error", message, line, column}         a program that fails (line, column: null
 //                                                             where the error has no place)
 // Messages from window.parent:
-//   {type: "valuegraph:goto", step}     {type: "valuegraph:program", expression, variables?}
+//   {type: "valuegraph:goto", step} or {type: "valuegraph:goto", shownStep}
+//   {type: "valuegraph:program", expression, variables?}
 //   {type: "valuegraph:play"}           {type: "valuegraph:pause"}
 
 import { fetchBackward, reviveNumbers } from "./api.js";
@@ -52,13 +55,23 @@ export function startEmbed(root, { parent = window.parent } = {}) {
     }
     if (k === last) app.controls.pause();
     if (k === app.timeline.last) scorm?.complete(); // the end of the walk
-    post({ type: "step", step: k - first, last: last - first, stage: frame.stage, caption: frame.caption });
+    const { levelOf } = app.levels;
+    const shown = { shownStep: frame.level.index - levelOf[first], shownLast: levelOf[last] - levelOf[first] };
+    post({ type: "step", step: k - first, last: last - first, ...shown, stage: frame.stage, caption: frame.caption });
   }
 
+  /** To node step `step` of the stage (the level step holding it). */
   function goTo(step) {
     const [first, last] = range();
     app.controls.pause();
     app.controls.go(Math.min(last, first + Math.max(0, Math.round(step))), "jump");
+  }
+
+  /** To level step `shown` of the stage, counted as the player counts. */
+  function goToShown(shown) {
+    const [first, last] = range().map((k) => app.levels.levelOf[k]);
+    app.controls.pause();
+    app.controls.goLevel(Math.min(last, first + Math.max(0, Math.round(shown))), "jump");
   }
 
   const backend = saved
@@ -91,7 +104,9 @@ export function startEmbed(root, { parent = window.parent } = {}) {
   window.addEventListener("message", (event) => {
     if (event.source !== parent || !event.data || typeof event.data !== "object") return;
     const { type } = event.data;
-    if (type === `${PREFIX}goto` && Number.isFinite(Number(event.data.step)) && app.timeline) {
+    if (type === `${PREFIX}goto` && (event.data.shownStep ?? null) !== null && Number.isFinite(Number(event.data.shownStep)) && app.timeline) {
+      goToShown(Number(event.data.shownStep));
+    } else if (type === `${PREFIX}goto` && Number.isFinite(Number(event.data.step)) && app.timeline) {
       goTo(Number(event.data.step));
     } else if (type === `${PREFIX}program` && typeof event.data.expression === "string" && !saved) {
       app.controls.pause();

@@ -5,7 +5,7 @@
 
 import { fetchStandalone } from "./api.js";
 import { programRequest } from "./state.js";
-import { caption as captionAt, tableRow } from "./timeline.js";
+import { levelFrameAt, tableRow } from "./timeline.js";
 
 // The properties a drawn graph needs to look the same without the page's stylesheet.
 const STYLE_PROPERTIES = [
@@ -40,7 +40,10 @@ export function exportNotes(app) {
     ["vg-nonfinite", "NaN, ∞ or −∞"],
   ];
   if (app.svg.closest(".vg-grad-encoding")) legend.push(["vg-flow", "edge width: |local × grad| passed along it; green adds, red subtracts"]);
-  return { title: `Step ${k} / ${tl.last}`, caption: captionAt(tl, k), legend };
+  // As the player shows it: the step at the level shown (a folded box's run is one step).
+  const levels = app.levels;
+  const j = levels.levelOf[k];
+  return { title: `Step ${j} / ${levels.last}`, caption: levelFrameAt(tl, levels, j).caption, legend };
 }
 
 /** Lines of at most `width` px of text (estimated per character). */

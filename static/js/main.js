@@ -23,7 +23,7 @@ import { LANGUAGES, runInSandbox } from "./sandbox.js";
 import { createGraphView } from "./render.js";
 import { createScopes } from "./scopeview.js";
 import { createTables } from "./table.js";
-import { buildTimeline, frameAt } from "./timeline.js";
+import { buildTimeline, frameAt, levelFrameAt, levelTimeline } from "./timeline.js";
 import { fromRoomState, programChoices, programOf, programRequest, readField, readState, roomState, sameProgram, stateSearch, urlGives } from "./state.js";
 import { createWalkPanel } from "./walkpanel.js";
 
@@ -51,6 +51,7 @@ export function startValuegraph(root, { location = window.location, history = wi
   const choices = programChoices(initial);
   let runProgram = initial.expression; // the program choices.run (a backward() call) was chosen for
   let tl = null;
+  let levels = null; // tl's steps at the level shown (levelTimeline): a folded box's run is one step
   let model = null;
   let placement = null;
   let pending = null; // AbortController of the request in flight
@@ -108,9 +109,9 @@ export function startValuegraph(root, { location = window.location, history = wi
   });
   const walk = createWalkPanel(root);
   const tables = createTables(root, {
-    onJump: (k) => {
+    onJump: (j) => {
       controls.pause();
-      controls.go(k, "jump");
+      controls.goLevel(j, "jump");
     },
   });
   const controls = createControls(root, {
@@ -181,7 +182,7 @@ export function startValuegraph(root, { location = window.location, history = wi
   let pointedScope = []; // the members of the collapsed scope pointed at
   const scopes = createScopes(root, graph, {
     fetchLayout: layout,
-    onChange: () => model && redraw({ refit: true }),
+    onChange: () => model && refold(),
     onPoint: (ids) => {
       pointedScope = ids;
       showStory();
@@ -560,6 +561,7 @@ export function startValuegraph(root, { location = window.location, history = wi
     if (!current()) return;
     model = response;
     tl = timeline;
+    levels = levelTimeline(tl, scopes.folded());
     flows = flowOn ? edgeFlows(tl) : null;
     graphBox.classList.remove("is-stale");
     pinned = pinned !== null && pinned < model.nodes.length ? pinned : null;
@@ -567,12 +569,12 @@ export function startValuegraph(root, { location = window.location, history = wi
     summary.textContent = summaryText();
     showCheck(model);
     showWarnings();
-    controls.setTimeline(tl);
+    controls.setTimeline(levels);
     controls.go(step ?? (atEnd ? tl.last : Math.min(controls.step, tl.last)), "quiet");
     const drawn = redraw({ refit: false });
     await nextTask();
     if (!current()) return;
-    tables.setTimeline(tl);
+    tables.setTimeline(tl, levels);
     showStep(controls.step, "load");
     await drawn;
     const firstWrong = model.gradient_check?.first;
@@ -600,7 +602,7 @@ export function startValuegraph(root, { location = window.location, history = wi
     const drawing = graph.setGraph(model, placement, tl);
     scopes.draw(placement);
     graph.pin(pinned);
-    const frame = frameAt(tl, controls.step);
+    const frame = shownFrame(controls.step);
     graph.applyFrame(frame);
     scopes.applyFrame(frame);
     if (refit || reshaped) {
@@ -691,26 +693,41 @@ export function startValuegraph(root, { location = window.location, history = wi
   async function useWalk(step, how) {
     if (!model) return;
     tl = buildTimeline(model, { walk: showWalkChoice(model) });
+    levels = levelTimeline(tl, scopes.folded());
     flows = flowOn ? edgeFlows(tl) : null;
-    controls.setTimeline(tl);
+    controls.setTimeline(levels);
     controls.go(Math.min(step, tl.last), "quiet");
     await redraw({ refit: false });
-    tables.setTimeline(tl);
+    tables.setTimeline(tl, levels);
     showStep(controls.step, how);
+  }
+
+  /** A box opened or closed: the walk's steps at the new level, from the same node step. */
+  function refold() {
+    levels = levelTimeline(tl, scopes.folded());
+    controls.setTimeline(levels);
+    tables.setTimeline(tl, levels);
+    redraw({ refit: true });
+    showStep(controls.step, "fold");
   }
 
   walkChoice?.addEventListener("change", () => useWalk(0, "jump"));
 
   // ---- showing a step ----
+  /** What node step k shows at the level shown: its level step's frame. */
+  function shownFrame(k) {
+    return levelFrameAt(tl, levels, levels.levelOf[k]);
+  }
+
   function showStep(k, how) {
     if (!tl) return;
-    const frame = frameAt(tl, k);
+    const frame = shownFrame(k);
     graph.applyFrame(frame);
     scopes.applyFrame(frame);
     graph.showFlow(flows ? flowAt(flows, k) : null);
     camera.show(frame);
     walk.showFrame(tl, frame);
-    tables.show(k);
+    tables.show(frame.level.index);
     caption.textContent = frame.caption;
     codeLink.showWalk(frame.focus);
     showStory();
@@ -848,7 +865,7 @@ export function startValuegraph(root, { location = window.location, history = wi
 
   const onChange = (listener) => changeListeners.push(listener);
 
-  return { run, controls, editor, ready, camera, graph, state: shownState, view: linkState, shown: shownView, files: filesPanel.files, apply, onChange, get timeline() { return tl; }, get model() { return model; }, get svg() { return graphBox.querySelector("svg"); } };
+  return { run, controls, editor, ready, camera, graph, state: shownState, view: linkState, shown: shownView, files: filesPanel.files, apply, onChange, get timeline() { return tl; }, get levels() { return levels; }, get model() { return model; }, get svg() { return graphBox.querySelector("svg"); } };
 }
 
 const root = document.querySelector("[data-valuegraph]");

@@ -33,6 +33,7 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
   let pending = null;
   let boxEls = new Map(); // item index -> element
   let focusItem = null;
+  let receivingItems = new Set(); // boxes whose nodes get gradient at the walk's step
   let linkedItems = new Set();
   let pointed = null; // the box pointed at: {item, inputs, outputs} (its members' code is marked)
 
@@ -213,13 +214,15 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
   function applyClasses() {
     for (const [index, box] of boxEls) {
       box.classList.toggle("is-focus", index === focusItem);
+      box.classList.toggle("is-receiving", receivingItems.has(index) && index !== focusItem);
       box.classList.toggle("is-linked", linkedItems.has(index));
     }
   }
 
-  /** The walk's current node: its box glows when it is inside one. */
+  /** The walk's current node: its box glows when it is inside one; boxes its step passes gradient to are marked. */
   function applyFrame(frame) {
     focusItem = itemOfNode(frame?.focus ?? null);
+    receivingItems = new Set(frame?.stage === "propagate" ? (frame.step.updates ?? []).map((u) => itemOfNode(u.child)) : []);
     applyClasses();
   }
 
@@ -281,6 +284,8 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
     setLinked,
     showStory,
     toggle,
+    /** The view on screen as collapsedGraph gives it ({items, itemOf}), or null when nothing is folded. */
+    folded: () => (view ? { items: view.items, itemOf: view.itemOf } : null),
     get collapsed() {
       return new Set(collapsed);
     },

@@ -1,8 +1,9 @@
-// The two step tables (stage 1's pops, stage 2's walk), kept in step with the player.
+// The two step tables (stage 1's pops, stage 2's walk), kept in step with the player, one row
+// per step at the level shown (a folded box's run is one row), numbered as the player counts.
 // Long walks render a window of rows around the current step rather than thousands of rows.
 
 import { grouped } from "./format.js";
-import { tableRow } from "./timeline.js";
+import { levelTableRow } from "./timeline.js";
 
 const WINDOW = 80; // rows drawn at most per table (a window of a long walk is re-drawn as the step moves)
 
@@ -12,6 +13,7 @@ export function createTables(root, { onJump = () => {} } = {}) {
     propagate: { wrap: root.querySelector('[data-vg="propagate-wrap"]'), body: root.querySelector('[data-vg="propagate-table"] tbody') },
   };
   let tl = null;
+  let levels = null; // the level steps (timeline.js's levelTimeline): rows are level steps
   let current = null; // the highlighted <tr>
   const windows = { sort: null, propagate: null }; // [first, last] step drawn
 
@@ -23,7 +25,7 @@ export function createTables(root, { onJump = () => {} } = {}) {
   }
 
   function range(stage) {
-    return stage === "sort" ? [0, tl.sortEnd] : [tl.propagateStart, tl.last];
+    return stage === "sort" ? [0, levels.sortEnd] : [levels.propagateStart, levels.last];
   }
 
   function renderWindow(stage, around) {
@@ -39,7 +41,7 @@ export function createTables(root, { onJump = () => {} } = {}) {
     const fragment = doc.createDocumentFragment();
     if (from > first) fragment.append(gapRow(doc, from - first, "earlier"));
     for (let k = from; k <= to; k++) {
-      const row = tableRow(tl, k);
+      const row = levelTableRow(tl, levels, k);
       const tr = doc.createElement("tr");
       tr.dataset.step = String(k);
       row.cells.forEach((text, i) => {
@@ -74,17 +76,19 @@ export function createTables(root, { onJump = () => {} } = {}) {
     return tr;
   }
 
-  function setTimeline(timeline) {
+  /** A walk at a level (timeline and its levelTimeline). */
+  function setTimeline(timeline, levelSteps) {
     tl = timeline;
+    levels = levelSteps;
     current = null;
     renderWindow("sort", 0);
-    renderWindow("propagate", tl.propagateStart);
+    renderWindow("propagate", levels.propagateStart);
   }
 
-  /** Highlight step k's row and scroll its table (not the page) to show it. */
+  /** Highlight level step k's row and scroll its table (not the page) to show it. */
   function show(k) {
     if (!tl) return;
-    const stage = k >= tl.propagateStart ? "propagate" : "sort";
+    const stage = k >= levels.propagateStart ? "propagate" : "sort";
     const [from, to] = windows[stage];
     if (k < from || k > to) renderWindow(stage, k);
     if (current) {

@@ -409,3 +409,190 @@ export function storyAt(tl, id, k) {
     contributions: reached.map((c) => ({ ...c, parentName: name(tl, c.parent) })),
   };
 }
+
+// ---- the walk at the level shown ----
+//
+// With scopes folded into boxes (scopes.js's collapsedGraph: {items, itemOf}), the player steps
+// through level steps: consecutive node steps inside one box make one step (the box's part of
+// the sort, or the gradient entering and leaving it), and every other node step stays what it is.
+// A leaf's step (a leaf appended in the sort, or walked with nothing to pass on) falls inside the
+// box's run rather than ending it: shared parameters would otherwise cut a box's walk into
+// thousands of pieces. A level step shows the frame at the end of its node-step range, so the
+// page's step number (the URL's, a room's) stays the node step, whatever is folded.
+
+const RECEIVERS_LISTED = 4; // items named in a box step's caption
+
+function isLeafStep(tl, step) {
+  if (tl.nodes[step.node].children.length > 0) return false;
+  return step.stage === "sort" ? step.kind === "emit" : step.kind === "propagate" && (step.updates?.length ?? 0) === 0;
+}
+
+/**
+ * The level steps of timeline `tl` with `folded` ({items, itemOf}, or null: nothing folded, one
+ * level step per node step). Each level step j covers node steps from[j]..to[j]; item[j] is the
+ * box item it walks (-1: a node's own step, as today) and focus[j] the node the camera follows
+ * (the box's last node walked). levelOf[k] is the level step holding node step k.
+ */
+export function levelTimeline(tl, folded) {
+  const count = tl.last + 1;
+  if (!folded) {
+    const iota = Int32Array.from({ length: count }, (_, k) => k);
+    return { folded: null, from: iota, to: iota, item: new Int32Array(count).fill(-1), focus: null, levelOf: iota, last: tl.last, sortEnd: tl.sortEnd, propagateStart: tl.propagateStart };
+  }
+  const { items, itemOf } = folded;
+  const from = new Int32Array(count);
+  const to = new Int32Array(count);
+  const item = new Int32Array(count);
+  const focus = new Int32Array(count);
+  const levelOf = new Int32Array(count);
+  let j = -1;
+  for (let k = 0; k < count; k++) {
+    const step = tl.steps[k];
+    const at = itemOf[step.node];
+    const box = items[at].box ? at : -1;
+    const run = j >= 0 ? item[j] : -1;
+    const sameStage = k > 0 && tl.steps[k - 1].stage === step.stage;
+    if (run >= 0 && sameStage && (box === run || isLeafStep(tl, step))) {
+      to[j] = k;
+      if (box === run) focus[j] = step.node;
+    } else {
+      j += 1;
+      from[j] = to[j] = k;
+      item[j] = box;
+      focus[j] = step.node;
+    }
+    levelOf[k] = j;
+  }
+  const size = j + 1;
+  return {
+    folded, from: from.slice(0, size), to: to.slice(0, size), item: item.slice(0, size), focus: focus.slice(0, size), levelOf,
+    last: j, sortEnd: levelOf[tl.sortEnd], propagateStart: levelOf[tl.propagateStart],
+  };
+}
+
+/** A box's name as its title says it ("Layer[1]", "linear · for head = 2"), or a node's name. */
+export function itemName(tl, folded, index) {
+  const it = folded.items[index];
+  if (!it.box) return name(tl, it.node);
+  const scope = it.box;
+  return `⊞ ${scope.name}${scope.parent?.name.startsWith("for ") ? ` · ${scope.parent.name}` : ""}`;
+}
+
+function edgeCount(count) {
+  return count === 1 ? "1 edge" : `${grouped(count)} edges`;
+}
+
+/**
+ * What box step j did: its stage, name, how many node steps it holds and nodes it sorted or
+ * walked; in stage 2 the gradient that arrived at the box's nodes from outside it (Σ and how many
+ * edges), what left it, summed per receiving item, and those updates per receiving node (first
+ * value before, last after).
+ */
+export function boxStepSummary(tl, levels, j) {
+  const { folded } = levels;
+  const box = levels.item[j];
+  const first = levels.from[j];
+  const last = levels.to[j];
+  const stage = tl.steps[first].stage;
+  const summary = { stage, box, name: itemName(tl, folded, box), steps: last - first + 1, nodes: 0, positions: [], arrived: { sum: 0, count: 0 }, leaves: [], updates: [] };
+  if (stage === "sort") {
+    for (let k = first; k <= last; k++) if (tl.steps[k].kind === "emit") summary.nodes += 1;
+    return summary;
+  }
+  const { itemOf } = folded;
+  const seen = new Set();
+  const leaving = new Map(); // receiving item -> {sum, count}
+  const updated = new Map(); // receiving node -> its update over the whole step
+  const delta = (u) => u.delta ?? u.after - u.before;
+  for (let k = first; k <= last; k++) {
+    const step = tl.steps[k];
+    if (itemOf[step.node] !== box) continue; // a leaf walked on the way, outside the box: nothing to pass on
+    if (step.position !== null && step.position !== undefined) summary.positions.push(step.position);
+    if (!seen.has(step.node)) {
+      seen.add(step.node);
+      summary.nodes += 1;
+      for (const c of tl.contributions[step.node]) {
+        if (c.step > last || (c.parent !== null && itemOf[c.parent] === box)) continue;
+        summary.arrived.sum += delta(c);
+        summary.arrived.count += 1;
+      }
+    }
+    for (const u of step.updates ?? []) {
+      const to = itemOf[u.child];
+      if (to === box) continue;
+      const out = leaving.get(to) ?? { item: to, sum: 0, count: 0 };
+      out.sum += delta(u);
+      out.count += 1;
+      leaving.set(to, out);
+      const before = updated.get(u.child);
+      updated.set(u.child, { ...u, before: before ? before.before : u.before });
+    }
+  }
+  summary.leaves = [...leaving.values()].sort((a, b) => b.item - a.item).map((out) => ({ ...out, name: itemName(tl, folded, out.item) }));
+  summary.updates = [...updated.values()];
+  return summary;
+}
+
+function boxHappens(tl, summary) {
+  const nodes = summary.nodes === 1 ? "1 node" : `${grouped(summary.nodes)} nodes`;
+  const steps = summary.steps === 1 ? "1 step" : `${grouped(summary.steps)} steps`;
+  if (summary.stage === "sort") return `Inside ${summary.name}: ${nodes} sorted in ${steps}.`;
+  const { arrived, leaves } = summary;
+  const into = arrived.count
+    ? `Gradient arrives at ${summary.name} (Σ ${formatNumber(arrived.sum)} over ${edgeCount(arrived.count)})`
+    : `Gradient moves on inside ${summary.name} (nothing new arrives from outside it)`;
+  const listed = leaves.slice(0, RECEIVERS_LISTED).map((out) => `${out.name} (Σ ${formatNumber(out.sum)} over ${edgeCount(out.count)})`);
+  if (leaves.length > RECEIVERS_LISTED) listed.push(`${grouped(leaves.length - RECEIVERS_LISTED)} more`);
+  const out = leaves.length ? ` and leaves it to ${listed.join(", ")}` : " and nothing leaves it";
+  return `${into}${out}: ${nodes} walked in ${steps}.`;
+}
+
+/** What level step j shows: frameAt's frame at the end of its range, with `level` ({index, count, box}) and, for a box step, its caption and the box's updates. */
+export function levelFrameAt(tl, levels, j) {
+  j = Math.max(0, Math.min(levels.last, j));
+  const k = levels.to[j];
+  const frame = frameAt(tl, k);
+  const level = { index: j, count: levels.last + 1, from: levels.from[j], to: k, box: null };
+  if (levels.item[j] < 0) return { ...frame, level };
+  const summary = boxStepSummary(tl, levels, j);
+  level.box = summary;
+  const focus = levels.focus[j];
+  const flags = frame.flags;
+  if (frame.focus !== null) flags[frame.focus] &= ~FLAG.FOCUS;
+  flags[focus] |= FLAG.FOCUS;
+  let { step, edges } = frame;
+  if (summary.stage === "propagate") {
+    for (const u of frame.step.updates ?? []) flags[u.child] &= ~FLAG.RECEIVING; // the last node step's, inside the box or not
+    for (const u of summary.updates) flags[u.child] |= FLAG.RECEIVING;
+    // The box's own step: what left it, node by node (the walk panel lists it, the page marks the boxes receiving).
+    step = { stage: "propagate", kind: "box", node: focus, grad: summary.arrived.sum, updates: summary.updates, resumed: false, position: null };
+    edges = summary.updates.map((u) => ({ parent: u.parent, slot: u.slot, child: u.child, kind: "update" }));
+  } else {
+    step = { ...step, kind: "box", node: focus };
+    edges = [];
+  }
+  const stage = tl.learner ? "Your backward" : summary.stage === "sort" ? "Stage 1" : "Stage 2";
+  const end = k === tl.last ? ` Done: ${doneText(tl)}` : "";
+  return { ...frame, kind: "box", step, focus, flags, edges, caption: `${stage} · ${boxHappens(tl, summary)}${end}`, level };
+}
+
+/** One row of the step tables at the level shown, for level step j (numbered as the player counts). */
+export function levelTableRow(tl, levels, j) {
+  const k = levels.to[j];
+  const step = tl.steps[k];
+  const inSort = step.stage === "sort";
+  const number = step.kind === "start" || step.kind === "seed" ? "start" : String(inSort ? j : j - levels.propagateStart);
+  if (levels.item[j] < 0) {
+    const row = tableRow(tl, k);
+    row.cells[0] = number;
+    return { ...row, k: j };
+  }
+  const summary = boxStepSummary(tl, levels, j);
+  const text = boxHappens(tl, summary);
+  if (inSort) return { stage: "sort", k: j, cells: [number, summary.name, text, stackText(tl, k), sortedText(tl, k)] };
+  // The walk reads the sorted list backwards: the box's positions, from the highest down.
+  const high = summary.positions.reduce((a, b) => Math.max(a, b), -1);
+  const low = summary.positions.reduce((a, b) => Math.min(a, b), Infinity);
+  const positions = high < 0 ? "—" : high === low ? String(high) : `${high}–${low}`;
+  return { stage: "propagate", k: j, cells: [number, positions, summary.name, `Σ ${formatNumber(summary.arrived.sum)}`, text] };
+}

@@ -79,8 +79,9 @@ export function createWalkPanel(root) {
     sortedHeading.textContent = inSort ? "Sorted list" : "Walk order";
     if (!inSort) {
       const step = frame.step;
+      const box = frame.level?.box; // a folded box's run: what arrived at it, and what left it below
       const who = nodeName(tl.nodes[step.node]);
-      const now = [item(doc, `${who} · grad ${formatNumber(step.kind === "seed" ? 1 : step.grad)}`, "is-current")];
+      const now = [item(doc, box ? `${box.name} · Σ arrived ${formatNumber(box.arrived.sum)}` : `${who} · grad ${formatNumber(step.kind === "seed" ? 1 : step.grad)}`, "is-current")];
       if (step.kind === "seed") now.push(item(doc, "the seed: output.grad = 1"));
       for (const u of step.updates ?? []) now.push(item(doc, `${nodeName(tl.nodes[u.child])}.grad ${formatNumber(u.before)} → ${formatNumber(u.after)}`, "is-new"));
       if (step.kind !== "seed" && (step.updates ?? []).length === 0) now.push(item(doc, "nothing to pass on", "vg-empty"));
