@@ -188,9 +188,26 @@ export function createCamera(renderer, { buttons = {}, textPx = MIN_TEXT_PX, fol
     if (box) centreOn((box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2, readable * ZOOM_MARGIN, duration);
   }
 
+  /** Show an area of the graph (a scope just opened): all of it when it reads so, else its start (top left) at a readable scale. */
+  function showArea(box) {
+    if (!box) return;
+    const [vw, vh] = renderer.size();
+    const { padding } = fitRoom(vw, 0);
+    const whole = Math.min(MAX_FIT_SCALE, (vw - 2 * padding) / (box.x1 - box.x0), (vh - 2 * padding) / (box.y1 - box.y0));
+    const readable = readableScale();
+    const duration = reducedMotion() ? 0 : MOVE_MS;
+    if (whole >= readable) {
+      centreOn((box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2, whole, duration);
+      return;
+    }
+    const k = readable * ZOOM_MARGIN;
+    centreOn(Math.min((box.x0 + box.x1) / 2, box.x0 + (vw / 2 - padding) / k), Math.min((box.y0 + box.y1) / 2, box.y0 + (vh / 2 - padding) / k), k, duration);
+  }
+
   setFollowing(follow, true);
   return {
     show,
+    showArea,
     showNode,
     fit,
     fitScale,
