@@ -493,7 +493,8 @@ def test_what_a_box_shows_is_computed_apart_from_drawing_it(page):
     computed = page.evaluate(
         """async () => {
             const scopes = await import('/static/js/scopes.js');
-            const { boxDescription, collapsedGraph, defaultCollapsed, placeScoped, scopeBoxes, scopeFrames, scopeInstances } = scopes;
+            const { boxDescription, collapsedGraph, defaultCollapsed, placeScoped, scopeBoxes, scopeFrames,
+                scopeInstances } = scopes;
             const { fetchLayout } = await import('/static/js/api.js');
             const { levelFrameAt } = await import('/static/js/timeline.js');
             const page = document.querySelector('[data-valuegraph]').valuegraph;
