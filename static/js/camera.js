@@ -188,7 +188,7 @@ export function createCamera(renderer, { buttons = {}, textPx = MIN_TEXT_PX, fol
     if (box) centreOn((box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2, readable * ZOOM_MARGIN, duration);
   }
 
-  /** Show an area of the graph (a scope just opened): all of it when it reads so, else its start (top left) at a readable scale. */
+  /** Show an area of the graph (a scope just opened): all of it when it reads so, else its centre (box.centre, or the middle) at a readable scale. */
   function showArea(box) {
     if (!box) return;
     const [vw, vh] = renderer.size();
@@ -200,8 +200,8 @@ export function createCamera(renderer, { buttons = {}, textPx = MIN_TEXT_PX, fol
       centreOn((box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2, whole, duration);
       return;
     }
-    const k = readable * ZOOM_MARGIN;
-    centreOn(Math.min((box.x0 + box.x1) / 2, box.x0 + (vw / 2 - padding) / k), Math.min((box.y0 + box.y1) / 2, box.y0 + (vh / 2 - padding) / k), k, duration);
+    const centre = box.centre ?? { x: (box.x0 + box.x1) / 2, y: (box.y0 + box.y1) / 2 };
+    centreOn(centre.x, centre.y, readable * ZOOM_MARGIN, duration);
   }
 
   setFollowing(follow, true);

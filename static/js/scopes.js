@@ -416,7 +416,7 @@ export function scopeBoxes(model, folded, placement) {
  * now expanded, not inside a collapsed scope. So a graph shown as it opened has no frames, and
  * a small box opened whole has one frame, not one for each scope inside. `folded` is the
  * collapsed view (collapsedGraph's items and itemOf, or null): the frame takes in the boxes
- * inside the scope. At most FRAMES_SHOWN.
+ * inside the scope. Each frame also has the median of its items' centres (centre). At most FRAMES_SHOWN.
  */
 export function scopeFrames(instances, collapsed, placement, home = layerScopes(instances), folded = null) {
   const g = placement.geometry;
@@ -438,9 +438,11 @@ export function scopeFrames(instances, collapsed, placement, home = layerScopes(
     if (frames.length >= FRAMES_SHOWN) break;
     if (!opened(scope)) continue;
     let [x0, y0, x1, y1] = [Infinity, Infinity, -Infinity, -Infinity];
-    let shown = 0;
+    const xs = [];
+    const ys = [];
     const take = (p) => {
-      shown += 1;
+      xs.push(p.cx);
+      ys.push(p.cy);
       const opX = p.cx + p.ox;
       const opY = p.cy + p.oy;
       x0 = Math.min(x0, p.cx - g.box.width / 2, opX - g.opRadius);
@@ -462,7 +464,8 @@ export function scopeFrames(instances, collapsed, placement, home = layerScopes(
     } else {
       for (let id = scope.first; id <= scope.last; id++) if (placement.nodes[id]) take(placement.nodes[id]);
     }
-    if (shown < 2) continue;
+    if (xs.length < 2) continue;
+    const median = (values) => values.sort((a, b) => a - b)[values.length >> 1];
     const grow = placement.direction !== "BT" && folded ? BOX_GROW / 2 : 0; // boxes are taller than records
     const text = `⊟ ${scope.name}${scope.parent && isLoop(scope.parent.name) ? ` · ${scope.parent.name}` : ""}`;
     frames.push({
@@ -474,6 +477,9 @@ export function scopeFrames(instances, collapsed, placement, home = layerScopes(
       text,
       label: `${text}: collapse ${scope.path} into one box`,
       pillWidth: text.length * FOLD_CHAR_PX + 16,
+      // Where most of what it holds is: the layered layout may spread a scope's items over many
+      // rows, among other scopes' items, and a view too small for all of it shows this part.
+      centre: { x: median(xs), y: median(ys) },
     });
   }
   return frames;
