@@ -416,7 +416,7 @@ export function scopeBoxes(model, folded, placement) {
  * now expanded, not inside a collapsed scope. So a graph shown as it opened has no frames, and
  * a small box opened whole has one frame, not one for each scope inside. `folded` is the
  * collapsed view (collapsedGraph's items and itemOf, or null): the frame takes in the boxes
- * inside the scope. Each frame also has the median of its items' centres (centre). At most FRAMES_SHOWN.
+ * inside the scope. Each frame also has its items' centres (points) and their median (centre). At most FRAMES_SHOWN.
  */
 export function scopeFrames(instances, collapsed, placement, home = layerScopes(instances), folded = null) {
   const g = placement.geometry;
@@ -479,7 +479,8 @@ export function scopeFrames(instances, collapsed, placement, home = layerScopes(
       pillWidth: text.length * FOLD_CHAR_PX + 16,
       // Where most of what it holds is: the layered layout may spread a scope's items over many
       // rows, among other scopes' items, and a view too small for all of it shows this part.
-      centre: { x: median(xs), y: median(ys) },
+      centre: { x: median([...xs]), y: median([...ys]) },
+      points: xs.map((x, i) => [x, ys[i]]), // its items' centres
     });
   }
   return frames;

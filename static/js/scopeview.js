@@ -251,12 +251,12 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
     showGrads();
   }
 
-  /** Where a scope is drawn (its frame when open, its box when folded), in graph coordinates, with the point to centre when not all of it reads at once; or null. */
+  /** Where a scope is drawn (its frame when open, its box when folded), in graph coordinates, with its items' centres and their median; or null. */
   function areaOf(key) {
     const at = shownFrames.find((f) => f.scope.key === key) ?? shownBoxes.find((b) => b.scope.key === key);
     if (!at) return null;
     const centre = at.centre ?? { x: at.x + at.w / 2, y: at.y + at.h / 2 };
-    return { x0: at.x, y0: at.y - (at.pillWidth ? 22 : 0), x1: at.x + at.w, y1: at.y + at.h, centre };
+    return { x0: at.x, y0: at.y - (at.pillWidth ? 22 : 0), x1: at.x + at.w, y1: at.y + at.h, centre, points: at.points ?? [] };
   }
 
   /** Nodes a line of code made: their boxes are marked too. */
