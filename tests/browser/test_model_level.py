@@ -95,11 +95,11 @@ def big(browser, big_server):
 # (outputs), and the grads of both at the step shown, as the page formats numbers.
 BOXES_AND_NODES = """async () => {
     const { formatNumber, grouped } = await import('/static/js/format.js');
-    const { frameAt } = await import('/static/js/timeline.js');
+    const { levelFrameAt } = await import('/static/js/timeline.js');
     const vg = document.querySelector('[data-valuegraph]').valuegraph;
     const model = vg.model;
     const { items, itemOf } = vg.scopes.folded();
-    const grads = frameAt(vg.timeline, vg.controls.step).grads;
+    const grads = levelFrameAt(vg.timeline, vg.levels, vg.controls.levelStep).grads; // the step shown
     const inputs = new Map(), outputs = new Map();
     for (const node of model.nodes) {
         for (const c of node.children) {
