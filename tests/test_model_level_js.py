@@ -67,16 +67,18 @@ def test_each_depth_is_counted_as_collapsed_graph_makes_it_and_the_deepest_reada
         const sizes = S.frontierSizes(model, instances);
         const made = sizes.map((_, d) => S.collapsedGraph(model, instances, S.frontier(instances, d)).items.length);
         const layers = S.collapsedGraph(model, instances, S.layerScopes(instances)).items.length;
+        const counted = S.itemCount(model, instances, S.layerScopes(instances));
         const chosen = [...S.defaultCollapsed(model, instances)].sort();
         const depths = sizes.map((_, d) => [...S.frontier(instances, d)].sort());
         const table = S.frontier(instances, 0).has('table#0');
-        const n = model.nodes.length;
-        console.log(JSON.stringify({ sizes, made, layers, chosen, depths, readable: S.READABLE_ITEMS, n, table }));
+        const [n, readable] = [model.nodes.length, S.READABLE_ITEMS];
+        console.log(JSON.stringify({ sizes, made, layers, counted, chosen, depths, readable, n, table }));
         """,
     )
     assert got["n"] > 10_000
     assert got["sizes"] == got["made"], "the fast count is collapsedGraph's"
     assert got["layers"] > got["readable"], "the heads alone leave thousands of loose nodes"
+    assert got["counted"] == got["layers"], "itemCount counts what collapsedGraph makes"
     depth = got["depths"].index(got["chosen"])
     assert got["sizes"][depth] <= got["readable"]
     assert all(size > got["readable"] for size in got["sizes"][depth + 1 :]), "the deepest that reads"

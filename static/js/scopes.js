@@ -166,7 +166,7 @@ export function frontierSizes(model, instances) {
 export function defaultCollapsed(model, instances, readable = READABLE_ITEMS) {
   if (model.nodes.length <= COLLAPSE_ABOVE) return new Set();
   const layers = layerScopes(instances);
-  if (layers.size && collapsedGraph(model, instances, layers).items.length <= readable) return layers;
+  if (layers.size && itemCount(model, instances, layers) <= readable) return layers;
   const sizes = frontierSizes(model, instances);
   if (sizes.length === 0) return new Set();
   let depth = sizes.findLastIndex((size) => size <= readable);
@@ -205,16 +205,9 @@ export function closedSet(model, instances, collapsed, key) {
   return next;
 }
 
-/**
- * The graph with some scopes collapsed: items (a box for each outermost collapsed
- * scope, a node elsewhere), itemOf[node id], and each item's children as item indices. A box
- * also takes in the leaves that only it uses (an MLP layer's weights and biases, even when they
- * were made in another scope): they are part of what it computes, and drawn apart they would
- * crowd the picture. A box that keeps no member is dropped.
- */
-export function collapsedGraph(model, instances, collapsed) {
-  const n = model.nodes.length;
-  const boxOf = new Int32Array(n).fill(-1);
+/** Which box (an index into `scopes`, the outermost collapsed instances) each node goes into, -1 for none: collapsedGraph's first half. */
+function boxesOf(model, instances, collapsed) {
+  const boxOf = new Int32Array(model.nodes.length).fill(-1);
   const scopes = [];
   for (const s of instances) {
     if (!collapsed.has(s.key)) continue;
@@ -233,6 +226,31 @@ export function collapsedGraph(model, instances, collapsed) {
     for (let u = from + 1; all && u < to; u++) all = boxOf[users[u]] === box;
     if (all) boxOf[node.id] = box;
   }
+  return { boxOf, scopes };
+}
+
+/** How many items collapsedGraph makes of a collapsed set, without making them. */
+export function itemCount(model, instances, collapsed) {
+  const { boxOf } = boxesOf(model, instances, collapsed);
+  const boxes = new Set();
+  let loose = 0;
+  for (const box of boxOf) {
+    if (box < 0) loose += 1;
+    else boxes.add(box);
+  }
+  return loose + boxes.size;
+}
+
+/**
+ * The graph with some scopes collapsed: items (a box for each outermost collapsed
+ * scope, a node elsewhere), itemOf[node id], and each item's children as item indices. A box
+ * also takes in the leaves that only it uses (an MLP layer's weights and biases, even when they
+ * were made in another scope): they are part of what it computes, and drawn apart they would
+ * crowd the picture. A box that keeps no member is dropped.
+ */
+export function collapsedGraph(model, instances, collapsed) {
+  const n = model.nodes.length;
+  const { boxOf, scopes } = boxesOf(model, instances, collapsed);
 
   // Items in an order where every edge goes up: a node at its id, a box where its scope starts
   // (the leaves it took in have no inputs, so they need no earlier place).
