@@ -190,9 +190,10 @@ def test_a_box_is_named_by_the_iterations_that_tell_it_apart_and_says_its_grads(
         const arrived = S.boxGrads(box.inputs, box.outputs, grads);
         grads[0] = -1; grads[2] = 3;
         const passed = S.boxGrads(box.inputs, box.outputs, grads);
+        const noInputs = S.boxGrads([], box.outputs, grads);
         console.log(JSON.stringify({
           forwards: S.boxTitles(forwards), layer: S.boxTitles(layer),
-          none, arrived, passed,
+          none, arrived, passed, noInputs,
         }));
         """,
     )
@@ -202,3 +203,4 @@ def test_a_box_is_named_by_the_iterations_that_tell_it_apart_and_says_its_grads(
     assert got["arrived"]["arrived"] == 0.75 and got["arrived"]["passed"] is None
     assert got["arrived"]["text"] == "grad out Σ 0.75 → in Σ not yet"
     assert got["passed"]["passed"] == 2 and got["passed"]["text"] == "grad out Σ 0.75 → in Σ 2"
+    assert got["noInputs"]["text"] == "grad out Σ 0.75", "a box fed no values has nothing to pass on"

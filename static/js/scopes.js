@@ -37,6 +37,13 @@ const SEPARATOR = " › ";
 const LISTED = 6; // inputs and outputs named in a box's description
 const TITLE_PX = 19; // a box's title, shrunk to fit a long one (CHAR_EM: a monospace character's width in em)
 const CHAR_EM = 0.6;
+const LINE_PX = 13.5; // a box's second and third lines (a sans-serif character is about SANS_EM wide), shrunk to fit
+const SANS_EM = 0.56;
+
+/** The font size (px) at which a box's line of text fits its width. */
+export function lineSize(text, width) {
+  return Math.min(LINE_PX, (width - 24) / (SANS_EM * Math.max(1, text.length)));
+}
 const FRAMES_SHOWN = 60; // frames around expanded scopes; more would only clutter
 const FRAME_PAD = 10;
 const FOLD_CHAR_PX = 8.4; // a character of the frame's button text, in graph pixels
@@ -375,7 +382,7 @@ export function boxTitles(scopes) {
 /**
  * A box's gradients at a step (`grads`: every node's grad then, null where none has arrived yet):
  * what arrived (the sum of its outputs' grads) and what it passed on (the sum of its inputs'),
- * each null while none of them has one; and the line the box shows.
+ * each null while none of them has one; and the line the box shows (without the inputs' part when it has none).
  */
 export function boxGrads(inputs, outputs, grads) {
   const sum = (ids) => {
@@ -389,8 +396,14 @@ export function boxGrads(inputs, outputs, grads) {
   const arrived = sum(outputs);
   const passed = sum(inputs);
   let text = "grad not reached yet";
-  if (arrived !== null) text = `grad out Σ ${formatNumber(arrived)} → in Σ ${passed === null ? "not yet" : formatNumber(passed)}`;
-  const said = arrived === null ? "no gradient has reached it yet" : `its outputs' grads sum to ${formatNumber(arrived)} (what arrived), its inputs' to ${passed === null ? "nothing yet" : formatNumber(passed)} (what it passed on)`;
+  let said = "no gradient has reached it yet";
+  if (arrived !== null && inputs.length === 0) { // nothing to pass it on to (a layer fed plain numbers, the parameters)
+    text = `grad out Σ ${formatNumber(arrived)}`;
+    said = `its outputs' grads sum to ${formatNumber(arrived)} (what arrived); it has no inputs`;
+  } else if (arrived !== null) {
+    text = `grad out Σ ${formatNumber(arrived)} → in Σ ${passed === null ? "not yet" : formatNumber(passed)}`;
+    said = `its outputs' grads sum to ${formatNumber(arrived)} (what arrived), its inputs' to ${passed === null ? "nothing yet" : formatNumber(passed)} (what it passed on)`;
+  }
   return { arrived, passed, text, said };
 }
 

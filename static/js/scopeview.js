@@ -5,7 +5,7 @@
 
 import d3 from "./d3.js";
 import { formatNumber, grouped, nodeName } from "./format.js";
-import { boxDescription, boxGrads, closedSet, collapsedGraph, defaultCollapsed, openedSet, placeScoped, scopeBoxes, scopeFrames, scopeInstances } from "./scopes.js";
+import { boxDescription, boxGrads, closedSet, collapsedGraph, defaultCollapsed, lineSize, openedSet, placeScoped, scopeBoxes, scopeFrames, scopeInstances } from "./scopes.js";
 
 const STORY_LISTED = 12; // inputs and outputs listed in the story panel
 const LIST_SHOWN = 300; // scopes listed under the graph (a long loop makes thousands)
@@ -137,7 +137,7 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
         box.append("text").attr("class", "vg-scope-title").attr("x", x + 6).attr("y", y + h / 2).attr("dy", "0.35em").text(title);
       } else {
         box.append("text").attr("class", "vg-scope-title").attr("x", x + 12).attr("y", y + 22).style("font-size", `${shown.titleSize}px`).text(title);
-        box.append("text").attr("class", "vg-scope-sub").attr("x", x + 12).attr("y", y + 42).text(sub);
+        box.append("text").attr("class", "vg-scope-sub").attr("x", x + 12).attr("y", y + 42).style("font-size", `${lineSize(sub, w)}px`).text(sub);
         shown.gradLine = box.append("text").attr("class", "vg-scope-grads").attr("x", x + 12).attr("y", y + h - 9);
       }
       shown.el = box;
@@ -164,7 +164,10 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
   function showGrads() {
     for (const shown of shownBoxes) {
       const compact = !shown.gradLine;
-      if (!compact) shown.gradLine.text(boxGrads(shown.inputs, shown.outputs, grads).text);
+      if (!compact) {
+        const text = boxGrads(shown.inputs, shown.outputs, grads).text;
+        shown.gradLine.style("font-size", `${lineSize(text, shown.w)}px`).text(text);
+      }
       const description = boxDescription(model, shown, grads, compact);
       shown.el.attr("aria-label", description);
       shown.tip.text(description);

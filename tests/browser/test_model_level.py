@@ -140,6 +140,8 @@ def check_boxes(page):
         assert box["sub"] == f"{box['members']} values · {box['ins']} in → {box['outs']} out"
         if box["arrived"] is None:
             assert box["grads"] == "grad not reached yet"
+        elif box["ins"] == "0":  # the parameter table: nothing to pass its gradient on to
+            assert box["grads"] == f"grad out Σ {box['arrived']}"
         else:
             passed = box["passed"] if box["passed"] is not None else "not yet"
             assert box["grads"] == f"grad out Σ {box['arrived']} → in Σ {passed}"
