@@ -60,6 +60,7 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
       collapsed = new Set(home);
     }
     layouts.clear();
+    await new Promise((resolve) => setTimeout(resolve, 0)); // a big graph's scopes and its folded view in two tasks, so neither blocks the page long
     await load();
     showList();
   }
