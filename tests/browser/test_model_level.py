@@ -1,7 +1,10 @@
 """Issue 22 in the page: a 100,000-node transformer step opens at the model's level (a box for each
 position, one for the parameter table, the loss drawn), every box says what it is, how many values
-it holds and its grads at the step; a head opens in place, one level at a time, by click or Enter,
-and folds back; a phone shows the same boxes.
+it holds and its grads at the step; a head opens in place, one level at a time, by Enter (off
+screen a box cannot be clicked; test_code_graph clicks them), and folds back by its ⊟ button and
+by the Scopes list; a phone shows the same boxes.
+
+The graph is read from the program's own `names` list rather than input.txt, so a plain URL opens it.
 
 The graph is one training step of benchmarks/programs/char_transformer.py on the name
 "christopher" (102,715 nodes). Its program is longer than a request may run by default, so this
