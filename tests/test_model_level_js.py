@@ -204,3 +204,39 @@ def test_a_box_is_named_by_the_iterations_that_tell_it_apart_and_says_its_grads(
     assert got["arrived"]["text"] == "grad out Σ 0.75 → in Σ not yet"
     assert got["passed"]["passed"] == 2 and got["passed"]["text"] == "grad out Σ 0.75 → in Σ 2"
     assert got["noInputs"]["text"] == "grad out Σ 0.75", "a box fed no values has nothing to pass on"
+
+
+def test_a_one_node_call_stays_a_node_at_every_depth(answers):
+    """A graph made in code whose loop iterations each call a one-node function (`f`) beside a bigger
+    one (`g`, which calls `h`): f's calls are never boxes, and the fast count still equals
+    collapsedGraph's at every depth."""
+    got = run_js(
+        answers,
+        """
+        const nodes = [];
+        const make = (scope, children = []) =>
+          nodes.push({ id: nodes.length, scope, children, data: 1, label: null }) - 1;
+        let total = make([]);
+        for (let k = 0; k < 40; k++) {
+          const loop = `for i = ${k}`;
+          const a = make([loop, 'f']);
+          const c = make([loop, 'g', 'h']);
+          const b = make([loop, 'g', 'h'], [a, c]);
+          const d = make([loop, 'g'], [b, b]);
+          total = make([loop], [d, total]);
+        }
+        const model = { nodes, output: total };
+        const instances = S.scopeInstances(model);
+        const sizes = S.frontierSizes(model, instances);
+        const made = sizes.map((_, d) => S.collapsedGraph(model, instances, S.frontier(instances, d)).items.length);
+        const single = sizes.map((_, d) => S.collapsedGraph(model, instances, S.frontier(instances, d)).items
+          .filter((item) => item.box && item.members.length === 1).map((item) => item.box.key));
+        const inFrontier = [...new Set(sizes.flatMap((_, d) => [...S.frontier(instances, d)]))]
+          .filter((k) => k.includes('› f#'));
+        console.log(JSON.stringify({ sizes, made, single, inFrontier, n: nodes.length }));
+        """,
+    )
+    assert got["n"] > 100
+    assert got["sizes"] == got["made"]
+    assert got["inFrontier"] == [], "a one-node call is never a box of its own"
+    assert all(keys == [] for keys in got["single"])

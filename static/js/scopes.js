@@ -106,15 +106,22 @@ export function scopeIndex(model, instances) {
   return index;
 }
 
-/** The collapsed set of scope depth `depth`: every instance at that depth, and the childless ones above it. */
+/** Worth a box of its own: more than one node, or scopes inside. */
+const boxable = (s) => s.last > s.first || s.children.length > 0;
+
+/** In the frontier of a depth: at that depth, or childless above it; and worth a box (a one-node call stays a node). */
+const inFrontier = (s, depth) => boxable(s) && (s.depth === depth || (s.depth < depth && s.children.length === 0));
+
+/** The collapsed set of scope depth `depth`: every instance at that depth, and the childless ones above it (of more than one node each). */
 export function frontier(instances, depth) {
-  return new Set(instances.filter((s) => s.depth === depth || (s.depth < depth && s.children.length === 0)).map((s) => s.key));
+  return new Set(instances.filter((s) => inFrontier(s, depth)).map((s) => s.key));
 }
 
 /**
  * How many items (boxes and loose nodes) collapsedGraph makes of frontier(depth), for every
  * depth, without making them. A node is loose from the depth just below its innermost scope
- * (never, when that scope is childless: it is a box at every depth), so one pass counts the loose
+ * (never, when that scope is childless: it is a box at every depth; from that scope's own depth
+ * when it is a one-node call, which is never a box), so one pass counts the loose
  * nodes of all depths; then at each depth only the leaves need a look (one all of whose users are
  * in one box goes into that box, and a box left empty is dropped).
  */
@@ -127,13 +134,17 @@ export function frontierSizes(model, instances) {
     const inner = innermost[node.id];
     const scope = inner >= 0 ? instances[inner] : null;
     if (node.children.length === 0 && userStart[node.id + 1] > userStart[node.id]) leaves.push(node.id);
-    if (node.id < model.output && scope?.children.length === 0) continue; // a box at every depth
-    looseAt[node.id < model.output && scope ? scope.depth + 1 : 0] += 1;
+    let from = 0; // the depth from which it is loose
+    if (node.id < model.output && scope) {
+      if (scope.children.length === 0 && boxable(scope)) continue; // a box at every depth
+      from = scope.children.length ? scope.depth + 1 : scope.depth; // (a one-node call is no box even at its depth)
+    }
+    looseAt[from] += 1;
   }
   const boxAt = (id, depth) => {
     if (id >= model.output || innermost[id] < 0) return -1;
     let scope = instances[innermost[id]];
-    if (scope.depth < depth) return scope.children.length ? -1 : scope.index;
+    if (scope.depth <= depth) return inFrontier(scope, depth) ? scope.index : -1;
     while (scope.depth > depth) scope = scope.parent;
     return scope.index;
   };
@@ -143,7 +154,7 @@ export function frontierSizes(model, instances) {
     loose += looseAt[depth];
     const members = new Map(); // box (instance index) -> how many nodes it holds
     for (const s of instances) {
-      if (s.depth === depth || (s.depth < depth && s.children.length === 0)) members.set(s.index, Math.max(0, Math.min(s.last, model.output - 1) - s.first + 1));
+      if (inFrontier(s, depth)) members.set(s.index, Math.max(0, Math.min(s.last, model.output - 1) - s.first + 1));
     }
     let absorbed = 0;
     for (const id of leaves) {
@@ -180,9 +191,6 @@ export function defaultCollapsed(model, instances, readable = READABLE_ITEMS) {
   if (depth < 0) depth = sizes.indexOf(Math.min(...sizes));
   return frontier(instances, depth);
 }
-
-/** Worth a box of its own: more than one node, or scopes inside. */
-const boxable = (s) => s.last > s.first || s.children.length > 0;
 
 /**
  * The collapsed set with one box opened in place, one level down: a box of more than
