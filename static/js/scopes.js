@@ -27,10 +27,12 @@ import { placeGraph } from "./layout.js";
 /** Above this many nodes a graph opens with its scopes collapsed (an MLP(3, [4, 4, 1]) forward pass has 125), and a box opens with its sub-scopes collapsed. */
 export const COLLAPSE_ABOVE = 100;
 /**
- * The most items (boxes and loose nodes) a graph opens with when its layer scopes leave more: at
- * 1280x720 the server's layered layout of 60 items (about 15 ranks of 4) fits at a scale where a
- * box's title is still about 11 px high, and a phone (390x844, drawn bottom-to-top) fits the same
- * picture at a similar scale. See docs/learners.md (Large graphs).
+ * The most items (boxes and loose nodes) a graph opens with when its layer scopes leave more. At
+ * 1280x720 the graph panel is about 900x240 px: no picture of more than a few boxes reads there
+ * whole, so the folded picture is a map, fitted whole and read as the camera follows the walk at a
+ * readable zoom. 60 items is about 15 layers of four in the server's layout, a map that still
+ * shows every box and the flow between them; the next depth down is 3-5 times as many. The choice
+ * depends on the graph only, so a phone (390x844) opens the same boxes. See docs/learners.md.
  */
 export const READABLE_ITEMS = 60;
 const SEPARATOR = " › ";
