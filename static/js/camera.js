@@ -188,9 +188,35 @@ export function createCamera(renderer, { buttons = {}, textPx = MIN_TEXT_PX, fol
     if (box) centreOn((box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2, readable * ZOOM_MARGIN, duration);
   }
 
+  /**
+   * Show an area of the graph (a scope just opened): all of it when it reads so; else, at a readable
+   * scale, its top left (where its fold button is) unless a view centred on box.centre (the median
+   * of its items, box.points) holds more than twice as many of them.
+   */
+  function showArea(box) {
+    if (!box) return;
+    const [vw, vh] = renderer.size();
+    const { padding } = fitRoom(vw, 0);
+    const whole = Math.min(MAX_FIT_SCALE, (vw - 2 * padding) / (box.x1 - box.x0), (vh - 2 * padding) / (box.y1 - box.y0));
+    const readable = readableScale();
+    const duration = reducedMotion() ? 0 : MOVE_MS;
+    if (whole >= readable) {
+      centreOn((box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2, whole, duration);
+      return;
+    }
+    const k = readable * ZOOM_MARGIN;
+    const [w, h] = [(vw - 2 * padding) / k, (vh - 2 * padding) / k];
+    const centre = box.centre ?? { x: (box.x0 + box.x1) / 2, y: (box.y0 + box.y1) / 2 };
+    const [cx, cy] = [Math.min((box.x0 + box.x1) / 2, box.x0 + w / 2), Math.min((box.y0 + box.y1) / 2, box.y0 + h / 2)];
+    const held = (x, y) => (box.points ?? []).filter(([px, py]) => Math.abs(px - x) <= w / 2 && Math.abs(py - y) <= h / 2).length;
+    const topLeft = held(cx, cy) * 2 >= held(centre.x, centre.y);
+    centreOn(topLeft ? cx : centre.x, topLeft ? cy : centre.y, k, duration);
+  }
+
   setFollowing(follow, true);
   return {
     show,
+    showArea,
     showNode,
     fit,
     fitScale,

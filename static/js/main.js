@@ -182,7 +182,7 @@ export function startValuegraph(root, { location = window.location, history = wi
   let pointedScope = []; // the members of the collapsed scope pointed at
   const scopes = createScopes(root, graph, {
     fetchLayout: layout,
-    onChange: () => model && refold(),
+    onChange: (opened) => model && refold(opened), // opened: the key of a box just opened
     onPoint: (ids) => {
       pointedScope = ids;
       showStory();
@@ -253,10 +253,9 @@ export function startValuegraph(root, { location = window.location, history = wi
 
   /** The direction whose whole-graph view is larger in the panel (left to right unless clearly not). */
   function bestDirection() {
-    const compact = model.nodes.length > COMPACT_ABOVE;
     const { width, height } = camera.visible();
     const scale = (direction) => {
-      const p = placeGraph(model, { direction, compact });
+      const p = scopes.place(model, direction, COMPACT_ABOVE); // with collapsed scopes as boxes: the picture drawn
       return Math.min(width / p.width, height / p.height);
     };
     return scale("BT") > 1.25 * scale("LR") ? "BT" : "LR";
@@ -703,12 +702,13 @@ export function startValuegraph(root, { location = window.location, history = wi
   }
 
   /** A box opened or closed: the walk's steps at the new level, from the same node step. */
-  function refold() {
+  function refold(opened = null) {
     levels = levelTimeline(tl, scopes.folded());
     controls.setTimeline(levels);
     tables.setTimeline(tl, levels);
-    redraw({ refit: true });
+    redraw({ refit: !opened });
     showStep(controls.step, "fold");
+    if (opened) camera.showArea(scopes.areaOf(opened)); // a box just opened: show its insides, not the walk's node
   }
 
   walkChoice?.addEventListener("change", () => useWalk(0, "jump"));
@@ -865,7 +865,7 @@ export function startValuegraph(root, { location = window.location, history = wi
 
   const onChange = (listener) => changeListeners.push(listener);
 
-  return { run, controls, editor, ready, camera, graph, state: shownState, view: linkState, shown: shownView, files: filesPanel.files, apply, onChange, get timeline() { return tl; }, get levels() { return levels; }, get model() { return model; }, get svg() { return graphBox.querySelector("svg"); } };
+  return { run, controls, editor, ready, camera, graph, scopes, state: shownState, view: linkState, shown: shownView, files: filesPanel.files, apply, onChange, get timeline() { return tl; }, get levels() { return levels; }, get model() { return model; }, get svg() { return graphBox.querySelector("svg"); } };
 }
 
 const root = document.querySelector("[data-valuegraph]");

@@ -324,6 +324,7 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
     const chunks = d3.range(0, n, chunkSize);
     const groups = nodeLayer.selectAll("g.vg-chunk").data(chunks, (first) => first).join("g").attr("class", "vg-chunk");
     const groupEls = groups.nodes();
+    let drawn = 0; // nodes drawn since the last frame: chunks of hidden nodes (collapsed scopes) cost no frame
     for (let c = 0; c < chunks.length; c++) {
       if (token !== drawToken) return false;
       const first = chunks[c];
@@ -338,7 +339,11 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
       cull(view, first, last);
       if (lastFrame) applyNodes(lastFrame, first, last);
       onProgress(last, n);
-      if (c + 1 < chunks.length) await nextFrame();
+      drawn += shown.length;
+      if (c + 1 < chunks.length && drawn >= chunkSize) {
+        drawn = 0;
+        await nextFrame();
+      }
     }
     return token === drawToken;
   }

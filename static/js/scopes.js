@@ -1,8 +1,10 @@
 // Scopes: every node carries the chain of calls and loop iterations it was made in (its `scope`,
 // from the server). A scope can be collapsed into one box that stands for all the nodes made in
-// it, showing what goes in and what comes out; clicking the box expands it again. A big graph
-// opens with the scopes just above the innermost ones collapsed: an MLP's layers (whose neurons
-// are the innermost), its parameters (made in the layers' __init__).
+// it, showing what goes in and what comes out; clicking the box opens it in place, one level down.
+// A big graph opens with the scopes just above the innermost ones collapsed (an MLP's layers, whose
+// neurons are the innermost; its parameters, made in the layers' __init__) when that leaves few
+// enough items to read; otherwise (a transformer step, whose attention heads alone leave thousands
+// of loose nodes) at the deepest scope depth that does: see defaultCollapsed.
 //
 // A scope instance is a maximal run of consecutive node ids that share a scope prefix: nodes are
 // numbered in creation order, so one call or one loop iteration is such a run. (Two calls of the
@@ -22,15 +24,32 @@
 import { formatNumber, grouped, nodeName } from "./format.js";
 import { placeGraph } from "./layout.js";
 
-/** Above this many nodes a graph opens with its scopes collapsed (an MLP(3, [4, 4, 1]) forward pass has 125). */
+/** Above this many nodes a graph opens with its scopes collapsed (an MLP(3, [4, 4, 1]) forward pass has 125), and a box opens with its sub-scopes collapsed. */
 export const COLLAPSE_ABOVE = 100;
+/**
+ * The most items (boxes and loose nodes) a graph opens with when its layer scopes leave more. At
+ * 1280x720 the graph panel is about 900x240 px: no picture of more than a few boxes reads there
+ * whole, so the folded picture is a map, fitted whole and read as the camera follows the walk at a
+ * readable zoom. 60 items is about 15 layers of four in the server's layout, a map that still
+ * shows every box and the flow between them; the next depth down is 3-5 times as many. The choice
+ * depends on the graph only, so a phone (390x844) opens the same boxes. See docs/learners.md.
+ */
+export const READABLE_ITEMS = 60;
 const SEPARATOR = " › ";
 const LISTED = 6; // inputs and outputs named in a box's description
 const TITLE_PX = 19; // a box's title, shrunk to fit a long one (CHAR_EM: a monospace character's width in em)
 const CHAR_EM = 0.6;
+const LINE_PX = 13.5; // a box's second and third lines (a sans-serif character is about SANS_EM wide), shrunk to fit
+const SANS_EM = 0.56;
+
+/** The font size (px) at which a box's line of text fits its width. */
+export function lineSize(text, width) {
+  return Math.min(LINE_PX, (width - 24) / (SANS_EM * Math.max(1, text.length)));
+}
 const FRAMES_SHOWN = 60; // frames around expanded scopes; more would only clutter
 const FRAME_PAD = 10;
 const FOLD_CHAR_PX = 8.4; // a character of the frame's button text, in graph pixels
+const BOX_GROW = 26; // a box is this much taller than a record (rows are 30 px apart), for its third line
 
 /** The scope instances of a graph, outermost first, each {key, name, path, depth, first, last, parent, children}. */
 export function scopeInstances(model) {
@@ -62,9 +81,181 @@ export function layerScopes(instances) {
   return new Set(instances.filter((s) => s.children.length > 0 && s.children.every((c) => c.children.length === 0)).map((s) => s.key));
 }
 
-/** The scopes a graph opens collapsed: its layer scopes when it is big, else none. */
-export function defaultCollapsed(model, instances) {
-  return model.nodes.length > COLLAPSE_ABOVE ? layerScopes(instances) : new Set();
+const indexes = new WeakMap(); // instances -> scopeIndex's answer, computed once per model
+
+/**
+ * What every question about a model's scopes needs, computed once (O(nodes × depth)): each
+ * instance's index (instance.index), each node's innermost instance (-1: none) and users (the
+ * nodes that take it as an input, in CSR form: users[userStart[id] .. userStart[id + 1]]).
+ */
+export function scopeIndex(model, instances) {
+  let index = indexes.get(instances);
+  if (index && index.model === model) return index;
+  const n = model.nodes.length;
+  const innermost = new Int32Array(n).fill(-1);
+  instances.forEach((s, i) => {
+    s.index = i;
+    innermost.fill(i, s.first, s.last + 1); // a sub-scope comes after its scope, and overwrites it
+  });
+  const userStart = new Int32Array(n + 1);
+  for (const node of model.nodes) for (const c of node.children) userStart[c + 1] += 1;
+  for (let id = 0; id < n; id++) userStart[id + 1] += userStart[id];
+  const users = new Int32Array(userStart[n]);
+  const filled = userStart.slice(0, n);
+  for (const node of model.nodes) for (const c of node.children) users[filled[c]++] = node.id;
+  index = { model, innermost, userStart, users, byKey: new Map(instances.map((s) => [s.key, s])) };
+  indexes.set(instances, index);
+  return index;
+}
+
+/** Worth a box of its own: more than one node, or scopes inside. */
+const boxable = (s) => s.last > s.first || s.children.length > 0;
+
+/** In the frontier of a depth: at that depth, or childless above it; and worth a box (a one-node call stays a node). */
+const inFrontier = (s, depth) => boxable(s) && (s.depth === depth || (s.depth < depth && s.children.length === 0));
+
+/** The collapsed set of scope depth `depth`: every instance at that depth, and the childless ones above it (of more than one node each). */
+export function frontier(instances, depth) {
+  return new Set(instances.filter((s) => inFrontier(s, depth)).map((s) => s.key));
+}
+
+/**
+ * How many items (boxes and loose nodes) collapsedGraph makes of frontier(depth), for every
+ * depth, without making them. A node is loose from the depth just below its innermost scope
+ * (never, when that scope is childless: it is a box at every depth; from that scope's own depth
+ * when it is a one-node call, which is never a box), so one pass counts the loose
+ * nodes of all depths; then at each depth only the leaves need a look (one all of whose users are
+ * in one box goes into that box, and a box left empty is dropped).
+ */
+export function frontierSizes(model, instances) {
+  const { innermost, userStart, users } = scopeIndex(model, instances);
+  const depths = instances.reduce((most, s) => Math.max(most, s.depth + 1), 0);
+  const looseAt = new Int32Array(depths + 1); // nodes loose from this depth on
+  const leaves = []; // nodes with no inputs but with users
+  for (const node of model.nodes) {
+    const inner = innermost[node.id];
+    const scope = inner >= 0 ? instances[inner] : null;
+    if (node.children.length === 0 && userStart[node.id + 1] > userStart[node.id]) leaves.push(node.id);
+    let from = 0; // the depth from which it is loose
+    if (node.id < model.output && scope) {
+      if (scope.children.length === 0 && boxable(scope)) continue; // a box at every depth
+      from = scope.children.length ? scope.depth + 1 : scope.depth; // (a one-node call is no box even at its depth)
+    }
+    looseAt[from] += 1;
+  }
+  const boxAt = (id, depth) => {
+    if (id >= model.output || innermost[id] < 0) return -1;
+    let scope = instances[innermost[id]];
+    if (scope.depth <= depth) return inFrontier(scope, depth) ? scope.index : -1;
+    while (scope.depth > depth) scope = scope.parent;
+    return scope.index;
+  };
+  const sizes = [];
+  let loose = 0;
+  for (let depth = 0; depth < depths; depth++) {
+    loose += looseAt[depth];
+    const members = new Map(); // box (instance index) -> how many nodes it holds
+    for (const s of instances) {
+      if (inFrontier(s, depth)) members.set(s.index, Math.max(0, Math.min(s.last, model.output - 1) - s.first + 1));
+    }
+    let absorbed = 0;
+    for (const id of leaves) {
+      const box = boxAt(users[userStart[id]], depth);
+      let all = box >= 0;
+      for (let u = userStart[id] + 1; all && u < userStart[id + 1]; u++) all = boxAt(users[u], depth) === box;
+      if (!all) continue;
+      const was = boxAt(id, depth);
+      if (was === box) continue;
+      members.set(box, members.get(box) + 1);
+      if (was < 0) absorbed += 1;
+      else members.set(was, members.get(was) - 1);
+    }
+    let boxes = 0;
+    for (const count of members.values()) if (count > 0) boxes += 1;
+    sizes.push(boxes + loose - absorbed);
+  }
+  return sizes;
+}
+
+/**
+ * The scopes a graph opens collapsed. A small graph (COLLAPSE_ABOVE): none. Else its layer scopes
+ * (an MLP's layers) when they leave at most `readable` items; else the deepest frontier that does
+ * (a transformer step: a column of boxes for each position), or the one with fewest items when
+ * none does.
+ */
+export function defaultCollapsed(model, instances, readable = READABLE_ITEMS) {
+  if (model.nodes.length <= COLLAPSE_ABOVE) return new Set();
+  const layers = layerScopes(instances);
+  if (layers.size && itemCount(model, instances, layers) <= readable) return layers;
+  const sizes = frontierSizes(model, instances);
+  if (sizes.length === 0) return new Set();
+  let depth = sizes.findLastIndex((size) => size <= readable);
+  if (depth < 0) depth = sizes.indexOf(Math.min(...sizes));
+  return frontier(instances, depth);
+}
+
+/**
+ * The collapsed set with one box opened in place, one level down: a box of more than
+ * COLLAPSE_ABOVE nodes shows its sub-scopes as boxes (as a big graph opens folded), a smaller one
+ * shows all its nodes.
+ */
+export function openedSet(model, instances, collapsed, key) {
+  const scope = scopeIndex(model, instances).byKey.get(key);
+  const next = new Set(collapsed);
+  next.delete(key);
+  if (scope && scope.last - scope.first + 1 > COLLAPSE_ABOVE) for (const c of scope.children) if (boxable(c)) next.add(c.key);
+  return next;
+}
+
+/** The collapsed set with a scope folded into one box again, everything inside it too. */
+export function closedSet(model, instances, collapsed, key) {
+  const scope = scopeIndex(model, instances).byKey.get(key);
+  const next = new Set(collapsed);
+  const drop = (s) => {
+    for (const c of s.children) {
+      next.delete(c.key);
+      drop(c);
+    }
+  };
+  if (scope) drop(scope);
+  next.add(key);
+  return next;
+}
+
+/** Which box (an index into `scopes`, the outermost collapsed instances) each node goes into, -1 for none: collapsedGraph's first half. */
+function boxesOf(model, instances, collapsed) {
+  const boxOf = new Int32Array(model.nodes.length).fill(-1);
+  const scopes = [];
+  for (const s of instances) {
+    if (!collapsed.has(s.key)) continue;
+    let outer = s.parent;
+    while (outer && !collapsed.has(outer.key)) outer = outer.parent;
+    if (outer) continue; // inside a collapsed scope already
+    for (let id = s.first; id <= Math.min(s.last, model.output - 1); id++) boxOf[id] = scopes.length; // the output stays in view
+    scopes.push(s);
+  }
+  const { userStart, users } = scopeIndex(model, instances);
+  for (const node of model.nodes) {
+    const [from, to] = [userStart[node.id], userStart[node.id + 1]];
+    if (node.children.length || from === to) continue;
+    const box = boxOf[users[from]];
+    let all = box >= 0;
+    for (let u = from + 1; all && u < to; u++) all = boxOf[users[u]] === box;
+    if (all) boxOf[node.id] = box;
+  }
+  return { boxOf, scopes };
+}
+
+/** How many items collapsedGraph makes of a collapsed set, without making them. */
+export function itemCount(model, instances, collapsed) {
+  const { boxOf } = boxesOf(model, instances, collapsed);
+  const boxes = new Set();
+  let loose = 0;
+  for (const box of boxOf) {
+    if (box < 0) loose += 1;
+    else boxes.add(box);
+  }
+  return loose + boxes.size;
 }
 
 /**
@@ -76,23 +267,7 @@ export function defaultCollapsed(model, instances) {
  */
 export function collapsedGraph(model, instances, collapsed) {
   const n = model.nodes.length;
-  const boxOf = new Int32Array(n).fill(-1);
-  const scopes = [];
-  for (const s of instances) {
-    if (!collapsed.has(s.key)) continue;
-    let outer = s.parent;
-    while (outer && !collapsed.has(outer.key)) outer = outer.parent;
-    if (outer) continue; // inside a collapsed scope already
-    for (let id = s.first; id <= Math.min(s.last, model.output - 1); id++) boxOf[id] = scopes.length; // the output stays in view
-    scopes.push(s);
-  }
-  const users = model.nodes.map(() => []);
-  for (const node of model.nodes) for (const c of node.children) users[c].push(node.id);
-  for (const node of model.nodes) {
-    if (node.children.length || !users[node.id].length) continue;
-    const box = boxOf[users[node.id][0]];
-    if (box >= 0 && users[node.id].every((u) => boxOf[u] === box)) boxOf[node.id] = box;
-  }
+  const { boxOf, scopes } = boxesOf(model, instances, collapsed);
 
   // Items in an order where every edge goes up: a node at its id, a box where its scope starts
   // (the leaves it took in have no inputs, so they need no earlier place).
@@ -167,11 +342,9 @@ export function placeScoped(model, folded, direction, compactAbove) {
   const { items, itemOf, layout } = folded;
   const itemModel = { nodes: items.map((item) => ({ children: item.children })), layout };
   const placed = placeGraph(itemModel, { direction, compact: items.length > compactAbove });
-  const nodes = model.nodes.map((node) => {
-    const item = items[itemOf[node.id]];
-    const p = placed.nodes[item.index];
-    return item.box ? { ...p, hidden: true } : p;
-  });
+  const hiddenAt = items.map((item) => (item.box ? { ...placed.nodes[item.index], hidden: true } : null)); // one shared object a box
+  const nodes = new Array(model.nodes.length);
+  for (let id = 0; id < nodes.length; id++) nodes[id] = hiddenAt[itemOf[id]] ?? placed.nodes[itemOf[id]];
   const edges = [];
   const boxEdges = [];
   for (const e of placed.edges) {
@@ -187,10 +360,75 @@ export function placeScoped(model, folded, direction, compactAbove) {
   return { ...placed, nodes, edges, visible: items.length - boxes.length, boxes, boxEdges };
 }
 
+const isLoop = (name) => name.startsWith("for ");
+const loopHead = (name) => (isLoop(name) ? name.replace(/ (=|\[).*$/, "") : name); // "for head = 2" -> "for head"
+
+/**
+ * What each box is called: its scope's name, after the loop iterations around it that tell it
+ * apart from boxes made by the same code ("for position = 3 › linear"); a loop that ran once, or
+ * whose iteration all such boxes share, is left out ("Layer[1]", not "for step = 19 › … › Layer[1]").
+ */
+export function boxTitles(scopes) {
+  const chains = scopes.map((scope) => {
+    const chain = [];
+    for (let s = scope; s; s = s.parent) chain.unshift(s.name);
+    return chain;
+  });
+  const groups = new Map(); // the code that made a box (its path, loop iterations left out) -> its boxes
+  chains.forEach((chain, i) => {
+    const code = chain.map(loopHead).join(SEPARATOR);
+    if (!groups.has(code)) groups.set(code, []);
+    groups.get(code).push(i);
+  });
+  const titles = new Array(scopes.length);
+  for (const members of groups.values()) {
+    const chain = chains[members[0]];
+    const telling = chain.map((name, d) => d < chain.length - 1 && isLoop(name) && members.some((i) => chains[i][d] !== name));
+    for (const i of members) titles[i] = chains[i].filter((_, d) => telling[d] || d === chains[i].length - 1).join(SEPARATOR);
+  }
+  return titles;
+}
+
+/**
+ * A box's gradients at a step (`grads`: every node's grad then, null where none has arrived yet):
+ * what arrived (the sum of its outputs' grads) and what it passed on (the sum of its inputs'),
+ * each null while none of them has one; and the line the box shows (without the inputs' part when it has none).
+ */
+export function boxGrads(inputs, outputs, grads) {
+  const sum = (ids) => {
+    let total = null;
+    for (const id of ids) {
+      const g = grads?.[id];
+      if (g !== null && g !== undefined) total = (total ?? 0) + g;
+    }
+    return total;
+  };
+  const arrived = sum(outputs);
+  const passed = sum(inputs);
+  let text = "grad not reached yet";
+  let said = "no gradient has reached it yet";
+  if (arrived !== null && inputs.length === 0) { // nothing to pass it on to (a layer fed plain numbers, the parameters)
+    text = `grad out Σ ${formatNumber(arrived)}`;
+    said = `its outputs' grads sum to ${formatNumber(arrived)} (what arrived); it has no inputs`;
+  } else if (arrived !== null) {
+    text = `grad out Σ ${formatNumber(arrived)} → in Σ ${passed === null ? "not yet" : formatNumber(passed)}`;
+    said = `its outputs' grads sum to ${formatNumber(arrived)} (what arrived), its inputs' to ${passed === null ? "nothing yet" : formatNumber(passed)} (what it passed on)`;
+  }
+  return { arrived, passed, text, said };
+}
+
+/** A box's accessible name: the text on screen first (a compact box shows its title only), then what it holds and does. */
+export function boxDescription(model, box, grads, compact = false) {
+  const { title, sub, scope, inputs, outputs } = box;
+  const g = boxGrads(inputs, outputs, grads);
+  return `${compact ? title : `${title} ${sub} ${g.text}`}. ${scope.path}, collapsed: ${grouped(inputs.length)} in (${listed(model, inputs)}); ${grouped(outputs.length)} out (${listed(model, outputs)}); ${g.said}. Click to open.`;
+}
+
 /**
  * What each collapsed box shows, where: its rectangle (covering the record and the room for its
- * op circle, so edges end at its border), title, subtitle and title size, its accessible
- * description, and its inputs and outputs (node ids).
+ * op circle, so edges end at its border; left to right, taller than a record, for its three
+ * lines), title, subtitle and title size, and its inputs and outputs (node ids). What its grads
+ * line and accessible name say depends on the step: boxGrads and boxDescription.
  */
 export function scopeBoxes(model, folded, placement) {
   const g = placement.geometry;
@@ -198,62 +436,92 @@ export function scopeBoxes(model, folded, placement) {
   const H = g.box.height;
   const before = 2 * g.opRadius + g.opGap;
   const lr = placement.direction !== "BT";
+  const grow = placement.compact || !lr ? 0 : BOX_GROW;
   const ports = boxPorts(model, folded.items, folded.itemOf);
-  return placement.boxes.map(({ item, p }) => {
+  const titles = boxTitles(placement.boxes.map(({ item }) => item.box));
+  return placement.boxes.map(({ item, p }, i) => {
     const { inputs, outputs } = ports.get(item.index);
-    const [x, y, w, h] = lr ? [p.cx - W / 2 - before, p.cy - H / 2, W + before, H] : [p.cx - W / 2, p.cy - H / 2, W, H + before];
+    const [x, y, w, h] = lr ? [p.cx - W / 2 - before, p.cy - H / 2 - grow / 2, W + before, H + grow] : [p.cx - W / 2, p.cy - H / 2, W, H + before];
     const scope = item.box;
-    // A call's name repeats from layer to layer; the loop iteration around it says which one.
-    const title = `⊞ ${scope.name}${!placement.compact && scope.parent?.name.startsWith("for ") ? ` · ${scope.parent.name}` : ""}`;
-    const sub = `${grouped(inputs.length)} in → ${grouped(outputs.length)} out · ${grouped(item.members.length)} nodes`;
-    // The name starts with the text on screen (as assistive technology expects), then the details.
-    const shown = placement.compact ? title : `${title} ${sub}`;
-    const description = `${shown}. ${scope.path}, collapsed: ${grouped(inputs.length)} in (${listed(model, inputs)}); ${grouped(outputs.length)} out (${listed(model, outputs)}). Click to expand.`;
+    const title = `⊞ ${titles[i]}`;
+    const sub = `${grouped(item.members.length)} values · ${grouped(inputs.length)} in → ${grouped(outputs.length)} out`;
     const titleSize = Math.min(TITLE_PX, (w - 24) / (CHAR_EM * title.length));
-    return { item, scope, inputs, outputs, x, y, w, h, title, sub, titleSize, description };
+    return { item, scope, inputs, outputs, x, y, w, h, title, sub, titleSize };
   });
 }
 
 /**
- * A dashed frame around each expanded layer scope (the kind a big graph opens collapsed) with
- * two or more nodes drawn, and the text of its "⊟ name" button: the way to fold a scope from the
- * graph itself. At most FRAMES_SHOWN.
+ * A dashed frame around each opened scope, with the text of its "⊟ name" button: the way to fold
+ * a scope from the graph itself. Opened: a scope that was a box (one of the set the graph opened
+ * with, `home`, an MLP's layers; or one a box opened one level down showed, see openedSet) and is
+ * now expanded, not inside a collapsed scope. So a graph shown as it opened has no frames, and
+ * a small box opened whole has one frame, not one for each scope inside. `folded` is the
+ * collapsed view (collapsedGraph's items and itemOf, or null): the frame takes in the boxes
+ * inside the scope. Each frame also has its items' centres (points) and their median (centre). At most FRAMES_SHOWN.
  */
-export function scopeFrames(instances, collapsed, placement) {
+export function scopeFrames(instances, collapsed, placement, home = layerScopes(instances), folded = null) {
   const g = placement.geometry;
-  const layers = layerScopes(instances);
-  const insideCollapsed = (scope) => {
-    for (let outer = scope.parent; outer; outer = outer.parent) if (collapsed.has(outer.key)) return true;
-    return false;
+  const wasBox = new Map();
+  const boxed = (scope) => {
+    if (!wasBox.has(scope)) {
+      const parent = scope.parent;
+      wasBox.set(scope, home.has(scope.key) || (parent !== null && parent.last - parent.first + 1 > COLLAPSE_ABOVE && boxable(scope) && boxed(parent)));
+    }
+    return wasBox.get(scope);
+  };
+  const opened = (scope) => {
+    if (collapsed.has(scope.key) || !boxed(scope)) return false;
+    for (let outer = scope.parent; outer; outer = outer.parent) if (collapsed.has(outer.key)) return false;
+    return true;
   };
   const frames = [];
   for (const scope of instances) {
     if (frames.length >= FRAMES_SHOWN) break;
-    if (!layers.has(scope.key) || collapsed.has(scope.key) || insideCollapsed(scope)) continue;
+    if (!opened(scope)) continue;
     let [x0, y0, x1, y1] = [Infinity, Infinity, -Infinity, -Infinity];
-    let members = 0;
-    for (let id = scope.first; id <= scope.last; id++) {
-      const p = placement.nodes[id];
-      if (!p || p.hidden) continue;
-      members += 1;
+    const xs = [];
+    const ys = [];
+    const take = (p) => {
+      xs.push(p.cx);
+      ys.push(p.cy);
       const opX = p.cx + p.ox;
       const opY = p.cy + p.oy;
       x0 = Math.min(x0, p.cx - g.box.width / 2, opX - g.opRadius);
       x1 = Math.max(x1, p.cx + g.box.width / 2, opX + g.opRadius);
       y0 = Math.min(y0, p.cy - g.box.height / 2, opY - g.opRadius);
       y1 = Math.max(y1, p.cy + g.box.height / 2, opY + g.opRadius);
+    };
+    if (folded) {
+      // Every item made in the scope, once: a box's members all sit at its place.
+      const seen = new Set();
+      for (let id = scope.first; id <= scope.last; id++) {
+        const item = folded.itemOf[id];
+        if (seen.has(item) || !placement.nodes[id]) continue;
+        seen.add(item);
+        const box = folded.items[item].box;
+        take(placement.nodes[id]);
+        if (box && box.last > id && box.last <= scope.last) id = Math.min(box.last, placement.nodes.length - 1); // skip its members
+      }
+    } else {
+      for (let id = scope.first; id <= scope.last; id++) if (placement.nodes[id]) take(placement.nodes[id]);
     }
-    if (members < 2) continue;
-    const text = `⊟ ${scope.name}${scope.parent?.name.startsWith("for ") ? ` · ${scope.parent.name}` : ""}`;
+    if (xs.length < 2) continue;
+    const median = (values) => values.sort((a, b) => a - b)[values.length >> 1];
+    const grow = placement.direction !== "BT" && folded ? BOX_GROW / 2 : 0; // boxes are taller than records
+    const text = `⊟ ${scope.name}${scope.parent && isLoop(scope.parent.name) ? ` · ${scope.parent.name}` : ""}`;
     frames.push({
       scope,
       x: x0 - FRAME_PAD,
-      y: y0 - FRAME_PAD,
+      y: y0 - FRAME_PAD - grow,
       w: x1 - x0 + 2 * FRAME_PAD,
-      h: y1 - y0 + 2 * FRAME_PAD,
+      h: y1 - y0 + 2 * FRAME_PAD + 2 * grow,
       text,
       label: `${text}: collapse ${scope.path} into one box`,
       pillWidth: text.length * FOLD_CHAR_PX + 16,
+      // Where most of what it holds is: the layered layout may spread a scope's items over many
+      // rows, among other scopes' items, and a view too small for all of it shows this part.
+      centre: { x: median([...xs]), y: median([...ys]) },
+      points: xs.map((x, i) => [x, ys[i]]), // its items' centres
     });
   }
   return frames;

@@ -5,16 +5,17 @@
 
 import d3 from "./d3.js";
 import { formatNumber, grouped, nodeName } from "./format.js";
-import { collapsedGraph, defaultCollapsed, layerScopes, placeScoped, scopeBoxes, scopeFrames, scopeInstances } from "./scopes.js";
+import { boxDescription, boxGrads, closedSet, collapsedGraph, defaultCollapsed, lineSize, openedSet, placeScoped, scopeBoxes, scopeFrames, scopeInstances } from "./scopes.js";
 
 const STORY_LISTED = 12; // inputs and outputs listed in the story panel
 const LIST_SHOWN = 300; // scopes listed under the graph (a long loop makes thousands)
 
 /**
  * The page's scope view. `fetchLayout(children, {signal})` asks the server for a layout (null:
- * no server, as in the self-contained file: everything stays expanded). `onChange()` is called
- * when the learner collapses or expands a scope and the new layout is ready; `onPoint(ids)` when
- * a box is pointed at (its member ids) or left ([]).
+ * no server, as in the self-contained file: everything stays expanded). `onChange(opened)` is
+ * called when the learner opens or folds a scope and the new layout is ready (`opened`: the key
+ * of the scope just opened, else null); `onPoint(ids)` when a box is pointed at (its member ids)
+ * or left ([]).
  */
 export function createScopes(root, graph, { fetchLayout = null, onChange = () => {}, onPoint = () => {} } = {}) {
   const el = (name) => root.querySelector(`[data-vg="${name}"]`);
@@ -27,11 +28,15 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
   let model = null;
   let instances = [];
   let collapsed = new Set();
+  let home = new Set(); // the collapsed set the model opened with
   let shape = ""; // the scope structure the collapsed set belongs to
   let view = null; // {items, itemOf, layout} for the collapsed set, when something is collapsed
   const layouts = new Map(); // collapsed keys -> the server's layout, for this model
   let pending = null;
   let boxEls = new Map(); // item index -> element
+  let shownBoxes = []; // scopeBoxes' answer for the boxes drawn, each with its element's grads line
+  let shownFrames = []; // scopeFrames' answer for the frames drawn
+  let grads = null; // every node's grad at the step shown
   let focusItem = null;
   let receivingItems = new Set(); // boxes whose nodes get gradient at the walk's step
   let linkedItems = new Set();
@@ -51,9 +56,11 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
     const newShape = instances.map((s) => `${s.key}:${s.first}-${s.last}`).join("|");
     if (newShape !== shape) {
       shape = newShape;
-      collapsed = canCollapse() ? defaultCollapsed(model, instances) : new Set();
+      home = canCollapse() ? defaultCollapsed(model, instances) : new Set();
+      collapsed = new Set(home);
     }
     layouts.clear();
+    await new Promise((resolve) => setTimeout(resolve, 0)); // a big graph's scopes and its folded view in two tasks, so neither blocks the page long
     await load();
     showList();
   }
@@ -82,18 +89,17 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
     return true;
   }
 
-  async function setCollapsed(next) {
+  async function setCollapsed(next, opened = null) {
     collapsed = next;
     const done = await load();
     showList();
-    if (done) onChange();
+    if (done) onChange(opened);
   }
 
+  /** Open a collapsed scope in place, one level down, or fold an open one (and all inside it) into one box. */
   function toggle(key) {
-    const next = new Set(collapsed);
-    if (next.has(key)) next.delete(key);
-    else next.add(key);
-    return setCollapsed(next);
+    if (collapsed.has(key)) return setCollapsed(openedSet(model, instances, collapsed, key), key);
+    return setCollapsed(closedSet(model, instances, collapsed, key));
   }
 
   /** Pixel positions for the renderer: placeGraph's, with collapsed nodes at their box. */
@@ -106,6 +112,8 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
   /** Draw the boxes and the edges into them (after render.js drew the placement). */
   function draw(placement) {
     boxEls = new Map();
+    shownBoxes = [];
+    shownFrames = [];
     layer.selectAll("*").remove();
     if (pointed) point(null); // the box under the pointer is gone (no mouseleave comes)
     if (placement.scoped && !placement.compact) drawFrames(placement);
@@ -121,17 +129,20 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
       }
     }
     for (const shown of scopeBoxes(model, view, placement)) {
-      const { item, scope, x, y, w, h, title, sub, description } = shown;
+      const { item, scope, x, y, w, h, title, sub } = shown;
       const box = layer.append("g").attr("class", "vg-scope-box").attr("data-scope", scope.key)
-        .attr("role", "button").attr("tabindex", 0).attr("aria-expanded", "false").attr("aria-label", description);
-      box.append("title").text(description);
+        .attr("role", "button").attr("tabindex", 0).attr("aria-expanded", "false");
+      shown.tip = box.append("title");
       box.append("rect").attr("class", "vg-scope-rect").attr("x", x).attr("y", y).attr("width", w).attr("height", h).attr("rx", 10);
       if (placement.compact) {
         box.append("text").attr("class", "vg-scope-title").attr("x", x + 6).attr("y", y + h / 2).attr("dy", "0.35em").text(title);
       } else {
         box.append("text").attr("class", "vg-scope-title").attr("x", x + 12).attr("y", y + 22).style("font-size", `${shown.titleSize}px`).text(title);
-        box.append("text").attr("class", "vg-scope-sub").attr("x", x + 12).attr("y", y + h - 10).text(sub);
+        box.append("text").attr("class", "vg-scope-sub").attr("x", x + 12).attr("y", y + 42).style("font-size", `${lineSize(sub, w)}px`).text(sub);
+        shown.gradLine = box.append("text").attr("class", "vg-scope-grads").attr("x", x + 12).attr("y", y + h - 9);
       }
+      shown.el = box;
+      shownBoxes.push(shown);
       box.on("click", (event) => {
         event.stopPropagation();
         toggle(scope.key);
@@ -147,12 +158,28 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
       boxEls.set(item.index, box.node());
     }
     applyClasses();
+    showGrads();
+  }
+
+  /** Each box's grads line and accessible name (which starts with the text on screen) at the step shown. */
+  function showGrads() {
+    for (const shown of shownBoxes) {
+      const compact = !shown.gradLine;
+      if (!compact) {
+        const text = boxGrads(shown.inputs, shown.outputs, grads).text;
+        shown.gradLine.style("font-size", `${lineSize(text, shown.w)}px`).text(text);
+      }
+      const description = boxDescription(model, shown, grads, compact);
+      shown.el.attr("aria-label", description);
+      shown.tip.text(description);
+    }
   }
 
   /** The frames around expanded layer scopes, each with its fold button. */
   function drawFrames(placement) {
     const frames = layer.append("g").attr("class", "vg-scope-frames");
-    for (const frame of scopeFrames(instances, collapsed, placement)) {
+    shownFrames = scopeFrames(instances, collapsed, placement, home, view);
+    for (const frame of shownFrames) {
       const key = frame.scope.key;
       frames.append("rect").attr("class", "vg-scope-frame").attr("x", frame.x).attr("y", frame.y)
         .attr("width", frame.w).attr("height", frame.h).attr("rx", 12);
@@ -198,7 +225,7 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
       return [p, ul];
     };
     const summary = doc.createElement("p");
-    summary.textContent = `${grouped(item.members.length)} nodes made in this scope are folded into one box. Click it (or press Enter) to expand it.`;
+    summary.textContent = `${grouped(item.members.length)} nodes made in this scope are folded into one box. Click it (or press Enter) to open it.`;
     body.replaceChildren(summary, ...section("In", inputs), ...section("Out", outputs));
     return true;
   }
@@ -219,11 +246,21 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
     }
   }
 
-  /** The walk's current node: its box glows when it is inside one; boxes its step passes gradient to are marked. */
+  /** The walk's current node: its box glows when it is inside one; boxes its step passes gradient to are marked; every box's grads are the step's. */
   function applyFrame(frame) {
     focusItem = itemOfNode(frame?.focus ?? null);
     receivingItems = new Set(frame?.stage === "propagate" ? (frame.step.updates ?? []).map((u) => itemOfNode(u.child)) : []);
     applyClasses();
+    grads = frame?.grads ?? null;
+    showGrads();
+  }
+
+  /** Where a scope is drawn (its frame when open, its box when folded), in graph coordinates, with its items' centres and their median; or null. */
+  function areaOf(key) {
+    const at = shownFrames.find((f) => f.scope.key === key) ?? shownBoxes.find((b) => b.scope.key === key);
+    if (!at) return null;
+    const centre = at.centre ?? { x: at.x + at.w / 2, y: at.y + at.h / 2 };
+    return { x0: at.x, y0: at.y - (at.pillWidth ? 22 : 0), x1: at.x + at.w, y1: at.y + at.h, centre, points: at.points ?? [] };
   }
 
   /** Nodes a line of code made: their boxes are marked too. */
@@ -274,7 +311,7 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
   }
 
   el("scopes-expand")?.addEventListener("click", () => setCollapsed(new Set()));
-  el("scopes-layers")?.addEventListener("click", () => setCollapsed(layerScopes(instances)));
+  el("scopes-layers")?.addEventListener("click", () => setCollapsed(new Set(home)));
 
   return {
     prepare,
@@ -284,7 +321,8 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
     setLinked,
     showStory,
     toggle,
-    /** The view on screen as collapsedGraph gives it ({items, itemOf}), or null when nothing is folded. */
+    areaOf,
+    /** The collapsed view on screen ({items, itemOf}: collapsedGraph's; item.box is its scope instance or null), or null when nothing is folded. */
     folded: () => (view ? { items: view.items, itemOf: view.itemOf } : null),
     get collapsed() {
       return new Set(collapsed);

@@ -484,24 +484,29 @@ def test_the_embed_links_code_and_graph_and_folds_scopes(page):
 
 
 def test_what_a_box_shows_is_computed_apart_from_drawing_it(page):
-    """scopes.js's pure functions give each collapsed box its inputs, outputs and description, and the
-    boxes drawn say exactly that: for the MLP, three layer boxes, each one's outputs feeding the next."""
+    """scopes.js's pure functions give each collapsed box its inputs, outputs and description (at the
+    step shown), and the boxes drawn say exactly that: for the MLP, three layer boxes, each one's
+    outputs feeding the next."""
     page.goto(url_for(MLP_FORWARD))
     wait_for_graph(page)
     expect(page.locator(".vg-scope-box")).to_have_count(3)
     computed = page.evaluate(
         """async () => {
             const scopes = await import('/static/js/scopes.js');
-            const { collapsedGraph, defaultCollapsed, placeScoped, scopeBoxes, scopeFrames, scopeInstances } = scopes;
+            const { boxDescription, collapsedGraph, defaultCollapsed, placeScoped, scopeBoxes, scopeFrames,
+                scopeInstances } = scopes;
             const { fetchLayout } = await import('/static/js/api.js');
-            const model = document.querySelector('[data-valuegraph]').valuegraph.model;
+            const { levelFrameAt } = await import('/static/js/timeline.js');
+            const page = document.querySelector('[data-valuegraph]').valuegraph;
+            const model = page.model;
+            const grads = levelFrameAt(page.timeline, page.levels, page.controls.levelStep).grads; // the step shown
             const instances = scopeInstances(model);
             const collapsed = defaultCollapsed(model, instances);
             const folded = collapsedGraph(model, instances, collapsed);
             folded.layout = await fetchLayout(folded.items.map((item) => item.children));
             const placement = placeScoped(model, folded, 'LR', 400);
             const boxes = scopeBoxes(model, folded, placement).map((b) => ({ key: b.scope.key, members: b.item.members,
-                inputs: b.inputs, outputs: b.outputs, description: b.description }));
+                inputs: b.inputs, outputs: b.outputs, description: boxDescription(model, b, grads) }));
             const expanded = placeScoped(model, null, 'LR', 400);
             const frames = scopeFrames(instances, new Set(), expanded).map((f) => f.scope.key);
             return { boxes, frames, layers: [...collapsed] };
