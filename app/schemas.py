@@ -252,23 +252,6 @@ class BackwardRequest(BackwardQuery):
     )
 
 
-class ExportRequest(BackwardRequest):
-    """The body of POST /export/html and /export/scorm: POST /backward's, and, beside a `graph` that
-    TypeScript or JavaScript made in the learner's browser, the code that made it, to show."""
-
-    source: str | None = Field(
-        None,
-        description="With `graph`: the code that made it (`graph.language` says which language), shown "
-        "read-only in the file and never run: the file plays the graph.",
-    )
-
-    @model_validator(mode="after")
-    def _source_with_graph(self):
-        if self.source is not None and self.graph is None:
-            raise PydanticCustomError("source_without_graph", "source is the code that made `graph`: give both")
-        return self
-
-
 class LayoutRequest(BaseModel):
     """The body of POST /layout: a graph to lay out as the page draws it with some scopes
     collapsed into boxes. Node i's children are children[i], ids in creation order."""
@@ -294,6 +277,30 @@ class LayoutRequest(BaseModel):
                 reaches[child] = reaches[child] or reaches[parent]
         if not all(reaches):
             raise ValueError(f"node {reaches.index(False)} does not reach the output (the last node)")
+        return self
+
+
+class ExportRequest(BackwardRequest):
+    """The body of POST /export/html and /export/scorm: POST /backward's, and, beside a `graph` that
+    TypeScript or JavaScript made in the learner's browser, the code that made it, to show."""
+
+    source: str | None = Field(
+        None,
+        description="With `graph`: the code that made it (`graph.language` says which language), shown "
+        "read-only in the file and never run: the file plays the graph.",
+    )
+    views: list[LayoutRequest] = Field(
+        default_factory=list,
+        description="Views of the graph with scopes collapsed into boxes, each as POST /layout's body (the page "
+        "sends the one on screen and the one a big graph opens with). The server lays each out into the file, "
+        "which has no server to ask: there they open as on the page, and another view says it needs the server. "
+        "Their nodes count together against VALUEGRAPH_MAX_NODES (more: 400).",
+    )
+
+    @model_validator(mode="after")
+    def _source_with_graph(self):
+        if self.source is not None and self.graph is None:
+            raise PydanticCustomError("source_without_graph", "source is the code that made `graph`: give both")
         return self
 
 

@@ -15,6 +15,7 @@ from fastapi.testclient import TestClient
 from packaging.requirements import Requirement
 
 from app.cli import main as cli
+from app.config import Settings
 from app.export.images import ExportError, render_image
 from app.export.options import EmbedOptions
 from app.export.standalone import script_bundle, standalone_html
@@ -117,6 +118,31 @@ def test_export_endpoint_post_and_get(client):
     assert 'data-controls="minimal"' in answer.text
     answer = client.get("/export/html", params={"expression": PROGRAM, "variant": "assign"})
     assert answer.status_code == 200 and stored_data(answer.text)["response"]["variant"] == "assign"
+
+
+def test_an_export_lays_out_the_collapsed_views_it_is_given_for_the_file(client):
+    """The file has no server to ask POST /layout: the views the page sends are laid out into it,
+    each exactly as POST /layout lays it out, and none is stored when none is sent."""
+    views = [{"children": [[], [], [0, 1], [2, 0]]}, {"children": [[], [0], [1, 0]]}]
+    answer = client.post("/export/html", json={"expression": PROGRAM, "views": views})
+    assert answer.status_code == 200, answer.text
+    stored = stored_data(answer.text)["views"]
+    assert [view["children"] for view in stored] == [view["children"] for view in views]
+    assert [view["layout"] for view in stored] == [client.post("/layout", json=view).json() for view in views]
+    assert "views" not in stored_data(client.post("/export/html", json={"expression": PROGRAM}).text)
+
+
+def test_the_views_of_an_export_are_held_to_the_node_limit_together():
+    small = TestClient(create_app(Settings(max_nodes=6)))
+    view = {"children": [[], [], [0, 1], [2, 0]]}
+    assert small.post("/export/html", json={"expression": PROGRAM, "views": [view]}).status_code == 200
+    refused = small.post("/export/html", json={"expression": PROGRAM, "views": [view, view]})
+    assert refused.status_code == 400
+    assert refused.json()["detail"]["message"] == (
+        "the views have 8 nodes together, more than the limit of 6 (VALUEGRAPH_MAX_NODES)"
+    )
+    not_a_view = small.post("/export/scorm", json={"expression": PROGRAM, "views": [{"children": [[1], []]}]})
+    assert not_a_view.status_code == 422 and "every child's id must be below its parent's" in not_a_view.text
 
 
 SEEDED = """import random

@@ -18,11 +18,13 @@ from typing import Mapping
 
 from jinja2 import Environment, FileSystemLoader
 from markupsafe import Markup
+from starlette.exceptions import HTTPException
 
 from engine import Limits, ProgramError, Span
 
 from .. import schemas, serialize
 from ..assets import STATIC_DIR, TEMPLATES_DIR, add_template_globals
+from ..layout import layout_graph
 from ..service import EXPORTED, answer, answer_json
 from .options import EmbedOptions
 
@@ -188,6 +190,7 @@ def standalone_document(
     scorm: str = "",
     note: str | None = None,
     language: str | None = None,
+    views: list | None = None,
 ) -> bytes:
     """A complete HTML document (UTF-8) replaying `response` (a POST /backward answer with its trace
     and layout: a record, or its JSON) with the page's controls, needing no server and no network.
@@ -195,8 +198,9 @@ def standalone_document(
     With `scorm` ("1.2" or "2004") it reports to a platform of that SCORM edition (static/js/scorm.js;
     app/scorm.py packages it).
     `note`, if any, is shown above the graph (as text). `language` ("typescript" or "javascript"):
-    `expression` is that code, which made the graph; it is shown and never run. The data is joined
-    in as bytes, never decoded, copied through the template or escaped in one pass."""
+    `expression` is that code, which made the graph; it is shown and never run. `views`: collapsed
+    views laid out ({children, layout} each: laid_out_views), which the file opens as the page does.
+    The data is joined in as bytes, never decoded, copied through the template or escaped in one pass."""
     options = options or EmbedOptions()
     if options.editor == "shown":
         options = replace(options, editor="read-only")
@@ -205,8 +209,10 @@ def standalone_document(
     page = template.render(options=options, inline=inline, title=title, scorm=scorm, note=note)
     head, _, tail = page.partition(DATA_MARK)
     shown_language = f', "language": {json.dumps(language)}' if language else ""
+    shown_views = f', "views": {serialize.to_json(views).decode()}' if views else ""
     opening = (
-        f'{{"expression": {json.dumps(expression)}, "variables": {json.dumps(variables)}{shown_language}, "response": '
+        f'{{"expression": {json.dumps(expression)}, "variables": {json.dumps(variables)}{shown_language}'
+        f'{shown_views}, "response": '
     )
     data = (opening.encode(), _response_bytes(response), b"}")
     return b"".join([head.encode("utf-8"), *(window for part in data for window in _escaped_json(part)), tail.encode()])
@@ -232,6 +238,7 @@ def request_document(
             Span(0, 1, 1, 0),
         )
     language = request.graph.language if source is not None and request.graph.language in SHOWN_CODE else None
+    views = laid_out_views(getattr(request, "views", []), limits)
     if source is not None:  # as records, to put the lines the page found on the nodes
         placed = answer(request.model_copy(update=EXPORTED), limits)
         _place_nodes(placed, request.graph)
@@ -247,10 +254,24 @@ def request_document(
             title=title,
             scorm=scorm,
             language=language,
+            views=views,
         )
     finally:
         if leftovers is not None:
             leftovers.free()
+
+
+def laid_out_views(views: list[schemas.LayoutRequest], limits: Limits) -> list[dict]:
+    """Each collapsed view the file should open without a server, with the layout POST /layout gives
+    it. Together they are held to the node limit, as one graph of POST /layout is (more: 400)."""
+    nodes = sum(len(view.children) for view in views)
+    if nodes > limits.max_nodes:
+        limit = f"{limits.max_nodes:,} (VALUEGRAPH_MAX_NODES)"
+        message = f"the views have {nodes:,} nodes together, more than the limit of {limit}"
+        raise HTTPException(400, detail={"message": message})
+    return [
+        {"children": view.children, "layout": layout_graph(view.children, len(view.children) - 1)} for view in views
+    ]
 
 
 SPAN_FIELDS = ("line", "column", "end_line", "end_column")

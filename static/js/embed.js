@@ -79,8 +79,9 @@ export function startEmbed(root, { parent = window.parent } = {}) {
     : fetchBackward;
   const state = { step: null, speed: Number(options.speed) || 1 };
   if (saved) Object.assign(state, { expression: saved.expression ?? "", variables: saved.variables ?? "" });
-  // The self-contained file has no server to lay out collapsed scopes: it shows them expanded.
-  app = startValuegraph(root, { history: null, backend, layout: saved ? null : undefined, state, onStep });
+  // The self-contained file has no server to lay out collapsed scopes: it opens the views laid out
+  // into it when it was made (fileLayouts), and with none it shows the graph expanded.
+  app = startValuegraph(root, { history: null, backend, layout: saved ? fileLayouts(saved.views) : undefined, state, onStep });
 
   // A file made from TypeScript or JavaScript shows that code and plays the graph it made; nothing runs it.
   const savedLanguage = LANGUAGE_NAMES[saved?.language] ?? null;
@@ -242,6 +243,19 @@ function fitControls(root, tablesShown) {
       else root.style.setProperty("--vg-tables-height", `${share(space)}px`);
     }
     return Math.max(natural, window.innerHeight);
+  };
+}
+
+/** The file's views (POST /export/html's `views`, laid out then), as the page's fetchLayout: a view it holds, or an error named NeedsServer; null: none. */
+export function fileLayouts(views) {
+  if (!views?.length) return null;
+  const byChildren = new Map(views.map((view) => [JSON.stringify(view.children), view.layout]));
+  return async (children) => {
+    const layout = byChildren.get(JSON.stringify(children));
+    if (layout) return structuredClone(layout);
+    const error = new Error("This file holds the pictures it was saved with; open the program in valuegraph to open other boxes.");
+    error.name = "NeedsServer";
+    throw error;
   };
 }
 

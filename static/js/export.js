@@ -226,12 +226,14 @@ export function wireExports(root) {
 
   // The file is made when the menu opens, so the button can say its size before it is pressed. It
   // holds the graph on screen: the request made from the page's view state (state.js), every
-  // program field included, at the step shown.
+  // program field included, at the step shown, with its boxes as on screen and as it opened.
   async function prepareStandalone() {
     const shown = app.shown();
     const request = exportRequest(shown);
     const files = shown.graph ? {} : (app.files?.() ?? {}); // what the program reads (the Files panel): the file holds its answer
     if (Object.keys(files).length) request.files = files;
+    const views = app.scopes.exportViews(); // laid out into the file, which has no server to ask
+    if (views.length) request.views = views;
     const key = JSON.stringify([request, shown.step]);
     if (standalone?.key === key) return standalone.blob;
     htmlButton.textContent = "Self-contained HTML (preparing…)";

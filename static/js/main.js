@@ -183,6 +183,7 @@ export function startValuegraph(root, { location = window.location, history = wi
   const scopes = createScopes(root, graph, {
     fetchLayout: layout,
     onChange: (opened) => model && refold(opened), // opened: the key of a box just opened
+    onRefused: (message) => setNote(message), // a file opens only the views it was saved with
     onPoint: (ids) => {
       pointedScope = ids;
       showStory();

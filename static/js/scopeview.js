@@ -12,12 +12,13 @@ const LIST_SHOWN = 300; // scopes listed under the graph (a long loop makes thou
 
 /**
  * The page's scope view. `fetchLayout(children, {signal})` asks the server for a layout (null:
- * no server, as in the self-contained file: everything stays expanded). `onChange(opened)` is
- * called when the learner opens or folds a scope and the new layout is ready (`opened`: the key
- * of the scope just opened, else null); `onPoint(ids)` when a box is pointed at (its member ids)
- * or left ([]).
+ * no server, as in a self-contained file made without views: everything stays expanded; an error
+ * named NeedsServer: a file without that view). `onChange(opened)` is called when the learner
+ * opens or folds a scope and the new layout is ready (`opened`: the key of the scope just opened,
+ * else null); `onRefused(message)` when that view cannot be laid out here (the view stays as it
+ * was); `onPoint(ids)` when a box is pointed at (its member ids) or left ([]).
  */
-export function createScopes(root, graph, { fetchLayout = null, onChange = () => {}, onPoint = () => {} } = {}) {
+export function createScopes(root, graph, { fetchLayout = null, onChange = () => {}, onRefused = () => {}, onPoint = () => {} } = {}) {
   const el = (name) => root.querySelector(`[data-vg="${name}"]`);
   const viewport = d3.select(graph.element).select(".vg-viewport");
   const layer = viewport.insert("g", ".vg-nodes").attr("class", "vg-scope-layer");
@@ -61,11 +62,11 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
     }
     layouts.clear();
     await new Promise((resolve) => setTimeout(resolve, 0)); // a big graph's scopes and its folded view in two tasks, so neither blocks the page long
-    await load();
+    if ((await load()) instanceof Error) collapsed = new Set(); // a file without its opening view: expanded, as before views
     showList();
   }
 
-  /** Fetch the layout of the current collapsed set (if any); false when a newer request replaced it. */
+  /** Fetch the layout of the current collapsed set (if any); false when a newer request replaced it, a NeedsServer error when it cannot be had here. */
   async function load() {
     pending?.abort();
     view = null;
@@ -80,6 +81,7 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
         layout = await fetchLayout(graphView.items.map((item) => item.children), { signal: controller.signal });
       } catch (error) {
         if (error.name === "AbortError") return false;
+        if (error.name === "NeedsServer") return error; // a file without this view: the caller keeps the one it has
         collapsed = new Set(); // no layout, no boxes: the full graph is still right
         return true;
       }
@@ -90,8 +92,15 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
   }
 
   async function setCollapsed(next, opened = null) {
+    const before = { collapsed, view };
     collapsed = next;
     const done = await load();
+    if (done instanceof Error) {
+      ({ collapsed, view } = before);
+      showList();
+      onRefused(done.message);
+      return;
+    }
     showList();
     if (done) onChange(opened);
   }
@@ -313,6 +322,22 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
   el("scopes-expand")?.addEventListener("click", () => setCollapsed(new Set()));
   el("scopes-layers")?.addEventListener("click", () => setCollapsed(new Set(home)));
 
+  /**
+   * The views an exported file is laid out with (POST /export/html's `views`): the one on screen and
+   * the one the graph opens with, as children lists; the file, with no server, opens only those.
+   */
+  function exportViews() {
+    const views = new Map();
+    for (const set of [collapsed, home]) {
+      if (!model || set.size === 0) continue;
+      const { items } = collapsedGraph(model, instances, set);
+      if (items.length === model.nodes.length) continue; // nothing folded
+      const children = items.map((item) => item.children);
+      views.set(JSON.stringify(children), { children });
+    }
+    return [...views.values()];
+  }
+
   return {
     prepare,
     place,
@@ -324,6 +349,7 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
     areaOf,
     /** The collapsed view on screen ({items, itemOf}: collapsedGraph's; item.box is its scope instance or null), or null when nothing is folded. */
     folded: () => (view ? { items: view.items, itemOf: view.itemOf } : null),
+    exportViews,
     get collapsed() {
       return new Set(collapsed);
     },

@@ -160,3 +160,37 @@ def test_the_notebook_output_plays_in_its_iframe_with_no_network(page):
     expect(frame.locator('[data-node-id="0"] .vg-grad')).to_have_text("6")
     assert blocked == []
     page.context.unroute("**/*")
+
+
+MLP_FORWARD = "from micrograd.nn import MLP\n\nn = MLP(3, [4, 4, 1])\nx = [2.0, 3.0, -1.0]\ny = n(x)\ny.backward()\n"
+
+
+def box(page, layer):
+    return page.locator(f'.vg-scope-box[data-scope^="MLP.__call__ › {layer}"]')
+
+
+def test_the_file_opens_folded_as_the_page_and_holds_the_view_on_screen(page, tmp_path):
+    """With no server to lay out a folded view, the file holds the views the page sent when it was
+    made (the one it opens with, the one on screen): those open as on the page, and another says
+    that it needs the server, keeping the picture it had."""
+    open_program(page, MLP_FORWARD)
+    titles = page.locator(".vg-scope-title")
+    folded = ["⊞ Layer[0]", "⊞ Layer[1]", "⊞ Layer[2]"]
+    layer_1_open = ["⊞ Layer.__init__", "⊞ Layer[0]", "⊞ Layer[2]"]  # its weights: the parameters' scope
+    expect(titles).to_have_text(folded)
+    box(page, "Layer[1]").click()
+    expect(titles).to_have_text(layer_1_open)
+    page.locator('[data-vg="export-menu"] summary').click()
+    expect(page.locator('[data-vg="export-html"]')).to_have_text(re.compile(r"Self-contained HTML \(\d+ kB\)"))
+    lesson = tmp_path / "lesson.html"
+    download(page, "export-html").save_as(lesson)
+
+    page.goto(lesson.as_uri())
+    wait_for_graph(page)
+    expect(titles).to_have_text(folded)  # as the graph opens
+    box(page, "Layer[1]").click()  # as it was on screen
+    expect(titles).to_have_text(layer_1_open)
+    box(page, "Layer[0]").focus()  # a view the file does not hold (the camera may have left it out of view)
+    page.keyboard.press("Enter")
+    expect(page.locator('[data-vg="graph-note"]')).to_have_text(re.compile("open the program in valuegraph"))
+    expect(titles).to_have_text(layer_1_open)
