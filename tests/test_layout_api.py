@@ -1,6 +1,8 @@
 """POST /layout: the server's layered layout for a graph the page builds (its view with scopes
 collapsed into boxes), checked against the layout /backward gives for the same graph."""
 
+import json
+
 import pytest
 
 from app.layout import compute_layout
@@ -129,3 +131,32 @@ async def test_layout_max_nodes_is_in_the_openapi_schema(client):
     schema = (await client.get("/openapi.json")).json()
     request = schema["components"]["schemas"]["BackwardRequest"]["properties"]["layout_max_nodes"]
     assert {"type": "integer", "minimum": 1} in request["anyOf"]
+
+
+# A big graph's whole layout is asked with all its children lists (1.4 MB at 100,000 nodes): POST
+# /layout bodies have the graph body limit (VALUEGRAPH_MAX_GRAPH_BODY_BYTES), not the general one.
+LAYOUT_413 = (
+    "the request body is larger than the limit of 5,000 bytes for a graph to lay out (VALUEGRAPH_MAX_GRAPH_BODY_BYTES)"
+)
+
+
+def chain_body(nodes):
+    return json.dumps({"children": [[]] + [[i] for i in range(nodes - 1)]}).encode()
+
+
+async def test_a_layout_body_past_the_general_limit_is_laid_out_up_to_the_graph_limit(make_client):
+    client = make_client(max_body_bytes=1_000, max_graph_body_bytes=5_000)
+    body = chain_body(500)
+    assert 1_000 < len(body) <= 5_000
+    response = await client.post("/layout", content=body, headers={"content-type": "application/json"})
+    assert response.status_code == 200
+    assert response.json()["ranks"] == 500
+    body = chain_body(800)
+    assert len(body) > 5_000
+    response = await client.post("/layout", content=body, headers={"content-type": "application/json"})
+    assert response.status_code == 413
+    assert response.json() == {"detail": {"message": LAYOUT_413}}
+    # Other paths keep the general limit.
+    program = json.dumps({"expression": "a = 2; L = a * a" + " " * 2_000}).encode()
+    response = await client.post("/backward", content=program, headers={"content-type": "application/json"})
+    assert response.status_code == 413
