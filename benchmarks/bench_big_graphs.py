@@ -13,7 +13,7 @@ For each, the page is opened with the program as it opens for a learner and meas
   server lay out every node;
 - opening the first box (a click) until the redraw is painted, and closing it again (its fold
   button, else its entry in the Scopes list);
-- zoom and pan frame p95 on that picture, steps of the walk (the step-forward key, ArrowRight) p95,
+- zoom and pan frame p95 on that picture, steps of the walk at the level shown p95 (benchmarks/box_walk.py),
   and the page's JS heap;
 - whether a 390x844 phone shows the same collapsed picture (the same boxes).
 A second table says where the first picture's time goes: the server's stages in this process (run,
@@ -31,6 +31,7 @@ from urllib.parse import quote
 
 from benchmarks.bench_browser import CHROMIUM, CHROMIUM_FLAGS, PROBES, ZOOM_PAN_FRAMES
 from benchmarks.bench_http import Server
+from benchmarks.box_walk import box_walk_step_times
 from benchmarks.common import REPO, load, machine, percentile, print_table, verdict
 
 TRANSFORMER = (REPO / "benchmarks" / "programs" / "char_transformer.py").read_text(encoding="utf-8")
@@ -109,25 +110,6 @@ OPEN_CLOSE = """async (key) => {
   fold.dispatchEvent(new MouseEvent('click', { bubbles: true, cancelable: true, view: window }));
   await until(() => box() && drawn());
   return { opened, closed: performance.now() - start };
-}"""
-# In the page: `count` steps of the walk by the step-forward key, each from the start of a frame to
-# the start of the next (the frame that draws it), from the first step of the backward walk.
-KEY_STEPS = """async (count) => {
-  const app = document.querySelector('[data-valuegraph]').valuegraph;
-  const frame = () => new Promise((resolve) => requestAnimationFrame(resolve));
-  app.controls.go(app.timeline.propagateStart ?? 0, 'jump');
-  document.activeElement?.blur();
-  await frame();
-  await frame();
-  const times = [];
-  for (let i = 0; i < count; i++) {
-    await frame();
-    const start = performance.now();
-    document.body.dispatchEvent(new KeyboardEvent('keydown', { key: 'ArrowRight', bubbles: true, cancelable: true }));
-    await frame();
-    times.push(performance.now() - start);
-  }
-  return times;
 }"""
 # In the page, after the first picture: the page's own stages again, on the model it holds.
 PAGE_STAGES = """async () => {
@@ -237,7 +219,7 @@ def measure(browser, server, name, program, files, quick):
     row["stages"] = page.evaluate(PAGE_STAGES)
     row["boxes"] = page.evaluate(BOXES)
     row["frames"] = page.evaluate(ZOOM_PAN_FRAMES, 30 if quick else 120)
-    row["steps"] = page.evaluate(KEY_STEPS, 10 if quick else 40)
+    row["walk"] = box_walk_step_times(page, 10 if quick else 40)
     row["open"] = page.evaluate(OPEN_CLOSE, row["boxes"][0]) if row["boxes"] else None
     row["heap"] = page.evaluate("performance.memory.usedJSHeapSize") / 1e6
     context.close()
@@ -271,7 +253,7 @@ def main(quick=False):
         ours, today = m["ours"], m["today"]
         first = ours["painted"] - ours["asked"]
         zoom95, pan95 = percentile(m["frames"]["zoom"], 0.95), percentile(m["frames"]["pan"], 0.95)
-        step95 = percentile(m["steps"], 0.95)
+        step95 = percentile(m["walk"]["ms"], 0.95)
         opened = m["open"]
         slowest_box = None if opened is None else max(t for t in (opened["opened"], opened["closed"]) if t is not None)
         phone = m.get("phone")
@@ -289,7 +271,7 @@ def main(quick=False):
                 "" if slowest_box is None else verdict(slowest_box <= 300),
                 f"{zoom95:.1f} / {pan95:.1f}",
                 verdict(max(zoom95, pan95) <= 20),
-                f"{step95:.1f}",
+                f"{step95:.1f} ({m['walk']['box_steps']} of {len(m['walk']['ms'])} a box's)",
                 verdict(step95 <= 50),
                 f"{m['heap']:,.0f}",
                 verdict(m["heap"] <= 500),
@@ -323,12 +305,14 @@ def main(quick=False):
             "First picture: from the start of POST /backward (Resource Timing) to the frame after the view the page "
             "opens with is drawn; the server answer is to its last byte (program run, trace, JSON, network), the page "
             "is the rest (parse, timeline, scopes, POST /layout of the collapsed view, placement, drawing). Today's "
-            "request: the same page with the body today's code sent (layout of every node, no layout_max_nodes), "
-            "measured in the same run. Open / close: a click on the first box until the redraw is painted, then its "
+            "request: the same page with the body today's code sent (layout of every node, no layout_max_nodes); "
+            f"the median of {1 if quick else REPEATS} page loads each, the two alternating. Open / close: a click on "
+            "the first box until the redraw is painted, then its "
             "fold button (or its Scopes list entry). Zoom and pan: one wheel or drag event a frame "
-            f"({30 if quick else 120} each). Walk step: ArrowRight at the start of a frame until the next frame "
-            f"({10 if quick else 40} steps from the start of the backward walk). One page load each; the server runs "
-            "on the same two cores as Chromium, which draws in software (--disable-gpu)."
+            f"({30 if quick else 120} each). Walk step: a step of the walk at the level shown (benchmarks/box_walk.py, "
+            f"as the step-forward key goes), from the start of a frame to the next ({10 if quick else 40} steps from "
+            "the start of the backward walk; how many were a box's). These are measured in the last page load; "
+            "the server runs on the same two cores as Chromium, which draws in software (--disable-gpu)."
         ],
     )
 
