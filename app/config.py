@@ -3,7 +3,7 @@
 | variable                           | default   | what it bounds                                                      |
 |------------------------------------|-----------|---------------------------------------------------------------------|
 | VALUEGRAPH_MAX_BODY_BYTES          | 1000000   | bytes of one request body (larger: 413)                             |
-| VALUEGRAPH_MAX_GRAPH_BODY_BYTES    | 96000000  | bytes of a body with a `graph` (POST /backward; larger: 413)        |
+| VALUEGRAPH_MAX_GRAPH_BODY_BYTES    | 96000000  | bytes of a body with a `graph` (POST /backward), of POST /layout's  |
 | VALUEGRAPH_MAX_SOURCE_LENGTH       | 100000    | characters of program text                                          |
 | VALUEGRAPH_MAX_DEPTH               | 200       | parentheses, calls and unary signs open at once (Python: nesting)   |
 | VALUEGRAPH_MAX_NODES               | 250000    | nodes in the graph the output reaches                               |

@@ -115,6 +115,12 @@ class BackwardQuery(BaseModel):
     check: bool = Field(False, description="Run the nudge test: add numeric_grad to every leaf.")
     nudge: float = Field(DEFAULT_NUDGE, gt=0, allow_inf_nan=False, description="The step h of the nudge test.")
     layout: bool = Field(False, description="Include the server-side layered layout of the graph.")
+    layout_max_nodes: Annotated[int, Field(ge=1)] | None = Field(
+        None,
+        description="With `layout`: lay out only a graph of at most this many nodes; a larger graph's answer has "
+        "no `layout` key (the page asks POST /layout for the view it shows, which a large graph opens collapsed). "
+        "Null: any size.",
+    )
     variant: Variant = Field(
         "correct", description="The backward walk to run: the correct one or a broken one to learn from."
     )
@@ -478,7 +484,7 @@ class BackwardResponse(TypedDict):
     trace: NotRequired[Trace]  # when trace is true
     warnings: list[NonFiniteWarning]
     variant: Variant
-    layout: NotRequired[Layout]  # when layout is true
+    layout: NotRequired[Layout]  # when layout is true (and the graph is within layout_max_nodes)
     runs: list[Run]  # one per backward() call of a Python program, in call order
     run: int | None  # which of `runs` the graph and trace are from; null when there was none
     printed: list[str]  # the lines the program printed

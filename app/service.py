@@ -30,7 +30,7 @@ from .layout import compute_layout
 from .serialize import backward_columns, backward_json, backward_response
 
 # What an export replays (the HTML file, SCORM, the notebook): every step, laid out, no nudge test.
-EXPORTED = {"trace": True, "layout": True, "check": False}
+EXPORTED = {"trace": True, "layout": True, "layout_max_nodes": None, "check": False}
 
 
 class Computed(NamedTuple):
@@ -153,7 +153,8 @@ def _finished(steps, output, request, limits, program, checked=None, nudge=True,
     """The traced graph's (nudge test) -> (layout), as the request asks. `nudge`: false when an op
     of the graph is one the nudge test cannot replay; `learner_walk`: what the answer carries as it."""
     measured = measure_leaf_gradients(output, request.nudge, limits) if request.check and nudge else None
-    layout = compute_layout(steps) if request.layout else None
+    laid_out = request.layout and (request.layout_max_nodes is None or len(steps.nodes) <= request.layout_max_nodes)
+    layout = compute_layout(steps) if laid_out else None
     return Computed(steps, measured, layout, request.trace, program, checked, learner_walk)
 
 

@@ -1,11 +1,11 @@
 """Every benchmark table in one command, from the repository root:
 
     python -m benchmarks.run [--quick]
-        [--only engine,pipeline,python,layout,cache,http,browser,scopes,classroom,graph,columns,typescript]
+        [--only engine,pipeline,python,layout,cache,http,browser,big,scopes,classroom,graph,columns,typescript]
     python benchmarks/run.py ...          (the same)
 
 Prints Markdown tables (engine vs micrograd, the request pipeline, Python programs, HTTP load, the
-browser, Teach live, a posted graph, a TypeScript graph run in the browser)
+browser, big graphs at the model's level, Teach live, a posted graph, a TypeScript graph run in the browser)
 with the machine, its load average and the date, so figures can go into docs/performance.md as printed.
 --quick is a smoke test of the scripts (a few runs each), not figures. A full run takes about
 five minutes on two cores.
@@ -21,6 +21,7 @@ if __package__ in (None, ""):  # run as a file: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks import (  # noqa: E402
+    bench_big_graphs,
     bench_browser,
     bench_cache,
     bench_classroom,
@@ -44,6 +45,7 @@ SECTIONS = {
     "cache": bench_cache.main,
     "http": bench_http.main,
     "browser": bench_browser.main,
+    "big": bench_big_graphs.main,
     "scopes": bench_scopes.main,
     "classroom": bench_classroom.main,
     "graph": bench_graph.main,

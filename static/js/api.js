@@ -75,8 +75,12 @@ async function post(url, body, signal) {
  * numbers revived; rejects with a ProgramError (with its place when the server gives one), or an
  * AbortError when `signal` fires.
  */
-// What the page asks of every graph: its trace (the walk) and the server's layout.
-const PAGE_FIELDS = { trace: true, layout: true };
+// What the page asks of every graph: its trace (the walk) and the server's layout, but not the
+// layout of a graph bigger than LAYOUT_WITH_ANSWER (up to a second or more for 50,000 nodes): such a graph opens
+// collapsed, and scopeview.js asks POST /layout for the view it shows (the whole graph's only when it
+// is shown expanded). Up to it, one request (the layout costs less than a second request's round trip).
+export const LAYOUT_WITH_ANSWER = 5000;
+const PAGE_FIELDS = { trace: true, layout: true, layout_max_nodes: LAYOUT_WITH_ANSWER };
 
 export async function fetchBackward(request, { signal, baseUrl = "", fields = {} } = {}) {
   return graphAnswer(await post(`${baseUrl}/backward`, { ...request, ...PAGE_FIELDS, ...fields }, signal));

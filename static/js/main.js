@@ -247,7 +247,7 @@ export function startValuegraph(root, { location = window.location, history = wi
   });
   function resized() {
     if (model && view.autoDirection && bestDirection() !== view.direction) redraw({ refit: true });
-    else if (placement?.compact && bestBands(placeGraph(model, { direction: view.direction, compact: true }), camera.visible().width, camera.visible().height) !== placement.bands) redraw({ refit: true });
+    else if (placement?.compact && !placement.boxes && bestBands(placeGraph(model, { direction: view.direction, compact: true }), camera.visible().width, camera.visible().height) !== placement.bands) redraw({ refit: true });
     else if (camera.following) camera.refresh();
     else camera.fit(false);
   }

@@ -62,7 +62,11 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
     }
     layouts.clear();
     await new Promise((resolve) => setTimeout(resolve, 0)); // a big graph's scopes and its folded view in two tasks, so neither blocks the page long
-    if ((await load()) instanceof Error) collapsed = new Set(); // a file without its opening view: expanded, as before views
+    if ((await load()) instanceof Error) {
+      collapsed = new Set(); // a file without its opening view: expanded, as before views
+      const whole = await loadWhole();
+      if (whole instanceof Error) throw whole; // a server that could not lay out the whole graph: the page says why
+    }
     showList();
   }
 
@@ -70,9 +74,9 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
   async function load() {
     pending?.abort();
     view = null;
-    if (collapsed.size === 0 || !canCollapse()) return true;
+    if (collapsed.size === 0 || !canCollapse()) return loadWhole();
     const graphView = collapsedGraph(model, instances, collapsed);
-    if (graphView.items.length === model.nodes.length) return true; // nothing to fold
+    if (graphView.items.length === model.nodes.length) return loadWhole(); // nothing to fold
     const key = [...collapsed].sort().join("|");
     let layout = layouts.get(key);
     if (!layout) {
@@ -83,11 +87,27 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
         if (error.name === "AbortError") return false;
         if (error.name === "NeedsServer") return error; // a file without this view: the caller keeps the one it has
         collapsed = new Set(); // no layout, no boxes: the full graph is still right
-        return true;
+        return loadWhole();
       }
       layouts.set(key, layout);
     }
     view = { ...graphView, layout };
+    return true;
+  }
+
+  /**
+   * The whole graph's layout, asked once when it is first shown expanded: a big graph's answer comes
+   * without it (api.js's layout_max_nodes). True when it is there, false when a newer request replaced
+   * this one, the error when the server could not lay it out (the caller keeps the view it has).
+   */
+  async function loadWhole() {
+    if (model.layout || !canCollapse()) return true;
+    const controller = (pending = new AbortController());
+    try {
+      model.layout = await fetchLayout(model.nodes.map((node) => node.children), { signal: controller.signal });
+    } catch (error) {
+      return error.name === "AbortError" ? false : error;
+    }
     return true;
   }
 
