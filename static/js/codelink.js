@@ -48,6 +48,7 @@ export function createCodeLink(root, { rows, onLine = () => {} } = {}) {
 
   let model = null;
   let text = null; // the program the model was made from
+  let drawnText = null; // the program the layer last showed
   let starts = [0];
   let byLine = new Map(); // line -> node ids whose span covers it
   let hoverIds = [];
@@ -90,6 +91,7 @@ export function createCodeLink(root, { rows, onLine = () => {} } = {}) {
     walkId = null;
     pointedLine = null;
     layer.replaceChildren();
+    drawnText = null;
     onLine(null, []);
   }
 
@@ -132,6 +134,7 @@ export function createCodeLink(root, { rows, onLine = () => {} } = {}) {
   function draw() {
     if (!current()) {
       layer.replaceChildren();
+    drawnText = null;
       editorBox.classList.remove("has-links");
       return;
     }
@@ -157,7 +160,10 @@ export function createCodeLink(root, { rows, onLine = () => {} } = {}) {
     if (walkSpan) for (let line = walkSpan.line; line <= walkSpan.end_line; line++) parts.push(band(line, WALK));
     layer.replaceChildren(...parts);
     editorBox.classList.toggle("has-links", parts.length > 1);
-    syncScroll();
+    // The same text keeps the layer's scroll position (the textarea's scroll events move it), and
+    // reading scrollTop would force a layout of the page at every step of the walk.
+    if (drawnText !== text) syncScroll();
+    drawnText = text;
   }
 
   function syncScroll() {

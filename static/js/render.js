@@ -622,8 +622,10 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
   function buildObstacles() {
     const { box, opRadius } = placement.geometry;
     const boxes = [];
+    const folded = new Set(); // the hidden nodes of a folded box share one position: one obstacle for them all
     for (const p of placement.nodes) {
-      if (!p) continue;
+      if (!p || folded.has(p)) continue;
+      if (p.hidden) folded.add(p);
       // The record, with the "was …" / "output" tags above it and the order badge at its corner.
       boxes.push({ x0: p.cx - box.width / 2 - 11, y0: p.cy - box.height / 2 - 20, x1: p.cx + box.width / 2, y1: p.cy + box.height / 2 });
       if (opRadius) boxes.push({ x0: p.cx + p.ox - opRadius, y0: p.cy + p.oy - opRadius, x1: p.cx + p.ox + opRadius, y1: p.cy + p.oy + opRadius });

@@ -5,6 +5,7 @@ import { formatExact, formatNumber, formula, grouped, isNonFinite, nodeName } fr
 import { stackAt, sortedCountAt, storyAt } from "./timeline.js";
 
 const STACK_SHOWN = 8;
+const UPDATES_SHOWN = 40; // a folded box's step can pass gradient to thousands of parameters
 const SORTED_SHOWN = 60; // rows drawn around the current one; the list scrolls
 
 const LOCAL_GRADIENT_RULE = {
@@ -83,10 +84,11 @@ export function createWalkPanel(root) {
       const who = nodeName(tl.nodes[step.node]);
       const now = [item(doc, box ? `${box.name} · Σ arrived ${formatNumber(box.arrived.sum)}` : `${who} · grad ${formatNumber(step.kind === "seed" ? 1 : step.grad)}`, "is-current")];
       if (step.kind === "seed") now.push(item(doc, "the seed: output.grad = 1"));
-      for (const u of step.updates ?? []) now.push(item(doc, `${nodeName(tl.nodes[u.child])}.grad ${formatNumber(u.before)} → ${formatNumber(u.after)}`, "is-new"));
-      if (step.kind !== "seed" && (step.updates ?? []).length === 0) now.push(item(doc, "nothing to pass on", "vg-empty"));
+      const updates = step.updates ?? [];
+      for (const u of updates.slice(0, UPDATES_SHOWN)) now.push(item(doc, `${nodeName(tl.nodes[u.child])}.grad ${formatNumber(u.before)} → ${formatNumber(u.after)}`, "is-new"));
+      if (step.kind !== "seed" && updates.length === 0) now.push(item(doc, "nothing to pass on", "vg-empty"));
       stack.replaceChildren(...now);
-      stackMore.textContent = "";
+      stackMore.textContent = updates.length > UPDATES_SHOWN ? `… and ${grouped(updates.length - UPDATES_SHOWN)} more` : "";
     }
 
     // The sorted list: in stage 1 up to its newest end; in stage 2 from the output down, around
