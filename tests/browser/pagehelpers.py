@@ -1,6 +1,9 @@
 """Helpers for the browser tests: opening a program, reading the player and the drawn nodes."""
 
+import http.server
 import re
+import threading
+from contextlib import contextmanager
 from urllib.parse import quote
 
 
@@ -93,3 +96,27 @@ def node(page, label):
 
 def grad_text(page, label):
     return node(page, label).locator(".vg-grad").text_content()
+
+
+@contextmanager
+def served_elsewhere(html: str):
+    """A page served from another port of 127.0.0.1 (another origin, on the app's own network), such
+    as a lesson that frames the embed; its URL until the block ends."""
+
+    class Lesson(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200 if self.path == "/" else 204)  # 204: the favicon, without a console 404
+            self.send_header("content-type", "text/html; charset=utf-8")
+            self.end_headers()
+            if self.path == "/":
+                self.wfile.write(html.encode())
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Lesson)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()

@@ -3,12 +3,10 @@ the player then steps box to box (the caption naming the box and the gradient th
 left, as sums), the counter and the scrubber count those steps, the URL keeps the node step, opening
 a box keeps the step and then walks its nodes one by one, and the embed's goto works at box level."""
 
-import http.server
 import re
-import threading
 from urllib.parse import parse_qs, quote, urlparse
 
-from pagehelpers import url_for, wait_for_graph
+from pagehelpers import served_elsewhere, url_for, wait_for_graph
 from playwright.sync_api import expect
 
 MLP_FORWARD = "from micrograd.nn import MLP\n\nn = MLP(3, [4, 4, 1])\nx = [2.0, 3.0, -1.0]\ny = n(x)\ny.backward()\n"
@@ -48,25 +46,6 @@ def node_caption(page, k):
         f"async (k) => (await import('/static/js/timeline.js')).caption({APP}.timeline, k)",
         k,
     )
-
-
-def serve_once(html):
-    """A page served from another port of 127.0.0.1: another origin, on the app's own network."""
-
-    class Lesson(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):
-            self.send_response(200 if self.path == "/" else 204)  # 204: the favicon, without a console 404
-            self.send_header("content-type", "text/html; charset=utf-8")
-            self.end_headers()
-            if self.path == "/":
-                self.wfile.write(html.encode())
-
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Lesson)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return f"http://127.0.0.1:{server.server_address[1]}/"
 
 
 def forward(page):
@@ -205,7 +184,12 @@ def test_the_embed_goes_to_steps_at_the_box_level(page, live_server):
           addEventListener("message", (event) => window.received.push(event.data));
           window.tell = (message) => document.getElementById("vg").contentWindow.postMessage(message, "*");
         </script>"""
-    page.goto(serve_once(lesson))
+    with served_elsewhere(lesson) as url:
+        page.goto(url)
+        check_the_embeds_goto(page)
+
+
+def check_the_embeds_goto(page):
     page.frame_locator("#vg").locator(".vg-scope-box").first.wait_for(state="attached")
     page.wait_for_function("window.received.some((m) => m.type === 'valuegraph:step')")
 

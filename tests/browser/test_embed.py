@@ -1,13 +1,11 @@
 """GET /embed in a browser: framed by a page from another origin, talking to it by postMessage,
 and every URL option changing what it should."""
 
-import http.server
-import threading
 from urllib.parse import quote
 
 import httpx
 import pytest
-from pagehelpers import wait_for_graph
+from pagehelpers import served_elsewhere, wait_for_graph
 from playwright.sync_api import expect
 
 PROGRAM = "a = 2; b = 3; L = a * b + a"
@@ -38,23 +36,10 @@ def lesson_site(live_server):
     if (event.origin === "{live_server}") window.received.push(event.data);
   }});
   window.tell = (message) => document.getElementById("vg").contentWindow.postMessage(message, "{live_server}");
-</script></body></html>""".encode()
+</script></body></html>"""
 
-    class Lesson(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):
-            self.send_response(200 if self.path == "/" else 204)  # 204: the favicon, without a console 404
-            self.send_header("content-type", "text/html; charset=utf-8")
-            self.end_headers()
-            if self.path == "/":
-                self.wfile.write(page)
-
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Lesson)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
+    with served_elsewhere(page) as url:
+        yield url
 
 
 def embed_url(**options):
