@@ -213,3 +213,23 @@ def check_the_embeds_goto(page):
     assert after["shownStep"] == 3
     counter = page.frame_locator("#vg").locator('[data-vg="step-label"]')
     expect(counter).to_have_text(f"3 / {box['shownLast']}")
+
+
+def test_presenter_mode_shows_the_same_boxes_and_walks_them(page):
+    open_mlp(page)
+    titles = page.locator(".vg-scope-title").all_text_contents()
+    panel = page.locator('[data-vg="graph"]')
+    before = panel.bounding_box()
+    page.get_by_role("button", name="Presenter").click()
+    expect(page.locator(".vg-app.vg-presenter")).to_have_count(1)
+    page.wait_for_function(f"() => document.querySelector('[data-vg=\"graph\"]').clientHeight > {before['height']}")
+    assert page.locator(".vg-scope-title").all_text_contents() == titles
+    page.get_by_role("button", name="Start of stage 2").click()
+    forward(page)
+    forward(page)
+    expect(page.locator('[data-vg="caption"]')).to_contain_text("Gradient arrives at ⊞ Layer[2]")
+    expect(page.locator(".vg-scope-box.is-focus")).to_have_attribute("data-scope", re.compile(r"Layer\[2\]"))
+    focus = page.locator(".vg-scope-box.is-focus").bounding_box()
+    shown_area = panel.bounding_box()
+    assert shown_area["x"] <= focus["x"] + focus["width"] / 2 <= shown_area["x"] + shown_area["width"], "followed"
+    assert shown_area["y"] <= focus["y"] + focus["height"] / 2 <= shown_area["y"] + shown_area["height"]
