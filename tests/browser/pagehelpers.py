@@ -101,7 +101,8 @@ def grad_text(page, label):
 @contextmanager
 def served_elsewhere(html: str):
     """A page served from another port of 127.0.0.1 (another origin, on the app's own network), such
-    as a lesson that frames the embed; its URL until the block ends."""
+    as a lesson that frames the embed; its URL until the block ends. (A made-up host routed by
+    Playwright cannot frame a loopback page: Chromium refuses.)"""
 
     class Lesson(http.server.BaseHTTPRequestHandler):
         def do_GET(self):

@@ -1,39 +1,13 @@
 """The one-line resize snippet of docs/teaching.md, pasted into a course page on another origin, makes the
 embed's iframe as tall as its content."""
 
-import http.server
 import re
-import threading
-from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
 
+from pagehelpers import served_elsewhere
+
 TEACHING = Path(__file__).resolve().parents[2] / "docs" / "teaching.md"
-
-
-@contextmanager
-def course_site(html: str):
-    """The course page, served from another port of 127.0.0.1: another origin than the embed's.
-    (A made-up host routed by Playwright cannot frame a loopback page: Chromium refuses.)"""
-    body = html.encode()
-
-    class Course(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):
-            self.send_response(200)
-            self.send_header("content-type", "text/html; charset=utf-8")
-            self.send_header("content-length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Course)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
 
 
 def readme_snippet() -> str:
@@ -49,8 +23,8 @@ def test_the_readme_snippet_resizes_the_frame_to_its_content(page, live_server):
         "<!doctype html><html><head><title>Course</title></head><body>"
         f'<iframe id="vg" src="{embed}" width="900" height="150" title="valuegraph"></iframe>{snippet}</body></html>'
     )
-    with course_site(course) as site:
-        page.goto(f"{site}/lesson.html")
+    with served_elsewhere(course) as site:  # another origin than the embed's
+        page.goto(site)
         check_height(page)
 
 
