@@ -35,6 +35,8 @@ export const COLLAPSE_ABOVE = 100;
  * depends on the graph only, so a phone (390x844) opens the same boxes. See docs/learners.md.
  */
 export const READABLE_ITEMS = 60;
+/** A graph too big to fold readably is still folded when that draws at most a quarter of its values. */
+const FOLD_GAIN = 4;
 const SEPARATOR = " › ";
 const LISTED = 6; // inputs and outputs named in a box's description
 const TITLE_PX = 19; // a box's title, shrunk to fit a long one (CHAR_EM: a monospace character's width in em)
@@ -180,18 +182,22 @@ export function frontierSizes(model, instances) {
 /**
  * The scopes a graph opens collapsed. A small graph (COLLAPSE_ABOVE): none. Else its layer scopes
  * (an MLP's layers) when they leave at most `readable` items; else the deepest frontier that does
- * (a transformer step: a column of boxes for each position), or the one with fewest items when
- * none does.
+ * (a transformer step: a column of boxes for each position). When none does, the fewer items of
+ * the two, if folding draws at most 1 / FOLD_GAIN of the nodes: a loop of one-line iterations
+ * folded into a box each would be no easier to read than its values, and would hide them.
  */
 export function defaultCollapsed(model, instances, readable = READABLE_ITEMS) {
-  if (model.nodes.length <= COLLAPSE_ABOVE) return new Set();
+  const n = model.nodes.length;
+  if (n <= COLLAPSE_ABOVE) return new Set();
   const layers = layerScopes(instances);
-  if (layers.size && itemCount(model, instances, layers) <= readable) return layers;
+  const layerItems = layers.size ? itemCount(model, instances, layers) : n;
+  if (layerItems <= readable) return layers;
   const sizes = frontierSizes(model, instances);
-  if (sizes.length === 0) return new Set();
-  let depth = sizes.findLastIndex((size) => size <= readable);
-  if (depth < 0) depth = sizes.indexOf(Math.min(...sizes));
-  return frontier(instances, depth);
+  const readableDepth = sizes.findLastIndex((size) => size <= readable);
+  if (readableDepth >= 0) return frontier(instances, readableDepth);
+  const fewest = sizes.length ? Math.min(...sizes) : n;
+  if (Math.min(fewest, layerItems) * FOLD_GAIN > n) return new Set();
+  return fewest < layerItems ? frontier(instances, sizes.indexOf(fewest)) : layers;
 }
 
 /**
