@@ -240,3 +240,35 @@ def test_a_one_node_call_stays_a_node_at_every_depth(answers):
     assert got["sizes"] == got["made"]
     assert got["inFrontier"] == [], "a one-node call is never a box of its own"
     assert all(keys == [] for keys in got["single"])
+
+
+def test_a_graph_no_depth_folds_readably_is_folded_only_where_that_draws_a_quarter_of_its_values(tmp_path):
+    """Past READABLE_ITEMS at every depth: a loop of one-line steps stays unfolded (a box per
+    iteration would hide its values and read no better); many values made at the top level beside
+    a few big calls are folded into those calls."""
+    chain = "x = Value(1.5)\nfor k in range(300):\n    x = x * 1.01 + k\nx.backward()\n"
+    calls = (
+        "def block(v):\n    for _ in range(150):\n        v = v * 1.01 + 1\n    return v\n"
+        "outs = [block(Value(float(i))) for i in range(4)]\n"
+        "loss = sum(o * o + o for o in outs) + sum(Value(float(i)) * i for i in range(90))\nloss.backward()\n"
+    )
+    answers = {"chain": answer_file(tmp_path, "chain", chain), "calls": answer_file(tmp_path, "calls", calls)}
+    got = run_js(
+        answers,
+        """
+        const out = {};
+        for (const [name, model] of Object.entries(models)) {
+          const instances = S.scopeInstances(model);
+          const sizes = S.frontierSizes(model, instances);
+          const chosen = S.defaultCollapsed(model, instances);
+          const items = chosen.size ? S.collapsedGraph(model, instances, chosen).items.length : model.nodes.length;
+          out[name] = { n: model.nodes.length, fewest: Math.min(...sizes), chosen: chosen.size, items };
+        }
+        console.log(JSON.stringify({ ...out, readable: S.READABLE_ITEMS }));
+        """,
+    )
+    chain, calls = got["chain"], got["calls"]
+    assert chain["fewest"] > got["readable"] and chain["fewest"] * 4 > chain["n"]
+    assert chain["chosen"] == 0 and chain["items"] == chain["n"], "left unfolded, every value drawn"
+    assert calls["fewest"] > got["readable"] and calls["fewest"] * 4 <= calls["n"]
+    assert calls["chosen"] > 0 and calls["items"] == calls["fewest"], "folded at its fewest items"
