@@ -8,9 +8,8 @@ from urllib.parse import quote
 
 import httpx
 import pytest
-from pagehelpers import wait_for_graph
+from pagehelpers import served_elsewhere, wait_for_graph
 from playwright.sync_api import expect
-from test_iframe_height import course_site
 
 PROGRAM = "a = 2; b = 3; c = a * b; L = c + a"
 MIN_GRAPH = 120  # px of graph that must stay visible at every documented size
@@ -69,7 +68,7 @@ def test_oembeds_small_frame_shows_the_graph(page, live_server):
         params={"url": f"{live_server}/?expression={quote(PROGRAM)}", "maxwidth": 300, "maxheight": 200},
     ).json()
     page.set_viewport_size({"width": 400, "height": 300})
-    with course_site(f"<!doctype html><title>a CMS</title><body style='margin:0'>{answer['html']}") as cms:
+    with served_elsewhere(f"<!doctype html><title>a CMS</title><body style='margin:0'>{answer['html']}") as cms:
         page.goto(cms)
         frame = page.frame_locator("iframe")
         frame_shows_the_graph(page, frame)
@@ -112,7 +111,7 @@ def test_the_caption_grows_on_a_phone_alone_and_in_a_360px_frame(page, live_serv
         f"<!doctype html><title>lesson</title><iframe src='{live_server}/embed?expression={quote(PROGRAM)}' "
         "width='360' height='700' style='border:0'></iframe>"
     )
-    with course_site(lesson) as site:
+    with served_elsewhere(lesson) as site:
         page.goto(site)
         frame = page.frames[1]
         frame.wait_for_selector("[data-node-id]", state="attached")
