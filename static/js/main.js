@@ -561,7 +561,6 @@ export function startValuegraph(root, { location = window.location, history = wi
     if (!current()) return;
     model = response;
     tl = timeline;
-    levels = levelTimeline(tl, scopes.folded());
     flows = flowOn ? edgeFlows(tl) : null;
     graphBox.classList.remove("is-stale");
     pinned = pinned !== null && pinned < model.nodes.length ? pinned : null;
@@ -569,12 +568,11 @@ export function startValuegraph(root, { location = window.location, history = wi
     summary.textContent = summaryText();
     showCheck(model);
     showWarnings();
-    controls.setTimeline(levels);
+    useLevels();
     controls.go(step ?? (atEnd ? tl.last : Math.min(controls.step, tl.last)), "quiet");
     const drawn = redraw({ refit: false });
     await nextTask();
     if (!current()) return;
-    tables.setTimeline(tl, levels);
     showStep(controls.step, "load");
     await drawn;
     const firstWrong = model.gradient_check?.first;
@@ -693,20 +691,23 @@ export function startValuegraph(root, { location = window.location, history = wi
   async function useWalk(step, how) {
     if (!model) return;
     tl = buildTimeline(model, { walk: showWalkChoice(model) });
-    levels = levelTimeline(tl, scopes.folded());
     flows = flowOn ? edgeFlows(tl) : null;
-    controls.setTimeline(levels);
+    useLevels();
     controls.go(Math.min(step, tl.last), "quiet");
     await redraw({ refit: false });
-    tables.setTimeline(tl, levels);
     showStep(controls.step, how);
+  }
+
+  /** The walk's steps at the level shown (the scopes folded now), for the player and the tables. */
+  function useLevels() {
+    levels = levelTimeline(tl, scopes.folded());
+    controls.setTimeline(levels);
+    tables.setTimeline(tl, levels);
   }
 
   /** A box opened or closed: the walk's steps at the new level, from the same node step. */
   function refold(opened = null) {
-    levels = levelTimeline(tl, scopes.folded());
-    controls.setTimeline(levels);
-    tables.setTimeline(tl, levels);
+    useLevels();
     redraw({ refit: !opened });
     showStep(controls.step, "fold");
     if (opened) camera.showArea(scopes.areaOf(opened)); // a box just opened: show its insides, not the walk's node

@@ -92,12 +92,17 @@ def test_stage_2_steps_box_to_box_with_what_arrived_and_left(page):
     assert rows.last.locator("td").nth(1).text_content().startswith("⊞ Layer[")
 
 
-def test_the_url_keeps_the_node_step_and_a_reload_shows_the_same_box_step(page):
+def at_layer_1(page):
+    """The MLP opened folded, three steps into stage 2 (Layer[1]'s box step): what the page shows."""
     open_mlp(page)
     page.get_by_role("button", name="Start of stage 2").click()
     for _ in range(3):
         forward(page)
-    before = shown(page)
+    return shown(page)
+
+
+def test_the_url_keeps_the_node_step_and_a_reload_shows_the_same_box_step(page):
+    before = at_layer_1(page)
     assert "⊞ Layer[1]" in before["caption"]
     page.wait_for_function("(k) => new URL(location.href).searchParams.get('step') === String(k)", arg=before["node"])
     assert url_step(page) == before["node"] != before["level"]
@@ -115,11 +120,7 @@ def test_the_url_keeps_the_node_step_and_a_reload_shows_the_same_box_step(page):
 
 
 def test_opening_a_box_keeps_the_node_step_and_then_walks_its_nodes_one_by_one(page):
-    open_mlp(page)
-    page.get_by_role("button", name="Start of stage 2").click()
-    for _ in range(3):
-        forward(page)
-    before = shown(page)
+    before = at_layer_1(page)
     start = app_eval(page, "return app.levels.from[app.controls.levelStep];")
     page.get_by_role("button", name=re.compile("^Fit")).click()  # the box whole on screen, following paused
     layer1 = page.locator('.vg-scope-box[data-scope="MLP.__call__ › Layer[1]#0"]')
