@@ -246,20 +246,18 @@ export function startValuegraph(root, { location = window.location, history = wi
     camera.zoomBy(1 / 1.4);
   });
   function resized() {
-    if (model && view.autoDirection && bestDirection() !== view.direction) redraw({ refit: true });
+    if (model && view.autoDirection && bestPlacement().direction !== view.direction) redraw({ refit: true });
     else if (placement?.compact && !placement.boxes && bestBands(placeGraph(model, { direction: view.direction, compact: true }), camera.visible().width, camera.visible().height) !== placement.bands) redraw({ refit: true });
     else if (camera.following) camera.refresh();
     else camera.fit(false);
   }
 
-  /** The direction whose whole-graph view is larger in the panel (left to right unless clearly not). */
-  function bestDirection() {
+  /** The placement, in the direction whose whole-graph view is larger in the panel (left to right unless clearly not). */
+  function bestPlacement() {
     const { width, height } = camera.visible();
-    const scale = (direction) => {
-      const p = scopes.place(model, direction, COMPACT_ABOVE); // with collapsed scopes as boxes: the picture drawn
-      return Math.min(width / p.width, height / p.height);
-    };
-    return scale("BT") > 1.25 * scale("LR") ? "BT" : "LR";
+    const [lr, bt] = ["LR", "BT"].map((direction) => scopes.place(model, direction, COMPACT_ABOVE)); // with collapsed scopes as boxes: the picture drawn
+    const scale = (p) => Math.min(width / p.width, height / p.height);
+    return scale(bt) > 1.25 * scale(lr) ? bt : lr;
   }
 
   function showDirection() {
@@ -581,12 +579,14 @@ export function startValuegraph(root, { location = window.location, history = wi
 
   /** Lay out and draw the current model; refit when the picture changed shape. */
   async function redraw({ refit }) {
+    let best = null; // the direction's placement, already made when the panel picks the direction
     if (view.autoDirection) {
-      view.direction = bestDirection();
+      best = bestPlacement();
+      view.direction = best.direction;
       showDirection();
     }
     const compact = model.nodes.length > COMPACT_ABOVE;
-    placement = scopes.place(model, view.direction, COMPACT_ABOVE); // with collapsed scopes as boxes
+    placement = best ?? scopes.place(model, view.direction, COMPACT_ABOVE); // with collapsed scopes as boxes
     // A long, thin big graph (the 3,001-node chain) is folded into bands to fill the panel.
     if (!placement.boxes) {
       const { width, height } = camera.visible();
