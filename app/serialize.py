@@ -29,6 +29,15 @@ CHUNK = 512  # records built, written and dropped at a time by backward_json: sm
 
 COLUMNS_MEDIA_TYPE = "application/vnd.valuegraph.columns+json"  # the Accept value that asks for the columns
 
+
+def wants_columns(accept: str | None) -> bool:
+    """The columnar encoding is sent only to a client that names its media type in Accept (the page);
+    any other Accept, or none, gets today's JSON."""
+    return accept is not None and any(
+        part.split(";")[0].strip().lower() == COLUMNS_MEDIA_TYPE for part in accept.split(",")
+    )
+
+
 # How the columnar encoding writes each field of a section's records: VALUES, one value per record;
 # TABLE, each distinct value once in "table" and per record its position in it; LISTS, a list per
 # record as offsets into one flat array (CSR); SPARSE, a field only some records have (NotRequired),
@@ -42,11 +51,11 @@ NODE_COLUMNS = {
     "expr": TABLE,
     "scope": TABLE,
     "op": TABLE,
-    "exponent": SPARSE,
     "data": VALUES,
     "grad": VALUES,
     "children": LISTS,
     "local_grads": LISTS,
+    "exponent": SPARSE,  # the SPARSE fields last, where the JSON record has them
     "numeric_grad": SPARSE,
     "expected_grad": SPARSE,
 }

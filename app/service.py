@@ -172,15 +172,19 @@ def answer_json(request: schemas.BackwardRequest, limits: Limits, columns: bool 
         return made.columns() if columns else made.json(), Leftovers(made)
 
 
-def replayed_json(request: schemas.BackwardRequest, limits: Limits, runs: list, printed: list, snapshot) -> bytes:
-    """answer_json's bytes for run `request.run` of a finished job's Python program, whose `runs` and
-    `printed` are known: the program replayed from the job's snapshot at or before that run (or from
-    its start, when None), only as far as that run (engine.replay_program)."""
+def replayed_json(
+    request: schemas.BackwardRequest, limits: Limits, runs: list, printed: list, snapshot, columns: bool = False
+) -> bytes:
+    """answer_json's bytes (in the columnar encoding when columns) for run `request.run` of a finished
+    job's Python program, whose `runs` and `printed` are known: the program replayed from the job's
+    snapshot at or before that run (or from its start, when None), only as far as that run
+    (engine.replay_program)."""
     with collector_paused():
         program = replay_program(
             request.expression, limits, request.seed, request.run, request.files, runs, printed, snapshot
         )
-        return _program_graph(program, request, limits).json()
+        made = _program_graph(program, request, limits)
+        return made.columns() if columns else made.json()
 
 
 def exported(request: schemas.BackwardRequest, limits: Limits) -> schemas.BackwardResponse:

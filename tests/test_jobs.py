@@ -14,6 +14,7 @@ import pytest
 from app import schemas
 from app.config import Settings
 from app.main import create_app
+from app.serialize import COLUMNS_MEDIA_TYPE
 from tests.realservers import valuegraph_server
 
 pytestmark = pytest.mark.anyio
@@ -30,6 +31,7 @@ for step in range(3):
 FOREVER = "n = 0\nwhile True:\n    n = n + 1\n"  # in constant memory: only a limit or a cancel ends it
 # Several times the loaded machine's worst start of a job's process: a bound on a hang, not a timing.
 PATIENCE = 60.0
+COLUMNS = {"accept": COLUMNS_MEDIA_TYPE}  # the page's Accept asks for the columnar encoding first
 
 
 @pytest.fixture
@@ -112,6 +114,14 @@ async def test_the_graph_of_a_run_is_what_backward_answers_for_that_run(make_job
         expected = await client.post("/backward", json={"expression": DESCENT, "run": run})
         assert graph.status_code == expected.status_code == 200
         assert graph.content == expected.content
+        assert graph.headers["content-type"] == "application/json"
+        # The columnar encoding, asked as the page asks: the same bytes as /backward's columns
+        columns = await client.get(f"/runs/{job_id}/graph", params={"run": run}, headers=COLUMNS)
+        expected = await client.post("/backward", json={"expression": DESCENT, "run": run}, headers=COLUMNS)
+        assert columns.status_code == expected.status_code == 200
+        assert columns.headers["content-type"] == COLUMNS_MEDIA_TYPE
+        assert columns.headers["vary"].lower().startswith("accept,")  # Accept first, then what the middleware adds
+        assert columns.content == expected.content != graph.content
     assert json.loads(graph.content)["runs"][2]["data"] == 1.6384
     # A run the program never reaches: the same 400 as /backward, with its place.
     missing = await client.get(f"/runs/{job_id}/graph", params={"run": 3})
@@ -144,6 +154,10 @@ async def test_the_graph_of_a_run_restored_from_a_snapshot_is_what_backward_answ
         expected = await client.post("/backward", json={**body, "run": run})
         assert graph.status_code == expected.status_code == 200, graph.text
         assert graph.content == expected.content, run
+        columns = await client.get(f"/runs/{job_id}/graph", params={"run": run}, headers=COLUMNS)
+        expected = await client.post("/backward", json={**body, "run": run}, headers=COLUMNS)
+        assert columns.headers["content-type"] == expected.headers["content-type"] == COLUMNS_MEDIA_TYPE
+        assert columns.content == expected.content, run
     missing = await client.get(f"/runs/{job_id}/graph", params={"run": 5})
     expected = await client.post("/backward", json={**body, "run": 5})
     assert missing.status_code == expected.status_code == 400

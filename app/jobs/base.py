@@ -115,10 +115,11 @@ class JobQueue:
         """The bytes of the job's snapshot taken at `run`, or None if it is no longer kept."""
         raise NotImplementedError
 
-    async def graph(self, job_id: str, run: int) -> tuple[str, object] | None:
-        """("graph", the bytes /backward answers for the job's program with run=k) or ("error", body);
-        None for no such job. Re-run here, in a process of this server, whichever backend ran the job:
-        the page waits for it, so it does not queue behind other jobs."""
+    async def graph(self, job_id: str, run: int, columns: bool = False) -> tuple[str, object] | None:
+        """("graph", the bytes /backward answers for the job's program with run=k, in the columnar
+        encoding when columns) or ("error", body); None for no such job. Re-run here, in a process of
+        this server, whichever backend ran the job: the page waits for it, so it does not queue behind
+        other jobs."""
         request = await self._request(job_id)
         if request is None:
             return None
@@ -130,7 +131,7 @@ class JobQueue:
         self.graph_runs += 1
         try:
             finished = await self._finished(job_id, run)
-            return await processes.graph(self.settings, request.model_copy(update={"run": run}), finished)
+            return await processes.graph(self.settings, request.model_copy(update={"run": run}), finished, columns)
         finally:
             self.graph_runs -= 1
 

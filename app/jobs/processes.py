@@ -41,12 +41,14 @@ def start_job(settings: Settings, request: schemas.BackwardRequest):
     return start(worker.run_job, settings, request, settings.job_snapshot_every, settings.job_snapshot_bytes)
 
 
-async def graph(settings: Settings, request: schemas.BackwardRequest, finished=None) -> tuple[str, object]:
+async def graph(
+    settings: Settings, request: schemas.BackwardRequest, finished=None, columns: bool = False
+) -> tuple[str, object]:
     """("graph", the bytes /backward answers for the request) or ("error", body), from a process of its own.
-    `finished`: see worker.run_graph."""
+    `finished` and `columns`: see worker.run_graph."""
     started = time.monotonic()
     # The forkserver's first start takes a second or two: not on the event loop.
-    process, receiving = await anyio.to_thread.run_sync(start, worker.run_graph, settings, request, finished)
+    process, receiving = await anyio.to_thread.run_sync(start, worker.run_graph, settings, request, finished, columns)
     try:
         while True:
             if receiving.poll():

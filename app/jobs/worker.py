@@ -143,16 +143,18 @@ def run_graph(
     cpu_seconds: int,
     memory_bytes: int,
     finished: tuple | None = None,
+    columns: bool = False,
 ):
-    """One backward() call's answer, exactly as /backward writes it: the program re-run with `run`.
-    `finished`: (runs, printed lines, snapshot bytes or None) of a job that ran to its end: then a
-    Python program is replayed from that snapshot (or its start) only as far as the run."""
+    """One backward() call's answer, exactly as /backward writes it (in the columnar encoding when
+    `columns`): the program re-run with `run`. `finished`: (runs, printed lines, snapshot bytes or
+    None) of a job that ran to its end: then a Python program is replayed from that snapshot (or its
+    start) only as far as the run."""
     limit_process(cpu_seconds, memory_bytes)
     try:
         if finished is not None and is_python(request.expression):
-            body = replayed_json(request, limits, *finished)
+            body = replayed_json(request, limits, *finished, columns=columns)
         else:
-            body, _ = answer_json(request, limits)
+            body, _ = answer_json(request, limits, columns)
         connection.send(("graph", body))
     except ProgramError as problem:
         error = _program_failure(problem, None, limits, memory_bytes)

@@ -15,7 +15,7 @@ from .. import schemas
 from ..dependencies import ServiceDep
 from ..errors import json_error
 from ..middleware import body_limit_message
-from ..serialize import COLUMNS_MEDIA_TYPE
+from ..serialize import COLUMNS_MEDIA_TYPE, wants_columns
 from ..service import Service, answer
 
 
@@ -46,14 +46,6 @@ class JSONBodyRoute(APIRoute):
 
 
 router = APIRouter(tags=["api"], route_class=JSONBodyRoute)
-
-
-def wants_columns(accept: str | None) -> bool:
-    """The columnar encoding is sent only to a client that names its media type in Accept (the page);
-    any other Accept, or none, gets today's JSON."""
-    return accept is not None and any(
-        part.split(";")[0].strip().lower() == COLUMNS_MEDIA_TYPE for part in accept.split(",")
-    )
 
 
 async def _answer(request: schemas.BackwardRequest, service: Service, accept: str | None) -> Response:

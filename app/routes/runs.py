@@ -6,7 +6,7 @@ With the job queue on Redis, Redis out of reach answers 503 with Retry-After (as
 import math
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import APIRouter, Header, Path, Query, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from .. import schemas
@@ -15,6 +15,7 @@ from ..dependencies import JobsDep
 from ..errors import json_error
 from ..jobs import JobLimitReached
 from ..rooms import client_key
+from ..serialize import COLUMNS_MEDIA_TYPE, wants_columns
 
 router = APIRouter(tags=["runs"])
 
@@ -114,12 +115,18 @@ async def run_events(job_id: JobId, jobs: JobsDep):
         503: UNAVAILABLE,
     },
 )
-async def run_graph(job_id: JobId, run: Annotated[int, Query(ge=0, le=10**9)], jobs: JobsDep):
+async def run_graph(
+    job_id: JobId,
+    run: Annotated[int, Query(ge=0, le=10**9)],
+    jobs: JobsDep,
+    accept: Annotated[str | None, Header(include_in_schema=False)] = None,
+):
     """What POST /backward answers for the job's program with `run` = k: the graph, trace and check
-    of its k-th backward() call. The program is run again to that call in a worker process, within
-    the job limits (not the request's time budget)."""
+    of its k-th backward() call, in JSON or, as /backward, in the columnar encoding. The program is
+    run again to that call in a worker process, within the job limits (not the request's time budget)."""
+    columns = wants_columns(accept)
     try:
-        made = await jobs.graph(job_id, run)
+        made = await jobs.graph(job_id, run, columns)
     except JobLimitReached as limit:
         return json_error(429, {"message": str(limit)})
     except BrokerUnavailable as down:
@@ -128,5 +135,7 @@ async def run_graph(job_id: JobId, run: Annotated[int, Query(ge=0, le=10**9)], j
         return _not_found(job_id)
     kind, answer = made
     if kind == "graph":
-        return Response(answer, media_type="application/json")
+        return Response(
+            answer, media_type=COLUMNS_MEDIA_TYPE if columns else "application/json", headers={"Vary": "Accept"}
+        )
     return json_error(400, answer)
