@@ -1,56 +1,87 @@
 // The columnar encoding of /backward's answer (docs/api.md, "The columnar encoding"), read back
 // into the records of the JSON answer: decodeColumns(columnar) deep-equals the JSON answer of the
-// same request. Pure data: no DOM, no fetch. Non-finite numbers stay the strings "NaN",
-// "Infinity" and "-Infinity" here, as in the JSON answer (api.js revives them).
+// same request, with its keys in the same order. Pure data: no DOM, no fetch. Non-finite numbers
+// stay the strings "NaN", "Infinity" and "-Infinity" here, as in the JSON answer (api.js revives them).
+//
+// Each kind of record is made by one object literal naming its fields in the JSON answer's order,
+// not by adding fields one at a time in a loop over the column names: V8 gives the records of one
+// literal one hidden class with room for every field, as JSON.parse does, where records grown a field
+// at a time through a keyed store that sees every name were 3-4 times slower to make at 100,000 nodes
+// (benchmarks/bench_columns.py; docs/performance.md, "The columnar encoding"). So the fields are
+// written out here as app/serialize.py's NODE_COLUMNS, SORT_COLUMNS, PROPAGATE_COLUMNS and
+// UPDATE_COLUMNS write them, and an answer with other fields is refused, not half read.
 
 export const COLUMNS_MEDIA_TYPE = "application/vnd.valuegraph.columns+json";
 
-/** The sections of the answer that are records in JSON, and {count, columns} in the encoding. */
-const RECORD_SECTIONS = [["nodes"], ["trace", "sort"], ["trace", "propagate"]];
+const NODE_FIELDS = ["id", "label", "span", "expr", "scope", "op", "data", "grad", "children", "local_grads", "exponent", "numeric_grad", "expected_grad"];
+const SORT_FIELDS = ["node", "index", "action", "child"];
+const PROPAGATE_FIELDS = ["node", "grad", "updates"];
+const UPDATE_FIELDS = ["child", "local_grad", "delta", "grad"];
 
-/** count records from their columns; each column's shape says how it was written. */
-export function recordsOf(count, columns) {
-  const rows = Array.from({ length: count }, () => ({}));
-  for (const [name, column] of Object.entries(columns)) {
-    if ("table" in column) {
-      // one of each distinct value (a span, expr, scope, op or action), and per record its position
-      const { table, index } = column;
-      for (let i = 0; i < count; i++) rows[i][name] = table[index[i]];
-    } else if ("at" in column) {
-      // a field only some records have: the positions that have it
-      const { at, values } = column;
-      for (let k = 0; k < at.length; k++) rows[at[k]][name] = values[k];
-    } else if ("columns" in column) {
-      // a list of records per record: offsets into the records of the inner columns
-      const { offsets } = column;
-      const inner = recordsOf(offsets[offsets.length - 1], column.columns);
-      for (let i = 0; i < count; i++) rows[i][name] = inner.slice(offsets[i], offsets[i + 1]);
-    } else if ("offsets" in column) {
-      // a list per record (CSR): offsets into one flat array
-      const { offsets, values } = column;
-      for (let i = 0; i < count; i++) rows[i][name] = values.slice(offsets[i], offsets[i + 1]);
-    } else {
-      const { values } = column;
-      for (let i = 0; i < count; i++) rows[i][name] = values[i];
-    }
+/** The columns of a section, once their names are checked against the fields this page reads. */
+function columnsOf(section, name, fields) {
+  const names = Object.keys(section.columns);
+  if (names.length !== fields.length || names.some((field, i) => field !== fields[i])) {
+    throw new Error(`The columnar answer's ${name} have the fields ${names.join(", ")}; this page reads ${fields.join(", ")}. Reload the page.`);
   }
-  return rows;
+  return section.columns;
+}
+
+// The shared values of TABLE columns (span, expr, scope, op, action) are one object per table entry,
+// shared by the records that name it; nothing in the page changes a node's span or scope in place.
+// The lists of LISTS columns are copies (slice): the page keeps and maps them as arrays of its own.
+
+function nodesOf(section) {
+  const { id, label, span, expr, scope, op, data, grad, children, local_grads, exponent, numeric_grad, expected_grad } = columnsOf(section, "nodes", NODE_FIELDS);
+  const ids = id.values, labels = label.values, datas = data.values, grads = grad.values;
+  const spans = span.table, spanAt = span.index, exprs = expr.table, exprAt = expr.index;
+  const scopes = scope.table, scopeAt = scope.index, ops = op.table, opAt = op.index;
+  const childOffsets = children.offsets, childValues = children.values;
+  const localOffsets = local_grads.offsets, localValues = local_grads.values;
+  // A SPARSE field is in the records its "at" lists, in order: a cursor each walks them with the
+  // records, and adds the field after the others, where the JSON record has it.
+  let e = 0, n = 0, x = 0;
+  const count = section.count;
+  const nodes = new Array(count);
+  for (let i = 0; i < count; i++) {
+    const node = { id: ids[i], label: labels[i], span: spans[spanAt[i]], expr: exprs[exprAt[i]], scope: scopes[scopeAt[i]], op: ops[opAt[i]], data: datas[i], grad: grads[i], children: childValues.slice(childOffsets[i], childOffsets[i + 1]), local_grads: localValues.slice(localOffsets[i], localOffsets[i + 1]) };
+    if (exponent.at[e] === i) node.exponent = exponent.values[e++];
+    if (numeric_grad.at[n] === i) node.numeric_grad = numeric_grad.values[n++];
+    if (expected_grad.at[x] === i) node.expected_grad = expected_grad.values[x++];
+    nodes[i] = node;
+  }
+  return nodes;
+}
+
+function sortOf(section) {
+  const { node, index, action, child } = columnsOf(section, "sort steps", SORT_FIELDS);
+  const nodes = node.values, indices = index.values, actions = action.table, actionAt = action.index, children = child.values;
+  const steps = new Array(section.count);
+  for (let i = 0; i < steps.length; i++) steps[i] = { node: nodes[i], index: indices[i], action: actions[actionAt[i]], child: children[i] };
+  return steps;
+}
+
+function propagateOf(section) {
+  const { node, grad, updates } = columnsOf(section, "propagate steps", PROPAGATE_FIELDS);
+  const { child, local_grad, delta, grad: childGrad } = columnsOf(updates, "updates", UPDATE_FIELDS);
+  const nodes = node.values, grads = grad.values, offsets = updates.offsets;
+  const children = child.values, localGrads = local_grad.values, deltas = delta.values, childGrads = childGrad.values;
+  const steps = new Array(section.count);
+  for (let i = 0; i < steps.length; i++) {
+    const start = offsets[i];
+    const stepUpdates = new Array(offsets[i + 1] - start);
+    for (let k = 0; k < stepUpdates.length; k++) {
+      const u = start + k;
+      stepUpdates[k] = { child: children[u], local_grad: localGrads[u], delta: deltas[u], grad: childGrads[u] };
+    }
+    steps[i] = { node: nodes[i], grad: grads[i], updates: stepUpdates };
+  }
+  return steps;
 }
 
 /** The columnar answer (parsed) -> the object the JSON answer parses to. The argument is not changed. */
 export function decodeColumns(columnar) {
-  const answer = { ...columnar };
-  for (const path of RECORD_SECTIONS) {
-    let holder = answer;
-    for (const key of path.slice(0, -1)) {
-      if (!(key in holder)) {
-        holder = null;
-        break;
-      }
-      holder = holder[key] = { ...holder[key] };
-    }
-    const last = path[path.length - 1];
-    if (holder && last in holder) holder[last] = recordsOf(holder[last].count, holder[last].columns);
-  }
+  const answer = { ...columnar, nodes: nodesOf(columnar.nodes) };
+  if (columnar.trace) answer.trace = { ...columnar.trace, sort: sortOf(columnar.trace.sort), propagate: propagateOf(columnar.trace.propagate) };
   return answer;
 }

@@ -33,6 +33,8 @@ ROUND_TRIP = """async (bodies) => {
             name, status, columnsStatus, type, columnsType,
             nodes: json.nodes?.length, columnsAreColumns,
             same: same(decoded, json),
+            // and written out again, the same text: the JSON record's field order too (the page's API JSON export)
+            sameText: JSON.stringify(decoded) === JSON.stringify(json),
             // the comparison itself tells a changed number, a missing key and a reordered list apart
             sameTells: !same({ a: [1, 2] }, { a: [1, 3] }) && !same({ a: 1 }, { a: 1, b: 2 }) && !same([1, 2], [2, 1]),
             untouched: !Array.isArray(columns.nodes),  // decodeColumns leaves its argument as it was
@@ -70,4 +72,4 @@ def test_every_example_decodes_to_its_json_answer(page):
         assert result["columnsType"] == "application/vnd.valuegraph.columns+json", result
         assert result["columnsAreColumns"] and result["untouched"], result
         assert result["nodes"] >= 1, result
-        assert result["same"] and result["sameTells"], result
+        assert result["same"] and result["sameTells"] and result["sameText"], result

@@ -1,0 +1,126 @@
+"""static/js/columns.js and api.js's graphOf, run by node on real answers of the app (in-process): the
+columnar answer decodes to the JSON answer's object exactly (every field, in the JSON record's order,
+every value), for every shape a column takes; graphOf reads either encoding by its Content-Type into
+the same object with its numbers revived; an answer whose fields the page does not know is refused."""
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from app import schemas
+from app.serialize import COLUMNS_MEDIA_TYPE
+
+pytestmark = pytest.mark.anyio
+
+JS = Path(__file__).resolve().parent.parent / "static" / "js"
+PYTHON_SCOPES = """def square(x):
+    return x * x
+
+def layer(xs):
+    return sum(square(x) for x in xs)
+
+a = Value(2.0)
+b = Value(-3.0)
+L = layer([a, b, a * b]) + (a ** 3).relu()
+L.backward()
+"""
+# Each answer, and the column shapes it holds (docs/api.md, "The columnar encoding"):
+CASES = {
+    # VALUES, TABLE, LISTS, nested update columns with empty lists (the leaves), the layout section
+    "chapter 2": {"expression": schemas.CHAPTER_2_PROGRAM, "layout": True},
+    # SPARSE exponent and numeric_grad, "-Infinity"/"Infinity"/"NaN" in VALUES, LISTS, SPARSE; no trace
+    "check, no trace": {"expression": "a = 0\nb = log(a)\nc = b ** 2\nd = c * 0 + a", "check": True, "trace": False},
+    # the same with its trace: non-finite numbers in the propagate steps and their updates
+    "non-finite walk": {"expression": "a = 2\nb = 3\nc = a * b\nL = c ** 2 + log(0 * a)", "check": True},
+    # SPARSE expected_grad on every record, gradient_check
+    "a posted graph": {"graph": schemas.CHAPTER_2_GRAPH},
+    # scopes (a TABLE of lists), labels null and named, several ops, runs and printed
+    "python with scopes": {"expression": PYTHON_SCOPES},
+    "one node": {"expression": "a = 1"},
+}
+
+CHECK = """
+import { decodeColumns } from %(columns)s;
+import { graphOf } from %(api)s;
+import { deepStrictEqual } from "node:assert";
+import { readFileSync } from "node:fs";
+const answers = JSON.parse(readFileSync(%(answers)s, "utf8"));
+const results = {};
+for (const [name, { json, columns }] of Object.entries(answers)) {
+  const columnar = JSON.parse(columns);
+  const before = JSON.stringify(columnar);
+  const decoded = decodeColumns(columnar);
+  const read = graphOf(JSON.parse(columns), "Application/VND.valuegraph.columns+json; charset=utf-8");
+  const readJson = graphOf(JSON.parse(json), "application/json");
+  let same = true;
+  try { deepStrictEqual(read, readJson); } catch { same = false; }  // NaN equals NaN here (Object.is)
+  const nodes = columnar.nodes.columns;
+  results[name] = {
+    // the same text as the JSON answer parsed and written again: fields, their order and values
+    exact: JSON.stringify(decoded) === JSON.stringify(JSON.parse(json)),
+    untouched: JSON.stringify(columnar) === before,
+    same,
+    shapes: {
+      exponent: nodes.exponent.at.length, numeric_grad: nodes.numeric_grad.at.length,
+      expected_grad: nodes.expected_grad.at.length, scopes: nodes.scope.table.length,
+      emptyUpdates: columnar.trace
+        ? columnar.trace.propagate.columns.updates.offsets.some((o, i, all) => i > 0 && o === all[i - 1])
+        : null,
+    },
+    // numbers revived where the page reads them, as numbers (not the wire's strings)
+    nonFinite: read.nodes.flatMap((n) => [n.data, n.grad, ...n.local_grads, n.numeric_grad ?? 0, n.exponent ?? 0])
+      .concat((read.trace?.propagate ?? []).flatMap((s) => [s.grad, ...s.updates.map((u) => u.delta)]))
+      .filter((x) => typeof x !== "number" || !Number.isFinite(x)).map(String).sort(),
+    trace: "trace" in read,
+  };
+}
+// An answer with a field this page does not read is refused, naming the fields, not half read.
+const renamed = JSON.parse(answers["chapter 2"].columns);
+renamed.trace.sort.columns.step = renamed.trace.sort.columns.index;
+delete renamed.trace.sort.columns.index;
+try { decodeColumns(renamed); results.refused = null; } catch (error) { results.refused = error.message; }
+console.log(JSON.stringify(results));
+"""
+
+
+async def test_columns_decode_exactly_and_graph_of_reads_both(make_client, tmp_path):
+    node = shutil.which("node")
+    assert node, "node is not installed"
+    client = make_client()
+    answers = {}
+    for name, body in CASES.items():
+        plain = await client.post("/backward", json=body)
+        columns = await client.post("/backward", json=body, headers={"accept": COLUMNS_MEDIA_TYPE})
+        assert plain.status_code == columns.status_code == 200, (name, plain.text[:300])
+        assert columns.headers["content-type"] == COLUMNS_MEDIA_TYPE
+        answers[name] = {"json": plain.text, "columns": columns.text}
+    path = tmp_path / "answers.json"
+    path.write_text(json.dumps(answers), encoding="utf-8")
+    script = CHECK % {
+        "columns": json.dumps((JS / "columns.js").as_uri()),
+        "api": json.dumps((JS / "api.js").as_uri()),
+        "answers": json.dumps(str(path)),
+    }
+    done = subprocess.run([node, "--input-type=module", "-e", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    results = json.loads(done.stdout)
+
+    for name in CASES:
+        result = results[name]
+        assert result["exact"] and result["untouched"] and result["same"], (name, result)
+    shapes = {name: results[name]["shapes"] for name in CASES}
+    assert shapes["check, no trace"]["exponent"] == 1 and shapes["check, no trace"]["numeric_grad"] >= 1
+    assert shapes["a posted graph"]["expected_grad"] == 4
+    assert shapes["python with scopes"]["scopes"] > 1
+    assert shapes["chapter 2"]["emptyUpdates"] is True and shapes["check, no trace"]["emptyUpdates"] is None
+    assert results["check, no trace"]["trace"] is False and results["chapter 2"]["trace"] is True
+    assert results["chapter 2"]["nonFinite"] == []
+    assert set(results["check, no trace"]["nonFinite"]) == {"-Infinity", "Infinity", "NaN"}
+    assert {"-Infinity", "NaN"} <= set(results["non-finite walk"]["nonFinite"])
+    assert results["refused"] == (
+        "The columnar answer's sort steps have the fields node, action, child, step; "
+        "this page reads node, index, action, child. Reload the page."
+    )
