@@ -146,6 +146,8 @@ def test_a_point_of_the_jobs_curve_opens_that_calls_graph(page):
                 point.focus()
                 page.keyboard.press("Enter")
         assert answered.value.url.endswith(f"{created['status_url']}/graph?run={run}")
+        # asked and read as /backward's answer is: in the columnar encoding
+        assert answered.value.headers["content-type"] == "application/vnd.valuegraph.columns+json"
         page.wait_for_url(re.compile(rf"[?&]run={run}(&|$)"))
         wait_for_graph(page)
         expected = page.request.post("/backward", data={"expression": THIRTY, "run": run}).json()
