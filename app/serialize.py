@@ -42,7 +42,8 @@ def wants_columns(accept: str | None) -> bool:
 # TABLE, each distinct value once in "table" and per record its position in it; LISTS, a list per
 # record as offsets into one flat array (CSR); SPARSE, a field only some records have (NotRequired),
 # as the positions that have it and their values; a dict, a list of records per record: offsets into
-# the columns of those records.
+# the columns of those records. static/js/columns.js names the same fields in the same order (it makes
+# each record with one object literal): a field added here is added there.
 VALUES, TABLE, LISTS, SPARSE = "values", "table", "lists", "sparse"
 NODE_COLUMNS = {
     "id": VALUES,

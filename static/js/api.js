@@ -28,7 +28,8 @@ export function reviveNumbers(response) {
   for (const node of response.nodes) {
     node.data = number(node.data);
     node.grad = number(node.grad);
-    node.local_grads = node.local_grads.map(number);
+    const localGrads = node.local_grads; // in place: the list is this answer's own, and no copy is made per node
+    for (let k = 0; k < localGrads.length; k++) localGrads[k] = number(localGrads[k]);
     if ("numeric_grad" in node) node.numeric_grad = number(node.numeric_grad);
     if ("exponent" in node) node.exponent = number(node.exponent);
     if ("expected_grad" in node) node.expected_grad = number(node.expected_grad);

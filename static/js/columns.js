@@ -6,10 +6,11 @@
 // Each kind of record is made by one object literal naming its fields in the JSON answer's order,
 // not by adding fields one at a time in a loop over the column names: V8 gives the records of one
 // literal one hidden class with room for every field, as JSON.parse does, where records grown a field
-// at a time through a keyed store that sees every name were 3-4 times slower to make at 100,000 nodes
-// (benchmarks/bench_columns.py; docs/performance.md, "The columnar encoding"). So the fields are
-// written out here as app/serialize.py's NODE_COLUMNS, SORT_COLUMNS, PROPAGATE_COLUMNS and
-// UPDATE_COLUMNS write them, and an answer with other fields is refused, not half read.
+// at a time through one keyed store that sees every name took about three times as long at 100,000
+// nodes (docs/performance.md, "The columnar encoding"). So the fields are written out here as
+// app/serialize.py's NODE_COLUMNS, SORT_COLUMNS, PROPAGATE_COLUMNS and UPDATE_COLUMNS write them
+// (tests/test_columns_js.py and tests/browser/test_columns.py hold the two to each other), and an
+// answer with other fields is refused, not half read.
 
 export const COLUMNS_MEDIA_TYPE = "application/vnd.valuegraph.columns+json";
 
