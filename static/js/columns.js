@@ -30,7 +30,22 @@ function columnsOf(section, name, fields) {
 
 // The shared values of TABLE columns (span, expr, scope, op, action) are one object per table entry,
 // shared by the records that name it; nothing in the page changes a node's span or scope in place.
-// The lists of LISTS columns are copies (slice): the page keeps and maps them as arrays of its own.
+// The lists of LISTS columns are arrays of their own (api.js revives local_grads in place).
+
+/** values[start:end] as a new array. Most nodes have up to two inputs: an array literal makes those
+ * with less work than a call of slice(). */
+function listOf(values, start, end) {
+  switch (end - start) {
+    case 0:
+      return [];
+    case 1:
+      return [values[start]];
+    case 2:
+      return [values[start], values[start + 1]];
+    default:
+      return values.slice(start, end);
+  }
+}
 
 function nodesOf(section) {
   const { id, label, span, expr, scope, op, data, grad, children, local_grads, exponent, numeric_grad, expected_grad } = columnsOf(section, "nodes", NODE_FIELDS);
@@ -45,7 +60,7 @@ function nodesOf(section) {
   const count = section.count;
   const nodes = new Array(count);
   for (let i = 0; i < count; i++) {
-    const node = { id: ids[i], label: labels[i], span: spans[spanAt[i]], expr: exprs[exprAt[i]], scope: scopes[scopeAt[i]], op: ops[opAt[i]], data: datas[i], grad: grads[i], children: childValues.slice(childOffsets[i], childOffsets[i + 1]), local_grads: localValues.slice(localOffsets[i], localOffsets[i + 1]) };
+    const node = { id: ids[i], label: labels[i], span: spans[spanAt[i]], expr: exprs[exprAt[i]], scope: scopes[scopeAt[i]], op: ops[opAt[i]], data: datas[i], grad: grads[i], children: listOf(childValues, childOffsets[i], childOffsets[i + 1]), local_grads: listOf(localValues, localOffsets[i], localOffsets[i + 1]) };
     if (exponent.at[e] === i) node.exponent = exponent.values[e++];
     if (numeric_grad.at[n] === i) node.numeric_grad = numeric_grad.values[n++];
     if (expected_grad.at[x] === i) node.expected_grad = expected_grad.values[x++];
