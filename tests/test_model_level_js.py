@@ -245,7 +245,7 @@ def test_a_one_node_call_stays_a_node_at_every_depth(answers):
 def test_a_graph_no_depth_folds_readably_is_folded_only_where_that_draws_a_quarter_of_its_values(tmp_path):
     """Past READABLE_ITEMS at every depth: a loop of one-line steps stays unfolded (a box per
     iteration would hide its values and read no better); many values made at the top level beside
-    a few big calls are folded into those calls."""
+    a few big calls are folded into those calls, and the values, all made on one line, into a line box."""
     chain = "x = Value(1.5)\nfor k in range(300):\n    x = x * 1.01 + k\nx.backward()\n"
     calls = (
         "def block(v):\n    for _ in range(150):\n        v = v * 1.01 + 1\n    return v\n"
@@ -262,7 +262,11 @@ def test_a_graph_no_depth_folds_readably_is_folded_only_where_that_draws_a_quart
           const sizes = S.frontierSizes(model, instances);
           const chosen = S.defaultCollapsed(model, instances);
           const items = chosen.size ? S.collapsedGraph(model, instances, chosen).items.length : model.nodes.length;
-          out[name] = { n: model.nodes.length, fewest: Math.min(...sizes), chosen: chosen.size, items };
+          const fewestAt = [...S.frontier(instances, sizes.indexOf(Math.min(...sizes)))].sort();
+          const scopes = [...chosen].filter((k) => !k.startsWith('line ')).sort();
+          const lines = [...chosen].filter((k) => k.startsWith('line '));
+          const fewest = Math.min(...sizes);
+          out[name] = { n: model.nodes.length, fewest, chosen: chosen.size, items, fewestAt, scopes, lines };
         }
         console.log(JSON.stringify({ ...out, readable: S.READABLE_ITEMS }));
         """,
@@ -271,4 +275,6 @@ def test_a_graph_no_depth_folds_readably_is_folded_only_where_that_draws_a_quart
     assert chain["fewest"] > got["readable"] and chain["fewest"] * 4 > chain["n"]
     assert chain["chosen"] == 0 and chain["items"] == chain["n"], "left unfolded, every value drawn"
     assert calls["fewest"] > got["readable"] and calls["fewest"] * 4 <= calls["n"]
-    assert calls["chosen"] > 0 and calls["items"] == calls["fewest"], "folded at its fewest items"
+    assert calls["scopes"] == calls["fewestAt"] == [f"block#{i}" for i in range(4)], "folded at its fewest items"
+    assert calls["lines"] == ["line 6#0"], "its 374 values made at the top level on line 6 are a line box"
+    assert calls["items"] == 6, "four calls, the line box and the loss (the output, always drawn)"

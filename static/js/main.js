@@ -306,7 +306,7 @@ export function startValuegraph(root, { location = window.location, history = wi
         openRun = null; // the graph on screen is no longer a job's
         drawJob();
       }
-      await load(response, step, current);
+      await load(response, step, current, expression);
       if (current()) codeLink.setModel(response, expression);
       if (current()) lossCurve.show(response);
       if (current()) writeUrl(how);
@@ -479,7 +479,7 @@ export function startValuegraph(root, { location = window.location, history = wi
       // A job's graph: no request could make it again within its limits (exports, Teach live, the course panels).
       shownProgram = null;
       openRun = k;
-      await load(response, null, current);
+      await load(response, null, current, shown.program.expression);
       if (current()) codeLink.setModel(response, shown.program.expression);
       if (current()) lossCurve.show(response);
       if (current()) writeUrl("push");
@@ -548,14 +548,14 @@ export function startValuegraph(root, { location = window.location, history = wi
   }
 
   // A big graph is loaded in several tasks (timeline, layout, first nodes, the rest in frames),
-  // so that no single task blocks the page for long.
-  async function load(response, step, current) {
+  // so that no single task blocks the page for long. `source`: the program it came from, if any.
+  async function load(response, step, current, source = null) {
     const atEnd = tl !== null && controls.step === tl.last;
     await nextTask();
     const timeline = buildTimeline(response, { walk: showWalkChoice(response) });
     await nextTask();
     if (!current()) return;
-    await scopes.prepare(response); // which scopes are collapsed, and their layout
+    await scopes.prepare(response, source); // which scopes are collapsed, and their layout
     if (!current()) return;
     model = response;
     tl = timeline;

@@ -6,6 +6,11 @@
 // enough items to read; otherwise (a transformer step, whose attention heads alone leave thousands
 // of loose nodes) at the deepest scope depth that does: see defaultCollapsed.
 //
+// Values made in no scope of their own (micrograd's demo computes its loss at the program's top
+// level: 1,281 values beside its model) would crowd any picture: at a level of more than
+// READABLE_ITEMS items, each long run of them made on one source line is a *line box*, an instance
+// like the others (see lineInstances). The choice of scope boxes is made without them.
+//
 // A scope instance is a maximal run of consecutive node ids that share a scope prefix: nodes are
 // numbered in creation order, so one call or one loop iteration is such a run. (Two calls of the
 // same function back to back, with no node made between them, read as one run.) Because a box is a
@@ -37,6 +42,12 @@ export const COLLAPSE_ABOVE = 100;
 export const READABLE_ITEMS = 60;
 /** A graph too big to fold readably is still folded when that draws at most a quarter of its values. */
 const FOLD_GAIN = 4;
+/**
+ * The fewest values a line box holds: a shorter run reads as well drawn (the 16 sums of a residual
+ * connection, `x = [a + b for ...]`, are a box; three values of `loss = a + b * c` are not).
+ */
+export const LINE_RUN = 8;
+const CODE_SHOWN = 30; // characters of a line box's code in its title (its accessible name has all of it)
 const SEPARATOR = " › ";
 const LISTED = 6; // inputs and outputs named in a box's description
 const TITLE_PX = 19; // a box's title, shrunk to fit a long one (CHAR_EM: a monospace character's width in em)
@@ -53,11 +64,17 @@ const FRAME_PAD = 10;
 const FOLD_CHAR_PX = 8.4; // a character of the frame's button text, in graph pixels
 const BOX_GROW = 26; // a box is this much taller than a record (rows are 30 px apart), for its third line
 
-/** The scope instances of a graph, outermost first, each {key, name, path, depth, first, last, parent, children}. */
-export function scopeInstances(model) {
+/**
+ * The scope instances of a graph, outermost first, each {key, name, path, depth, first, last,
+ * parent, children, lines}, and its line boxes (lineInstances), each with `line` (its source line)
+ * and `code` (what that line says: `source`'s line when given, the program the graph came from,
+ * else the code of the run's widest expression); `lines` counts an instance's line boxes.
+ */
+export function scopeInstances(model, source = null) {
   const instances = [];
   const seen = new Map(); // path -> how many instances of it so far
   const open = [];
+  const innermost = new Array(model.nodes.length); // each node's innermost instance, or null
   for (const node of model.nodes) {
     const scope = node.scope ?? [];
     let depth = 0;
@@ -68,26 +85,114 @@ export function scopeInstances(model) {
       const count = seen.get(path) ?? 0;
       seen.set(path, count + 1);
       const parent = d > 0 ? open[d - 1] : null;
-      const instance = { key: `${path}#${count}`, name: scope[d], path, depth: d, first: node.id, last: node.id, parent, children: [] };
+      const instance = { key: `${path}#${count}`, name: scope[d], path, depth: d, first: node.id, last: node.id, parent, children: [], lines: 0 };
       if (parent) parent.children.push(instance);
       instances.push(instance);
       open.push(instance);
     }
     for (const instance of open) instance.last = node.id;
+    innermost[node.id] = open.length ? open[open.length - 1] : null;
   }
-  return instances;
+  const lines = lineInstances(model, instances, innermost, seen, source);
+  if (lines.length === 0) return instances;
+  for (const line of lines) line.parent?.children.sort((a, b) => a.first - b.first);
+  return [...instances, ...lines].sort((a, b) => a.first - b.first || a.depth - b.depth); // outermost first again
 }
+
+/**
+ * The line boxes of a graph. A level (the top, or a scope of more than COLLAPSE_ABOVE nodes, as
+ * its box opens) whose items (sub-scopes worth a box, and its own values) are more than
+ * READABLE_ITEMS gets one for each maximal run of at least LINE_RUN consecutive values it made
+ * itself on one source line (the graph's output stays out: it is always drawn), unless that run
+ * is all the level holds (a box would only be the level again).
+ */
+function lineInstances(model, instances, innermost, seen, source) {
+  const n = model.nodes.length;
+  if (n <= COLLAPSE_ABOVE) return [];
+  const TOP = { depth: -1, path: "", first: 0, last: n - 1, children: instances.filter((s) => s.parent === null) };
+  const levelOf = (s) => (s === null ? TOP : boxable(s) ? s : (s.parent ?? TOP)); // a one-node call's value is its caller's
+  const items = new Map(); // level -> its items
+  for (let id = 0; id < n; id++) {
+    const level = levelOf(innermost[id]);
+    items.set(level, (items.get(level) ?? 0) + 1);
+  }
+  const unreadable = new Set();
+  for (const [level, own] of items) {
+    if (level.last - level.first + 1 > COLLAPSE_ABOVE && own + level.children.filter(boxable).length > READABLE_ITEMS) unreadable.add(level);
+  }
+  if (unreadable.size === 0) return [];
+  const runs = [];
+  let run = null;
+  const close = () => {
+    if (run && run.last - run.first + 1 >= LINE_RUN) runs.push(run);
+    run = null;
+  };
+  for (let id = 0; id < Math.min(n, model.output); id++) {
+    const level = innermost[id] ?? TOP;
+    const line = model.nodes[id].span?.line;
+    if (run && run.level === level && run.line === line) {
+      run.last = id;
+      continue;
+    }
+    close();
+    if (line !== undefined && line !== null && unreadable.has(level)) run = { level, line, first: id, last: id };
+  }
+  close();
+  const perLevel = new Map();
+  for (const r of runs) perLevel.set(r.level, (perLevel.get(r.level) ?? 0) + 1);
+  const sourceLines = source === null ? null : source.split("\n");
+  const made = [];
+  for (const { level, line, first, last } of runs) {
+    if (perLevel.get(level) === 1 && last - first + 1 === items.get(level) && level.children.length === 0) continue;
+    const parent = level === TOP ? null : level;
+    const name = `line ${line}`;
+    const path = parent ? `${parent.path}${SEPARATOR}${name}` : name;
+    const count = seen.get(path) ?? 0;
+    seen.set(path, count + 1);
+    const code = sourceLines?.[line - 1]?.trim() || runCode(model, first, last);
+    const instance = { key: `${path}#${count}`, name, path, depth: level.depth + 1, first, last, parent, children: [], lines: 0, line, code };
+    if (parent) {
+      parent.children.push(instance);
+      parent.lines += 1;
+    }
+    made.push(instance);
+  }
+  return made;
+}
+
+/**
+ * What a run of values made on one line says, without the program: the code of its widest
+ * operation (the outermost: the last made of the widest; a constant it takes has its span too),
+ * after the name it was given.
+ */
+function runCode(model, first, last) {
+  let widest = model.nodes[first];
+  const width = (node) => (node.children.length ? 1e9 : 0) + (node.span.end_line - node.span.line) * 1e6 + node.span.end_column - node.span.column;
+  for (let id = first + 1; id <= last; id++) if (width(model.nodes[id]) >= width(widest)) widest = model.nodes[id];
+  const expr = widest.expr ?? "";
+  return widest.label && expr ? `${widest.label} = ${expr}` : expr;
+}
+
+/** What an instance is called in a list or on its box: a scope's name; a line box's line and the start of its code. */
+export function scopeLabel(scope) {
+  if (!scope.code) return scope.name;
+  const code = scope.code.length > CODE_SHOWN ? `${scope.code.slice(0, CODE_SHOWN - 1)}…` : scope.code;
+  return `${scope.name}: ${code}`;
+}
+
+/** Has scopes inside it (its line boxes left out: the choice of scope boxes is made without them). */
+const hasSubScopes = (s) => s.children.length > s.lines;
 
 /** The scopes just above the innermost ones (an MLP's layers): those whose sub-scopes have none. */
 export function layerScopes(instances) {
-  return new Set(instances.filter((s) => s.children.length > 0 && s.children.every((c) => c.children.length === 0)).map((s) => s.key));
+  return new Set(instances.filter((s) => !s.line && hasSubScopes(s) && s.children.every((c) => c.line || !hasSubScopes(c))).map((s) => s.key));
 }
 
 const indexes = new WeakMap(); // instances -> scopeIndex's answer, computed once per model
 
 /**
  * What every question about a model's scopes needs, computed once (O(nodes × depth)): each
- * instance's index (instance.index), each node's innermost instance (-1: none) and users (the
+ * instance's index (instance.index), each node's innermost scope (-1: none; line boxes left out) and users (the
  * nodes that take it as an input, in CSR form: users[userStart[id] .. userStart[id + 1]]).
  */
 export function scopeIndex(model, instances) {
@@ -97,7 +202,7 @@ export function scopeIndex(model, instances) {
   const innermost = new Int32Array(n).fill(-1);
   instances.forEach((s, i) => {
     s.index = i;
-    innermost.fill(i, s.first, s.last + 1); // a sub-scope comes after its scope, and overwrites it
+    if (!s.line) innermost.fill(i, s.first, s.last + 1); // a sub-scope comes after its scope, and overwrites it
   });
   const userStart = new Int32Array(n + 1);
   for (const node of model.nodes) for (const c of node.children) userStart[c + 1] += 1;
@@ -113,8 +218,8 @@ export function scopeIndex(model, instances) {
 /** Worth a box of its own: more than one node, or scopes inside. */
 const boxable = (s) => s.last > s.first || s.children.length > 0;
 
-/** In the frontier of a depth: at that depth, or childless above it; and worth a box (a one-node call stays a node). */
-const inFrontier = (s, depth) => boxable(s) && (s.depth === depth || (s.depth < depth && s.children.length === 0));
+/** In the frontier of a depth: a scope at that depth, or one without sub-scopes above it; and worth a box (a one-node call stays a node). */
+const inFrontier = (s, depth) => !s.line && boxable(s) && (s.depth === depth || (s.depth < depth && !hasSubScopes(s)));
 
 /** The collapsed set of scope depth `depth`: every instance at that depth, and the childless ones above it (of more than one node each). */
 export function frontier(instances, depth) {
@@ -140,8 +245,8 @@ export function frontierSizes(model, instances) {
     if (node.children.length === 0 && userStart[node.id + 1] > userStart[node.id]) leaves.push(node.id);
     let from = 0; // the depth from which it is loose
     if (node.id < model.output && scope) {
-      if (scope.children.length === 0 && boxable(scope)) continue; // a box at every depth
-      from = scope.children.length ? scope.depth + 1 : scope.depth; // (a one-node call is no box even at its depth)
+      if (!hasSubScopes(scope) && boxable(scope)) continue; // a box at every depth
+      from = hasSubScopes(scope) ? scope.depth + 1 : scope.depth; // (a one-node call is no box even at its depth)
     }
     looseAt[from] += 1;
   }
@@ -184,9 +289,30 @@ export function frontierSizes(model, instances) {
  * (an MLP's layers) when they leave at most `readable` items; else the deepest frontier that does
  * (a transformer step: a column of boxes for each position). When none does, the fewer items of
  * the two, if folding draws at most 1 / FOLD_GAIN of the nodes: a loop of one-line iterations
- * folded into a box each would be no easier to read than its values, and would hide them.
+ * folded into a box each would be no easier to read than its values, and would hide them. And
+ * when what that leaves is still more than `readable` items, the line boxes of the levels it
+ * shows (the top, and the scopes left open) are boxes too: micrograd's demo opens as its model,
+ * its parameters and a box for each line of the loss.
  */
 export function defaultCollapsed(model, instances, readable = READABLE_ITEMS) {
+  const chosen = scopeBoxesChosen(model, instances, readable);
+  const lines = instances.filter((s) => s.line);
+  if (lines.length === 0 || (chosen.size ? itemCount(model, instances, chosen) : model.nodes.length) <= readable) return chosen;
+  const shown = (s) => {
+    for (let outer = s.parent; outer; outer = outer.parent) if (chosen.has(outer.key)) return false;
+    return true;
+  };
+  const added = lines.filter(shown);
+  for (const s of added) chosen.add(s.key);
+  const { boxOf, scopes } = boxesOf(model, instances, chosen);
+  const kept = new Set();
+  for (const box of boxOf) if (box >= 0) kept.add(scopes[box].key);
+  for (const s of added) if (!kept.has(s.key)) chosen.delete(s.key); // all taken in by the box that alone uses them (a model's inputs)
+  return chosen;
+}
+
+/** defaultCollapsed's choice among the scopes, line boxes left out. */
+function scopeBoxesChosen(model, instances, readable) {
   const n = model.nodes.length;
   if (n <= COLLAPSE_ABOVE) return new Set();
   const layers = layerScopes(instances);
@@ -373,6 +499,7 @@ const loopHead = (name) => (isLoop(name) ? name.replace(/ (=|\[).*$/, "") : name
  * What each box is called: its scope's name, after the loop iterations around it that tell it
  * apart from boxes made by the same code ("for position = 3 › linear"); a loop that ran once, or
  * whose iteration all such boxes share, is left out ("Layer[1]", not "for step = 19 › … › Layer[1]").
+ * A line box: its line and code ("line 24: losses = [(1 + -label * score).r…").
  */
 export function boxTitles(scopes) {
   const chains = scopes.map((scope) => {
@@ -388,6 +515,10 @@ export function boxTitles(scopes) {
   });
   const titles = new Array(scopes.length);
   for (const members of groups.values()) {
+    if (scopes[members[0]].line) { // the line and its code tell it apart; the frame around it says where it is
+      for (const i of members) titles[i] = scopeLabel(scopes[i]);
+      continue;
+    }
     const chain = chains[members[0]];
     const telling = chain.map((name, d) => d < chain.length - 1 && isLoop(name) && members.some((i) => chains[i][d] !== name));
     for (const i of members) titles[i] = chains[i].filter((_, d) => telling[d] || d === chains[i].length - 1).join(SEPARATOR);
@@ -427,7 +558,8 @@ export function boxGrads(inputs, outputs, grads) {
 export function boxDescription(model, box, grads, compact = false) {
   const { title, sub, scope, inputs, outputs } = box;
   const g = boxGrads(inputs, outputs, grads);
-  return `${compact ? title : `${title} ${sub} ${g.text}`}. ${scope.path}, collapsed: ${grouped(inputs.length)} in (${listed(model, inputs)}); ${grouped(outputs.length)} out (${listed(model, outputs)}); ${g.said}. Click to open.`;
+  const what = scope.line ? `${scope.path}, the values line ${scope.line} made (${scope.code})` : scope.path;
+  return `${compact ? title : `${title} ${sub} ${g.text}`}. ${what}, collapsed: ${grouped(inputs.length)} in (${listed(model, inputs)}); ${grouped(outputs.length)} out (${listed(model, outputs)}); ${g.said}. Click to open.`;
 }
 
 /**

@@ -5,7 +5,7 @@
 
 import d3 from "./d3.js";
 import { formatNumber, grouped, nodeName } from "./format.js";
-import { boxDescription, boxGrads, closedSet, collapsedGraph, defaultCollapsed, lineSize, openedSet, placeScoped, scopeBoxes, scopeFrames, scopeInstances } from "./scopes.js";
+import { boxDescription, boxGrads, closedSet, collapsedGraph, defaultCollapsed, lineSize, openedSet, placeScoped, scopeBoxes, scopeFrames, scopeInstances, scopeLabel } from "./scopes.js";
 
 const STORY_LISTED = 12; // inputs and outputs listed in the story panel
 const LIST_SHOWN = 300; // scopes listed under the graph (a long loop makes thousands)
@@ -50,10 +50,13 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
 
   const canCollapse = () => fetchLayout !== null;
 
-  /** For a newly loaded model: its scopes, the collapsed set (kept when the scopes are the same), and its layout. */
-  async function prepare(newModel) {
+  /**
+   * For a newly loaded model: its scopes, the collapsed set (kept when the scopes are the same), and
+   * its layout. `source`: the program it came from, when the page has it (line boxes show its lines).
+   */
+  async function prepare(newModel, source = null) {
     model = newModel;
-    instances = scopeInstances(model);
+    instances = scopeInstances(model, source);
     const newShape = instances.map((s) => `${s.key}:${s.first}-${s.last}`).join("|");
     if (newShape !== shape) {
       shape = newShape;
@@ -318,7 +321,7 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
         box.checked = collapsed.has(s.key);
         box.dataset.scope = s.key;
         box.addEventListener("change", () => toggle(s.key));
-        label.append(box, document.createTextNode(` ${s.name} `));
+        label.append(box, document.createTextNode(` ${scopeLabel(s)} `));
         const count = document.createElement("span");
         count.className = "vg-muted";
         count.textContent = `(${grouped(s.last - s.first + 1)} nodes)`;

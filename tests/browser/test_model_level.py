@@ -190,7 +190,8 @@ def test_a_head_opens_in_place_by_enter_one_level_at_a_time_and_folds_back(big):
         expect(page.locator(f'.vg-scope-fold[data-scope="{key}"]')).to_have_count(
             1, timeout=WAIT_MS
         )  # a frame to fold it by
-    # Inside the head: its softmax and its four weighted sums (for j) as boxes, its scores drawn.
+    # Inside the head: its softmax, its four weighted sums (for j) and its scores (the values their line
+    # made, 12 keys' worth: more than READABLE_ITEMS items drawn loose) as boxes.
     inside = page.evaluate(
         """(head) => {
             const model = document.querySelector('[data-valuegraph]').valuegraph.model;
@@ -210,12 +211,26 @@ def test_a_head_opens_in_place_by_enter_one_level_at_a_time_and_folds_back(big):
     ]
     for scope in inside["scopes"]:
         expect(page.locator(f'.vg-scope-box[data-scope="{scope}#0"]')).to_have_count(1, timeout=WAIT_MS)
-    drawn = {int(i) for i in page.locator("[data-node-id]").evaluate_all("els => els.map((e) => e.dataset.nodeId)")}
-    assert set(inside["own"]) <= drawn, "the head's own nodes (its keys' scores) are drawn"
     softmax = page.locator(f'.vg-scope-box[data-scope="{head} › softmax#0"]')
     expect(softmax.locator(".vg-scope-title")).to_have_text("⊞ softmax", timeout=WAIT_MS)
+    line = next(n for n, text in enumerate(program().splitlines(), 1) if text.strip().startswith("scores = "))
+    scores_key = f"{head} › line {line}#0"
+    scores = page.locator(f'.vg-scope-box[data-scope="{scores_key}"]')
+    expect(scores.locator(".vg-scope-title")).to_have_text(
+        f"⊞ line {line}: scores = [sum(q[lo + j] * key…", timeout=WAIT_MS
+    )  # the program's own line, as the editor has it
+    members = page.evaluate(
+        "(key) => document.querySelector('[data-valuegraph]').valuegraph.scopes.folded().items"
+        ".find((item) => item.box?.key === key).members",
+        scores_key,
+    )
+    assert members == inside["own"], "the head's own values, its keys' scores, are the line's box"
+    press(page, f'.vg-scope-box[data-scope="{scores_key}"]')
+    expect(scores).to_have_count(0, timeout=WAIT_MS)
+    drawn = {int(i) for i in page.locator("[data-node-id]").evaluate_all("els => els.map((e) => e.dataset.nodeId)")}
+    assert set(inside["own"]) <= drawn, "opened, the head's own nodes (its keys' scores) are drawn"
 
-    # The camera shows the head opened, readably: its nodes' numbers are on screen and big enough.
+    # The camera shows the scores opened, readably: their numbers are on screen and big enough.
     page.wait_for_function("() => document.querySelector('[data-vg=\"graph\"] svg')?.dataset.motion === 'still'")
     graph = page.locator('[data-vg="graph"]').bounding_box()
     seen = 0
@@ -226,7 +241,9 @@ def test_a_head_opens_in_place_by_enter_one_level_at_a_time_and_folds_back(big):
                 seen += 1
                 assert text["height"] >= 11, "readable at 1280x720"
     # (The graph panel is 898x242 px at 1280x720: at a readable zoom it holds three rows of records.)
-    assert seen >= 1, "the opened head is in view"
+    assert seen >= 1, "the opened scores are in view"
+    press(page, f'.vg-scope-fold[data-scope="{scores_key}"]')  # its ⊟ button folds it back
+    expect(scores).to_have_count(1, timeout=WAIT_MS)
 
     # Down to single scalars: the softmax opens whole (it is small), then folds back.
     press(page, f'.vg-scope-box[data-scope="{head} › softmax#0"]')
