@@ -227,3 +227,35 @@ def test_a_line_box_is_set_as_text_and_says_its_line(answers):
     assert f"line 15, the values line 15 made ({whole}), collapsed" in got["said"]
     assert got["label"] == f"line 15: {whole[:29]}…"
     assert re.match(r"^⊞ line 15: ", got["said"])
+
+
+def test_a_list_of_300_scopes_has_every_scope_at_the_top_first(tmp_path):
+    """The demo on 30 points has more than 300 scopes worth a box (its model's calls hold 30 × 36 layers and
+    neurons): the Scopes list, 300 long, lists the outermost first, so the line boxes of its loss are in it."""
+    program = DEMO.replace("range(8)", "range(30)")
+    got = run_js(
+        {"demo": answer_file(tmp_path, "demo30", program)},
+        """
+        const model = models.demo;
+        const instances = S.scopeInstances(model);
+        const named = new Set(instances.filter((s) => s.last > s.first || s.children.length));
+        const outermost = [...named].filter((s) => s.parent === null || !named.has(s.parent));
+        const listed = S.listedScopes(outermost, named, 300);
+        const depth = (s) => s.depth;
+        const deepestListed = Math.max(...[...listed].map(depth));
+        const shallowestLeft = Math.min(...[...named].filter((s) => !listed.has(s)).map(depth));
+        const home = [...S.defaultCollapsed(model, instances)];
+        const { byKey } = S.scopeIndex(model, instances);
+        console.log(JSON.stringify({
+          named: named.size, listed: listed.size, top: outermost.map((s) => s.key),
+          home: home.filter((k) => listed.has(byKey.get(k))).length, homeSize: home.length,
+          parentsListed: [...listed].every((s) => s.parent === null || listed.has(s.parent)),
+          deepestListed, shallowestLeft,
+        }));
+        """,
+    )
+    assert got["named"] > 300 and got["listed"] == 300
+    assert {"line 12#0", "line 13#0", "line 15#0", "MLP.__init__#0", "MLP.__call__#0"} <= set(got["top"])
+    assert got["home"] == got["homeSize"] == 5, "every box the graph opens with is listed"
+    assert got["parentsListed"], "a tree: every listed scope's parent is listed"
+    assert got["deepestListed"] <= got["shallowestLeft"], "level by level"

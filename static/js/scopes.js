@@ -180,6 +180,24 @@ export function scopeLabel(scope) {
   return `${scope.name}: ${code}`;
 }
 
+/**
+ * Which of the `named` scopes a list of at most `most` shows: the outermost first, level by level,
+ * so that past `most` (a model's neurons, a long loop's iterations) it still has every scope at the
+ * top (the line boxes of a loss made at the top level). `outermost`: the named scopes with no named parent.
+ */
+export function listedScopes(outermost, named, most) {
+  const listed = new Set();
+  for (let level = outermost; level.length > 0 && listed.size < most; ) {
+    const next = [];
+    for (const s of level.slice(0, most - listed.size)) {
+      listed.add(s);
+      for (const c of s.children) if (named.has(c)) next.push(c);
+    }
+    level = next;
+  }
+  return listed;
+}
+
 /** Has scopes inside it (its line boxes left out: the choice of scope boxes is made without them). */
 const hasSubScopes = (s) => s.children.length > s.lines;
 

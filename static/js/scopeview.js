@@ -5,10 +5,10 @@
 
 import d3 from "./d3.js";
 import { formatNumber, grouped, nodeName } from "./format.js";
-import { boxDescription, boxGrads, closedSet, collapsedGraph, defaultCollapsed, lineSize, openedSet, placeScoped, scopeBoxes, scopeFrames, scopeInstances, scopeLabel } from "./scopes.js";
+import { boxDescription, boxGrads, closedSet, collapsedGraph, defaultCollapsed, lineSize, listedScopes, openedSet, placeScoped, scopeBoxes, scopeFrames, scopeInstances, scopeLabel } from "./scopes.js";
 
 const STORY_LISTED = 12; // inputs and outputs listed in the story panel
-const LIST_SHOWN = 300; // scopes listed under the graph (a long loop makes thousands)
+const LIST_SHOWN = 300; // scopes listed under the graph (a long loop makes thousands), the outermost first
 
 /**
  * The page's scope view. `fetchLayout(children, {signal})` asks the server for a layout (null:
@@ -309,11 +309,12 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
     panel.hidden = named.size === 0 || !canCollapse();
     if (panel.hidden) return;
     summary.textContent = `Scopes (${grouped(named.size)}, ${grouped(collapsed.size)} collapsed)`;
-    let listedCount = 0;
+    const outermost = [...named].filter((s) => s.parent === null || !named.has(s.parent));
+    const listed = listedScopes(outermost, named, LIST_SHOWN);
     const make = (scopes) => {
       const ul = document.createElement("ul");
       for (const s of scopes) {
-        if (++listedCount > LIST_SHOWN) break;
+        if (!listed.has(s)) continue;
         const li = document.createElement("li");
         const label = document.createElement("label");
         const box = document.createElement("input");
@@ -327,17 +328,17 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
         count.textContent = `(${grouped(s.last - s.first + 1)} nodes)`;
         label.append(count);
         li.append(label);
-        const inner = s.children.filter((c) => named.has(c));
+        const inner = s.children.filter((c) => listed.has(c));
         if (inner.length) li.append(make(inner));
         ul.append(li);
       }
       return ul;
     };
-    list.replaceChildren(make([...named].filter((s) => s.parent === null || !named.has(s.parent))));
-    if (listedCount > LIST_SHOWN) {
+    list.replaceChildren(make(outermost));
+    if (listed.size < named.size) {
       const more = document.createElement("p");
       more.className = "vg-muted";
-      more.textContent = `The first ${grouped(LIST_SHOWN)} scopes are listed; collapse or expand the others by their boxes.`;
+      more.textContent = `The outermost ${grouped(LIST_SHOWN)} scopes are listed; collapse or expand the others by their boxes.`;
       list.append(more);
     }
   }
