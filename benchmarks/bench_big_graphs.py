@@ -1,6 +1,6 @@
 """Issue 22's targets: big graphs read at the model's level, in headless Chromium at 1280x720.
 
-    python -m benchmarks.bench_big_graphs [--quick] [--only NAME]
+    python -m benchmarks.bench_big_graphs [--quick] [--graph NAME]
 
 Three graphs: one training step of benchmarks/programs/char_transformer.py on the name "emma"
 (43,091 nodes) and on "christopher" (about 100,000), input.txt being that name and then
@@ -234,7 +234,7 @@ def measure(browser, server, name, program, files, quick):
     return row
 
 
-def main(quick=False, only=None):
+def main(quick=False, graph=None):
     print(f"\n## Big graphs at the model's level (issue 22)\n\n{machine()}; {load()}")
     if not shutil.which(CHROMIUM):
         print(f"\n{CHROMIUM} is not installed (apt-get install chromium): browser timings skipped.")
@@ -246,7 +246,7 @@ def main(quick=False, only=None):
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
         try:
             for name, program, files in GRAPHS[2:] if quick else GRAPHS:
-                if only is None or only in name:
+                if graph is None or graph in name:
                     measured.append(measure(browser, server, name, program, files, quick))
         finally:
             browser.close()
@@ -372,6 +372,6 @@ def main(quick=False, only=None):
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="the micrograd demo only, fewer frames and steps")
-    parser.add_argument("--only", help='the graphs whose name contains this ("emma", "christopher", "demo")')
+    parser.add_argument("--graph", help='only the graphs whose name contains this ("emma", "christopher", "demo")')
     arguments = parser.parse_args()
-    main(arguments.quick, arguments.only)
+    main(arguments.quick, arguments.graph)
