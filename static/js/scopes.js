@@ -199,7 +199,7 @@ export function listedScopes(outermost, named, most) {
 }
 
 /** Has scopes inside it (its line boxes left out: the choice of scope boxes is made without them). */
-const hasSubScopes = (s) => s.children.length > s.lines;
+const hasSubScopes = (s) => s.children.length > (s.lines ?? 0);
 
 /** The scopes just above the innermost ones (an MLP's layers): those whose sub-scopes have none. */
 export function layerScopes(instances) {
