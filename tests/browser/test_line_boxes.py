@@ -1,12 +1,13 @@
 """Line boxes in the page (issue 22, the model's level): a graph shaped as micrograd's demo loss, its
 loss computed at the program's top level, opens as its model, its parameters and a box for each
 line of its loss, each titled by its line of the program; a line box opens in place and folds back
-(by its ⊟ button, and by the Scopes list); and a step of the walk at the box level says what
-arrived at a line box and what left it, with the numbers the graph gives."""
+(by its ⊟ button, and by the Scopes list); a step of the walk at the box level says what arrived
+at a line box and what left it, with the numbers the graph gives; the self-contained file opens
+with the same boxes."""
 
 import re
 
-from pagehelpers import open_program
+from pagehelpers import open_program, wait_for_graph
 from playwright.sync_api import expect
 
 # The demo's shape on 5 points of our own (the benchmark's has 100): 4,258 values.
@@ -154,3 +155,19 @@ def test_a_walk_step_at_the_box_level_reads_what_arrived_at_a_line_box_and_what_
     passed = re.fullmatch(r"grad out Σ 1 → in Σ (\S+)", grads)
     assert passed, grads
     assert abs(float(passed[1].replace("\u2212", "-")) - expected) <= 1e-4 * abs(expected)
+
+
+def test_the_self_contained_file_opens_with_the_same_line_boxes(page, tmp_path):
+    open_demo(page)
+    titles = page.locator(".vg-scope-title")
+    shown = titles.all_text_contents()
+    assert len(shown) == len(OPENING_BOXES)
+    page.locator('[data-vg="export-menu"] summary').click()
+    lesson = tmp_path / "lesson.html"
+    with page.expect_download() as info:
+        page.locator('[data-vg="export-html"]').click()
+    info.value.save_as(lesson)
+    page.goto(lesson.as_uri())
+    wait_for_graph(page)
+    expect(titles).to_have_text(shown)
+    assert page.locator(".vg-scope-box").evaluate_all("els => els.map((e) => e.dataset.scope)") == OPENING_BOXES
