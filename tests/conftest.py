@@ -50,6 +50,22 @@ def pytest_sessionfinish(session):
     session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """The suite runs on two workers (pyproject's addopts: -n 2): one runs the browser tests, the
+    other everything else, each in the order a run on one process gives it. Playwright's sync API
+    keeps an event loop running in its process, which the anyio tests cannot share (a run on one
+    process puts the browser tests last for the same reason); and tests that count threads or
+    processes of their own see only their own partition's."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class BrowserTestsApart(LoadScopeScheduling):
+        def _split_scope(self, nodeid):
+            return "browser" if nodeid.startswith("tests/browser/") else "the rest"
+
+    return BrowserTestsApart(config, log)
+
+
 @pytest.fixture
 def anyio_backend():
     return "asyncio"

@@ -55,7 +55,7 @@ NOT_RUN = {
     "from the network",
     "python3 .ci/lock_dependencies.py": "rewrites constraints.txt, a tracked file",
     "python3 -m pytest": "the whole suite: this test is part of it",
-    "python3 -m pytest tests/test_api.py -q": "a part of the suite, which runs that file itself",
+    "python3 -m pytest -n0 tests/test_api.py": "a part of the suite, which runs that file itself",
     "python3 tests/fuzz/fuzz_parser.py -max_total_time=600 -dict=tests/fuzz/program.dict tests/fuzz/seeds "
     "tests/fuzz/regressions": "fuzzes for ten minutes; tests/fuzz/test_fuzz_parser.py runs the same target for "
     "VALUEGRAPH_FUZZ_SECONDS, and the same command for 3 s",

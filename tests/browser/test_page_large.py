@@ -1,19 +1,22 @@
-"""Big graphs: a 2,000-node graph is drawn without freezing the page."""
-
-import json
+"""Big graphs: a 2,000-node graph is drawn without freezing the page, a chunk of records a frame.
+How long its tasks take is measured by benchmarks/bench_browser.py (its longest main-thread task),
+not here: a test's clock reads the machine's load."""
 
 from pagehelpers import next_frames, url_for, wait_until_still
 
-# Records every main-thread task over 50 ms (the browser's "long task") from the first moment.
-LONG_TASKS = """
-window.__longTasks = [];
-new PerformanceObserver((list) => {
-  for (const entry of list.getEntries()) {
-    window.__longTasks.push([Math.round(entry.startTime), Math.round(entry.duration)]);
-  }
-}).observe({ type: "longtask", buffered: true });
+# Installed before the page's scripts: a frame counter, and the frame in which each record was added.
+FRAMES_OF_RECORDS = """
+window.__frame = 0;
+const tick = () => { window.__frame += 1; requestAnimationFrame(tick); };
+requestAnimationFrame(tick);
+window.__recordFrames = new Set();
+new MutationObserver((changes) => {
+  for (const change of changes)
+    for (const added of change.addedNodes)
+      if (added.matches?.('g.vg-node')) window.__recordFrames.add(window.__frame);
+}).observe(document, { childList: true, subtree: true });
 """
-BUDGET_MS = 200
+COMPACT_CHUNK = 250  # records drawn per frame in the simplified view (static/js/render.js CHUNK.compact)
 
 
 def chain(steps):
@@ -21,26 +24,18 @@ def chain(steps):
     return "x = 0.3\nh = x\n" + "h = tanh(h * 1.01)\n" * steps + "L = h"
 
 
-def test_a_2000_node_graph_draws_without_a_long_task(page, artifacts):
+def test_a_2000_node_graph_is_drawn_a_chunk_of_records_a_frame(page):
     program = chain(666)
-    page.add_init_script(LONG_TASKS)
+    page.add_init_script(FRAMES_OF_RECORDS)
     page.goto(url_for(program))
     page.wait_for_function(
         "() => document.querySelectorAll('[data-node-id]').length === 1999"
         " && document.querySelector('[data-vg=graph-note]').textContent.startsWith('Simplified view')",
         timeout=20_000,
     )
-    ready_ms = page.evaluate("performance.now()")
-    next_frames(page)  # let the last frames paint
-    tasks = page.evaluate("window.__longTasks")
-    asked = page.evaluate(
-        "performance.getEntriesByType('resource').find((r) => r.name.endsWith('/backward')).startTime"
-    )
-    (artifacts / "render-2000.json").write_text(
-        json.dumps({"nodes": 1999, "ready_ms": round(ready_ms), "asked_ms": round(asked), "long_tasks_ms": tasks})
-    )
-    drawing = [duration for start, duration in tasks if start >= asked]
-    assert max(drawing, default=0) < BUDGET_MS, f"long tasks: {tasks}"
+    # Drawn in one task, every record would be added in one frame; the page yields a frame per chunk.
+    frames = page.evaluate("window.__recordFrames.size")
+    assert frames >= -(-1999 // COMPACT_CHUNK), f"1,999 records added in {frames} frames"
 
     # The simplified view says so, and still has the hooks: every node, and its grad at the end.
     note = page.locator('[data-vg="graph-note"]').text_content()
