@@ -8,7 +8,7 @@ import json
 import re
 
 import pytest
-from test_model_level_js import MLP_FORWARD, answer_file, run_js
+from test_model_level_js import CHECK, MLP_FORWARD, answer_file, run_js
 
 # micrograd's demo loss, on 8 points of our own (the benchmark's program has 100): the model's calls,
 # then the loss's lines at the top level.
@@ -67,20 +67,6 @@ def answers(tmp_path_factory):
         "mlp": answer_file(tmp, "mlp", MLP_FORWARD),
         "small": answer_file(tmp, "small", "a = 2.0\nb = a * 3 + a\nL = b * b"),
     }
-
-
-# Checks a collapsed set as the page draws it: every node in one item, every edge going up.
-CHECK = """
-const check = (model, instances, collapsed) => {
-  const { items } = S.collapsedGraph(model, instances, collapsed);
-  const counted = new Uint8Array(model.nodes.length);
-  for (const item of items) {
-    if (item.children.some((c) => c >= item.index)) return 'an edge goes down';
-    for (const m of item.box ? item.members : [item.node]) counted[m] += 1;
-  }
-  return counted.every((c) => c === 1) ? items.length : 'a node in no item or two';
-};
-"""
 
 
 def test_the_demo_opens_as_its_model_and_a_line_box_for_each_line_of_its_loss(answers):

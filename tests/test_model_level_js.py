@@ -108,25 +108,31 @@ def test_an_mlp_opens_as_its_layers_and_a_small_graph_whole(answers):
     assert got["small"]["boxes"] == []
 
 
+# Checks a collapsed set as the page draws it: every node in one item, every edge going up.
+CHECK = """
+const check = (model, instances, collapsed) => {
+  const { items } = S.collapsedGraph(model, instances, collapsed);
+  const counted = new Uint8Array(model.nodes.length);
+  for (const item of items) {
+    if (item.children.some((c) => c >= item.index)) return 'an edge goes down';
+    for (const m of item.box ? item.members : [item.node]) counted[m] += 1;
+  }
+  return counted.every((c) => c === 1) ? items.length : 'a node in no item or two';
+};
+"""
+
+
 def test_a_box_opens_one_level_down_to_single_scalars_and_folds_back(answers):
     """Opening the first attention head of the last position, then each box inside it, down to the
     end: every view is a graph whose edges go up, every node in one item; folding the head returns
     the set it opened from, and folding the first box opened returns the opening picture."""
     got = run_js(
         answers,
-        """
+        CHECK
+        + """
         const model = models.transformer;
         const instances = S.scopeInstances(model);
         const home = S.defaultCollapsed(model, instances);
-        const check = (collapsed) => {
-          const { items } = S.collapsedGraph(model, instances, collapsed);
-          const counted = new Uint8Array(model.nodes.length);
-          for (const item of items) {
-            if (item.children.some((c) => c >= item.index)) return 'an edge goes down';
-            for (const m of item.box ? item.members : [item.node]) counted[m] += 1;
-          }
-          return counted.every((c) => c === 1) ? items.length : 'a node in no item or two';
-        };
         const heads = instances.filter((s) => s.name === 'for head = 0');
         const head = heads[heads.length - 1];
         const path = [];
@@ -140,14 +146,14 @@ def test_a_box_opens_one_level_down_to_single_scalars_and_folds_back(answers):
           if (s === head) headAsBox = new Set(collapsed);
           collapsed = S.openedSet(model, instances, collapsed, s.key);
           const children = s.children.filter((c) => collapsed.has(c.key)).map((c) => c.key);
-          opened.push({ key: s.key, items: check(collapsed), children });
+          opened.push({ key: s.key, items: check(model, instances, collapsed), children });
         }
         // And on inside the head, down to single scalars.
         const inside = [];
         let next;
         while ((next = instances.find((s) => collapsed.has(s.key) && s.first >= head.first && s.last <= head.last))) {
           collapsed = S.openedSet(model, instances, collapsed, next.key);
-          inside.push({ key: next.key, items: check(collapsed) });
+          inside.push({ key: next.key, items: check(model, instances, collapsed) });
         }
         const all = S.collapsedGraph(model, instances, collapsed);
         const inHead = (item) => !item.box && item.node >= head.first && item.node <= head.last;
