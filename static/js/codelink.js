@@ -55,6 +55,13 @@ export function createCodeLink(root, { rows, onLine = () => {} } = {}) {
   let walkId = null;
   let pointedLine = null; // the line under the mouse, or the caret's line while the editor has focus
   let pointedBy = null; // "mouse" or "caret"
+  // The textarea's geometry, kept rather than read at each step of the walk: reading it after the
+  // step changed the page would force a style and layout of the whole page. Its size and line height
+  // are read when it resizes (the layout is clean then), its scroll position when it scrolls.
+  let scrollTop = textarea.scrollTop;
+  let clientHeight = textarea.clientHeight;
+  let lineHeightPx = readLineHeight();
+  let scrollFrame = null; // keepInView's scroll, waiting for the next frame
 
   /** Is the editor showing the program the graph was made from? */
   const current = () => model !== null && textarea.value === text;
@@ -167,22 +174,30 @@ export function createCodeLink(root, { rows, onLine = () => {} } = {}) {
   }
 
   function syncScroll() {
-    layer.scrollTop = textarea.scrollTop;
+    scrollTop = textarea.scrollTop;
+    layer.scrollTop = scrollTop;
   }
 
-  function lineHeight() {
+  function readLineHeight() {
     return parseFloat(getComputedStyle(textarea).lineHeight) || 24;
   }
 
   /** Scroll the editor so that a line is in view (only when it is not). */
   function keepInView(line) {
-    const height = lineHeight();
-    const top = rows.top(line) * height;
-    const bottom = top + rows.count(line) * height;
-    if (top < textarea.scrollTop || bottom > textarea.scrollTop + textarea.clientHeight - 10) {
-      textarea.scrollTop = Math.max(0, top - textarea.clientHeight / 3);
-      syncScroll();
-    }
+    const top = rows.top(line) * lineHeightPx;
+    const bottom = top + rows.count(line) * lineHeightPx;
+    if (top >= scrollTop && bottom <= scrollTop + clientHeight - 10) return;
+    // Scrolled in an animation frame: setting scrollTop makes the browser lay out the page first,
+    // which in the middle of a step would be done twice. The layer follows at once, not a frame
+    // later; the scroll event then settles both on the textarea's own (clamped) position.
+    const target = Math.max(0, top - clientHeight / 3);
+    scrollTop = target;
+    cancelAnimationFrame(scrollFrame);
+    scrollFrame = requestAnimationFrame(() => {
+      scrollFrame = null;
+      textarea.scrollTop = target;
+      layer.scrollTop = target;
+    });
   }
 
   // ---- node -> code ----
@@ -199,9 +214,9 @@ export function createCodeLink(root, { rows, onLine = () => {} } = {}) {
   function showWalk(id) {
     if (id === walkId) return;
     walkId = id;
-    draw();
     const span = id === null ? null : spanOf(id);
     if (span && current()) keepInView(span.line);
+    draw();
   }
 
   // ---- code -> nodes ----
@@ -218,7 +233,7 @@ export function createCodeLink(root, { rows, onLine = () => {} } = {}) {
     const box = textarea.getBoundingClientRect();
     const padding = parseFloat(getComputedStyle(textarea).paddingTop) || 0;
     const y = clientY - box.top - padding + textarea.scrollTop;
-    return y < 0 ? null : rows.lineAt(Math.floor(y / lineHeight()));
+    return y < 0 ? null : rows.lineAt(Math.floor(y / lineHeightPx));
   }
 
   function caretLine() {
@@ -249,6 +264,10 @@ export function createCodeLink(root, { rows, onLine = () => {} } = {}) {
     draw();
   });
   textarea.addEventListener("scroll", syncScroll);
+  new ResizeObserver(() => {
+    clientHeight = textarea.clientHeight;
+    lineHeightPx = readLineHeight();
+  }).observe(textarea);
   rows.onChange(draw);
 
   return { setModel, clear, showNodes, showWalk, nodesOnLine, get line() { return pointedLine; } };
