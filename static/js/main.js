@@ -59,6 +59,8 @@ export function startValuegraph(root, { location = window.location, history = wi
   let pinned = null;
   let hovered = null;
   let urlTimer = null;
+  let urlFrame = null;
+  let paintedUrl = null; // a step's URL, written once its frame is painted (writeUrl's afterPaint)
   let shapeKey = "";
   let shownProgram = null; // the program fields (state.js) of the graph on screen
   const changeListeners = [];
@@ -735,9 +737,12 @@ export function startValuegraph(root, { location = window.location, history = wi
     showStory();
     notifyStep(k, frame);
     changed();
+    if (how === "load" || how === "history") return;
     if (how === "jump") writeUrl("push");
     // A long program makes every replaceState costly (tens of ms): then steps are throttled too.
-    else if (how !== "load" && how !== "history") writeUrl("replace", { throttle: how === "play" || how === "scrub" || editor.value.length > LONG_URL });
+    else if (how === "play" || how === "scrub" || editor.value.length > LONG_URL) writeUrl("replace", { throttle: true });
+    // Any other step's replaceState (milliseconds, the program being in the URL) waits for its frame to be painted.
+    else writeUrl("replace", { afterPaint: true });
   }
 
   function showStory() {
@@ -768,21 +773,44 @@ export function startValuegraph(root, { location = window.location, history = wi
     return { ...viewState(), direction: view.autoDirection ? "LR" : view.direction };
   }
 
-  function writeUrl(how, { throttle = false } = {}) {
+  /** Drop a URL write not made yet; `flush`: make a step's waiting replaceState now. */
+  function cancelUrlWrite({ flush = false } = {}) {
     clearTimeout(urlTimer);
+    cancelAnimationFrame(urlFrame);
+    urlTimer = urlFrame = null;
+    if (flush && paintedUrl !== null) history.replaceState(null, "", paintedUrl);
+    paintedUrl = null;
+  }
+
+  /**
+   * Write the view state into the URL: "push" a history entry or "replace" the current one
+   * ("none": leave it). `throttle`: once the moves pause; `afterPaint`: this state, once the frame
+   * showing it is painted (a later write replaces it; a push first leaves it in the entry it leaves).
+   */
+  function writeUrl(how, { throttle = false, afterPaint = false } = {}) {
+    cancelUrlWrite({ flush: how === "push" });
     if (how === "none" || !history) return; // Back/Forward: the URL is already the state
+    const urlOf = (search) => `${location.pathname}${search}${location.hash}`;
     const write = () => {
       const search = stateSearch(linkState());
       if (search === location.search) return;
-      const url = `${location.pathname}${search}${location.hash}`;
-      if (how === "push") history.pushState(null, "", url);
-      else history.replaceState(null, "", url);
+      if (how === "push") history.pushState(null, "", urlOf(search));
+      else history.replaceState(null, "", urlOf(search));
     };
     if (throttle) urlTimer = setTimeout(write, URL_THROTTLE_MS);
-    else write();
+    else if (afterPaint) {
+      const search = stateSearch(linkState());
+      if (search === location.search) return;
+      paintedUrl = urlOf(search);
+      urlFrame = requestAnimationFrame(() => {
+        urlFrame = null;
+        urlTimer = setTimeout(() => cancelUrlWrite({ flush: true }), 0);
+      });
+    } else write();
   }
 
   window.addEventListener("popstate", () => {
+    cancelUrlWrite(); // a write still waiting was for the entry left behind
     const state = readState(location.search);
     controls.pause();
     controls.speed = state.speed;
