@@ -100,21 +100,32 @@ export function createTables(root, { onJump = () => {} } = {}) {
     current.classList.add("is-current");
     current.setAttribute("aria-current", "step");
     // Measured just after the next paint, when the layout is already done (measuring now would
-    // force a layout of the whole page in the middle of drawing a big graph).
+    // force a layout of the whole page in the middle of drawing a big graph); scrolled in the frame
+    // after that: scrolling just after a paint waits for the compositor to take that frame.
     const row = current;
-    requestAnimationFrame(() => setTimeout(() => scrollTo(parts[stage].wrap, row), 0));
+    const wrap = parts[stage].wrap;
+    requestAnimationFrame(() =>
+      setTimeout(() => {
+        const top = scrollTarget(wrap, row);
+        if (top !== null) requestAnimationFrame(() => {
+            if (row === current) wrap.scrollTop = top;
+          });
+      }, 0),
+    );
   }
 
-  function scrollTo(wrap, row) {
-    if (!row.isConnected) return;
+  /** Where the box should scroll to show the row, or null where it shows it already. */
+  function scrollTarget(wrap, row) {
+    if (!row.isConnected) return null;
     // Positions inside the scrolled box; the sticky header covers the top of it.
     const box = wrap.getBoundingClientRect();
     const rowBox = row.getBoundingClientRect();
     const header = row.closest("table").tHead?.getBoundingClientRect().height ?? 0;
     const top = rowBox.top - box.top + wrap.scrollTop;
     const bottom = top + rowBox.height;
-    if (top - header < wrap.scrollTop) wrap.scrollTop = top - header - 4;
-    else if (bottom > wrap.scrollTop + wrap.clientHeight) wrap.scrollTop = bottom - wrap.clientHeight + 4;
+    if (top - header < wrap.scrollTop) return top - header - 4;
+    if (bottom > wrap.scrollTop + wrap.clientHeight) return bottom - wrap.clientHeight + 4;
+    return null;
   }
 
   return { setTimeline, show };
