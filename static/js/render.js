@@ -112,6 +112,7 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
   let compact = false;
   // Per node id: its element, the parts that change, its fixed classes, what is on screen now.
   let nodeEls = [];
+  let drawnIds = []; // the ids with a node element: a folded graph draws few of its nodes
   let parts = [];
   let baseClass = [];
   let notes = new Map(); // id -> what the gradient check says is wrong there (a learner's own class)
@@ -267,6 +268,7 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
     svg.classed("vg-compact", compact).classed("vg-bt", placement.direction === "BT");
     svg.attr("data-node-count", placement.visible ?? n).attr("data-edge-count", placement.edges.length); // visible: scopes.js's collapsed view
     nodeEls = new Array(n);
+    drawnIds = [];
     parts = new Array(n);
     shownGrad = new Array(n);
     shownFlags = new Uint8Array(n).fill(FORCE);
@@ -332,11 +334,14 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
       const shown = model.nodes.slice(first, last).filter((d) => !placement.nodes[d.id].hidden); // hidden: inside a collapsed scope
       const nodes = d3.select(groupEls[c]).selectAll("g.vg-node").data(shown, (d) => d.id)
         .join(enter, (existing) => existing, (exit) => exit.remove());
+      const ids = [];
       nodes.each(function (d) {
         nodeEls[d.id] = this;
+        ids.push(d.id);
       });
+      drawnIds.push(...ids);
       update(nodes);
-      cull(view, first, last);
+      cull(view, ids);
       if (lastFrame) applyNodes(lastFrame, first, last);
       onProgress(last, n);
       drawn += shown.length;
@@ -723,19 +728,20 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
 
   /**
    * What nobody can read is not drawn. Chromium lays out every <text> again on each change of zoom
-   * scale, even inside a hidden group, unless the text itself is display: none: 2,000 compact records,
+   * scale (less since .vg-svg's text-rendering is geometricPrecision), even inside a hidden group,
+   * unless the text itself is display: none: 2,000 compact records,
    * or the ~3,700 texts of a 400-node full view, made zoom frames 30-150 ms. Compact view: records out
    * of view are not drawn. Full view: the texts of records and edge labels out of view are not, nor
    * any text below FULL_TEXT_ZOOM; the records and pills stay (each record is a focusable button). Placement only: no
    * layout is read.
    */
-  function cull(t, from = 0, to = culled.length) {
+  function cull(t, ids = drawnIds) {
     if (!placement) return;
     const [vw, vh] = viewSize();
     const { width: W, height: H } = placement.geometry.box;
     const x0 = -t.x / t.k - W, y0 = -t.y / t.k - H, x1 = (vw - t.x) / t.k + W, y1 = (vh - t.y) / t.k + H;
     const far = !compact && t.k < FULL_TEXT_ZOOM;
-    for (let id = from; id < to; id++) {
+    for (const id of ids) {
       const p = placement.nodes[id];
       const el = nodeEls[id];
       if (!p || !el) continue;
