@@ -5,7 +5,7 @@ import re
 from urllib.parse import quote
 
 import pytest
-from pagehelpers import last_step, node, url_for, wait_for_graph, wait_until_still
+from pagehelpers import last_step, next_frames, node, url_for, wait_for_graph, wait_until_still
 from playwright.sync_api import expect
 
 ANSWERED_400 = r"status of 400"
@@ -108,6 +108,72 @@ def test_the_walk_bands_the_line_of_its_current_node(page):
         lines.add(band.get_attribute("data-line"))
         page.get_by_role("button", name="Step forward", exact=True).click()
     assert len(lines) > 1, "the band moves with the walk"
+
+
+# A chain down 60 lines: stage 2 walks it back up, a line or so a step.
+CHAIN_OF_LINES = "v0 = 1.0\n" + "".join(f"v{i} = v{i - 1} * 1.01\n" for i in range(1, 60)) + "L = v59 * 2.0\n"
+# In the page: is the walk's banded line inside the editor's visible rows, with the bands' layer scrolled with it?
+WALK_LINE_IN_VIEW = """() => {
+  const t = document.querySelector('[data-vg=program]');
+  const band = document.querySelector('.vg-link-walk');
+  if (!band) return false;
+  const rows = document.querySelector('[data-valuegraph]').valuegraph.editor.rows;
+  const line = Number(band.dataset.line);
+  const height = parseFloat(getComputedStyle(t).lineHeight);
+  const top = rows.top(line) * height;
+  const bottom = top + rows.count(line) * height;
+  const layer = document.querySelector('[data-vg=code-links]');
+  return top >= t.scrollTop && bottom <= t.scrollTop + t.clientHeight && layer.scrollTop === t.scrollTop;
+}"""
+
+
+def step_to_another_line(page):
+    """Step forward until the walk's band is on another line; that line."""
+    band = page.locator(".vg-link-walk").first
+    before = band.get_attribute("data-line")
+    for _ in range(10):
+        page.get_by_role("button", name="Step forward", exact=True).click()
+        if band.get_attribute("data-line") != before:
+            return int(band.get_attribute("data-line"))
+    raise AssertionError(f"the walk stayed on line {before}")
+
+
+def test_the_editor_keeps_the_walks_line_in_view_after_the_learner_scrolls_or_resizes_it(page):
+    page.goto(url_for(CHAIN_OF_LINES))
+    wait_for_graph(page)
+    textarea = editor(page)
+    assert textarea.evaluate("(t) => t.scrollHeight > 3 * t.clientHeight"), "the program is taller than the editor"
+    page.get_by_role("button", name="Start of stage 2").click()
+    page.wait_for_function(WALK_LINE_IN_VIEW)  # the last line: the editor scrolled down to it
+    assert textarea.evaluate("(t) => t.scrollTop") > 0
+
+    # The learner scrolls the editor back to the top: the next step brings the walk's line back.
+    textarea.evaluate("(t) => { t.scrollTop = 0; }")
+    page.wait_for_function("() => document.querySelector('[data-vg=code-links]').scrollTop === 0")
+    assert not page.evaluate(WALK_LINE_IN_VIEW)
+    step_to_another_line(page)
+    page.wait_for_function(WALK_LINE_IN_VIEW)
+
+    # The learner makes the editor shorter and scrolls it so that the walk's line sits just below
+    # its last row (in view at the height it had): the next step scrolls it into view.
+    textarea.evaluate("(t) => { t.style.height = '90px'; }")
+    next_frames(page)
+    line = int(page.locator(".vg-link-walk").first.get_attribute("data-line"))
+    textarea.evaluate(
+        """(t, line) => {
+            const rows = document.querySelector('[data-valuegraph]').valuegraph.editor.rows;
+            const height = parseFloat(getComputedStyle(t).lineHeight);
+            t.scrollTop = (rows.top(line) - 1) * height - t.clientHeight;
+        }""",
+        line,
+    )
+    page.wait_for_function(
+        "() => { const t = document.querySelector('[data-vg=program]');"
+        " return document.querySelector('[data-vg=code-links]').scrollTop === t.scrollTop; }"
+    )
+    assert not page.evaluate(WALK_LINE_IN_VIEW)
+    step_to_another_line(page)
+    page.wait_for_function(WALK_LINE_IN_VIEW)
 
 
 @pytest.mark.allow_console(ANSWERED_400)
