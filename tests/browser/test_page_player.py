@@ -192,6 +192,36 @@ def test_a_url_reopens_the_same_step_and_back_forward_work(page, base_url):
     page.wait_for_function(f"() => Number(document.querySelector('[data-vg=scrubber]').value) >= {PROPAGATE_START}")
 
 
+def test_steps_in_one_task_then_a_jump_leave_the_last_step_in_the_entry_back_returns_to(page):
+    """A step writes its URL once its frame is painted; steps and a jump made before any paint still
+    leave the entry the jump left with the last step, and the URL ends at the jump's step."""
+    open_program(page, CHAPTER_2, nodes=4)
+    button(page, "Start of stage 2").click()
+    page.wait_for_url(re.compile(rf"step={PROPAGATE_START}(&|$)"))
+    page.evaluate(
+        """() => {
+            const click = (name) => document.querySelector(`[data-vg="${name}"]`).click();
+            click("forward");
+            click("forward");
+            click("forward");
+            click("end");
+        }"""
+    )
+    page.wait_for_url(re.compile(rf"step={LAST}(&|$)"))
+    page.go_back()
+    page.wait_for_function(
+        f"() => Number(document.querySelector('[data-vg=scrubber]').value) === {PROPAGATE_START + 3}"
+    )
+    assert re.search(rf"step={PROPAGATE_START + 3}(&|$)", page.url)
+    # Forward again: the jump's entry, and no step written late over the entry Back showed.
+    page.go_forward()
+    page.wait_for_function(f"() => Number(document.querySelector('[data-vg=scrubber]').value) === {LAST}")
+    page.go_back()
+    page.wait_for_function(
+        f"() => Number(document.querySelector('[data-vg=scrubber]').value) === {PROPAGATE_START + 3}"
+    )
+
+
 def test_back_restores_the_previous_program(page):
     open_program(page, CHAPTER_2, nodes=4)
     page.get_by_label("Examples").select_option(label="Reuse: why += matters")
