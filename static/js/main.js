@@ -29,8 +29,7 @@ import { createWalkPanel } from "./walkpanel.js";
 
 /** Past this many nodes labels cannot be read: draw the compact view. */
 export const COMPACT_ABOVE = 400;
-const URL_THROTTLE_MS = 400;
-const LONG_URL = 2000; // characters of program past which every step's URL write is throttled
+const URL_THROTTLE_MS = 400; // the steps' URL is written once they pause this long
 const JOB_POLL_MS = 500; // at most this often, a running job's status is asked for the line it is printing
 const JOB_RECONNECT_MS = 1000; // after a job's event stream was lost
 
@@ -59,8 +58,7 @@ export function startValuegraph(root, { location = window.location, history = wi
   let pinned = null;
   let hovered = null;
   let urlTimer = null;
-  let urlFrame = null;
-  let paintedUrl = null; // a step's URL, written once its frame is painted (writeUrl's afterPaint)
+  let waitingUrl = null; // the steps' URL, written once they pause (writeUrl's later)
   let shapeKey = "";
   let shownProgram = null; // the program fields (state.js) of the graph on screen
   const changeListeners = [];
@@ -737,12 +735,8 @@ export function startValuegraph(root, { location = window.location, history = wi
     showStory();
     notifyStep(k, frame);
     changed();
-    if (how === "load" || how === "history") return;
     if (how === "jump") writeUrl("push");
-    // A long program makes every replaceState costly (tens of ms): then steps are throttled too.
-    else if (how === "play" || how === "scrub" || editor.value.length > LONG_URL) writeUrl("replace", { throttle: true });
-    // Any other step's replaceState (milliseconds, the program being in the URL) waits for its frame to be painted.
-    else writeUrl("replace", { afterPaint: true });
+    else if (how !== "load" && how !== "history") writeUrl("replace", { later: true });
   }
 
   function showStory() {
@@ -773,40 +767,31 @@ export function startValuegraph(root, { location = window.location, history = wi
     return { ...viewState(), direction: view.autoDirection ? "LR" : view.direction };
   }
 
-  /** Drop a URL write not made yet; `flush`: make a step's waiting replaceState now. */
+  /** Drop a URL write still waiting; `flush`: make it now. */
   function cancelUrlWrite({ flush = false } = {}) {
     clearTimeout(urlTimer);
-    cancelAnimationFrame(urlFrame);
-    urlTimer = urlFrame = null;
-    if (flush && paintedUrl !== null) history.replaceState(null, "", paintedUrl);
-    paintedUrl = null;
+    urlTimer = null;
+    if (flush && waitingUrl !== null) history.replaceState(null, "", waitingUrl);
+    waitingUrl = null;
   }
 
   /**
-   * Write the view state into the URL: "push" a history entry or "replace" the current one
-   * ("none": leave it). `throttle`: once the moves pause; `afterPaint`: this state, once the frame
-   * showing it is painted (a later write replaces it; a push first leaves it in the entry it leaves).
+   * Write the view state into the URL: "push" a history entry, or "replace" the current one
+   * ("none": leave it). `later`: replace it once the moves pause, the page painted meanwhile (with
+   * the program in the URL a replaceState takes milliseconds, 5-15 in a profile of the demo's walk:
+   * too many for every step); a push first writes the waiting URL into the entry it leaves.
    */
-  function writeUrl(how, { throttle = false, afterPaint = false } = {}) {
+  function writeUrl(how, { later = false } = {}) {
     cancelUrlWrite({ flush: how === "push" });
     if (how === "none" || !history) return; // Back/Forward: the URL is already the state
-    const urlOf = (search) => `${location.pathname}${search}${location.hash}`;
-    const write = () => {
-      const search = stateSearch(linkState());
-      if (search === location.search) return;
-      if (how === "push") history.pushState(null, "", urlOf(search));
-      else history.replaceState(null, "", urlOf(search));
-    };
-    if (throttle) urlTimer = setTimeout(write, URL_THROTTLE_MS);
-    else if (afterPaint) {
-      const search = stateSearch(linkState());
-      if (search === location.search) return;
-      paintedUrl = urlOf(search);
-      urlFrame = requestAnimationFrame(() => {
-        urlFrame = null;
-        urlTimer = setTimeout(() => cancelUrlWrite({ flush: true }), 0);
-      });
-    } else write();
+    const search = stateSearch(linkState());
+    if (search === location.search) return;
+    const url = `${location.pathname}${search}${location.hash}`;
+    if (later) {
+      waitingUrl = url;
+      urlTimer = setTimeout(() => cancelUrlWrite({ flush: true }), URL_THROTTLE_MS);
+    } else if (how === "push") history.pushState(null, "", url);
+    else history.replaceState(null, "", url);
   }
 
   window.addEventListener("popstate", () => {
