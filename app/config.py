@@ -54,7 +54,7 @@
 | VALUEGRAPH_JOB_MEMORY_BYTES        | 2000000000| bytes of address space one job's process may hold (RLIMIT_AS)       |
 | VALUEGRAPH_JOB_MAX_STATEMENTS      | 2000000000| statements a job's program may execute (instead of MAX_STATEMENTS)  |
 | VALUEGRAPH_JOB_MAX_COLLECTION_LENGTH | 1000000 |items in a job's list, set or dict (instead of MAX_COLLECTION_LENGTH)|
-| VALUEGRAPH_JOB_WALL_SECONDS        | 7200      | seconds of wall-clock time one job may run                          |
+| VALUEGRAPH_JOB_WALL_SECONDS        | 14400     | seconds of wall-clock time one job may run                          |
 | VALUEGRAPH_JOB_EXPIRE_SECONDS      | 3600      | seconds a finished job's status is kept (later: 404)                |
 | VALUEGRAPH_JOB_WORKER_TIMEOUT      | 10.0      | seconds a Redis job's worker may go unheard before the job fails    |
 | VALUEGRAPH_JOB_SNAPSHOT_EVERY      | 2         | backward() calls between a job's snapshots (0: none; graphs replay) |
@@ -134,7 +134,7 @@ class Settings:
     job_memory_bytes: int = 2_000_000_000
     job_max_statements: int = 2_000_000_000
     job_max_collection_length: int = 1_000_000
-    job_wall_seconds: float = 7200.0
+    job_wall_seconds: float = 14400.0  # twice the CPU limit: 1,000 microgpt steps took 7,680 s on a busy machine
     job_expire_seconds: float = 3600.0
     job_worker_timeout: float = 10.0
     job_snapshot_every: int = 2
