@@ -21,8 +21,11 @@ def app_eval(page, body, arg=None):
     )
 
 
+TRANSFORM = "d3.zoomTransform(document.querySelector('[data-vg=graph] svg')).toString()"
+
+
 def transform(page):
-    return page.evaluate("d3.zoomTransform(document.querySelector('[data-vg=graph] svg')).toString()")
+    return page.evaluate(TRANSFORM)
 
 
 def focus_in_view(page):
@@ -83,8 +86,8 @@ def test_moves_are_short_transitions_unless_reduced_motion(browser, base_url):
         page.goto(url_for(SOFTMAX, step=0))
         wait_for_graph(page)
         wait_until_still(page)
-        app_eval(page, "app.controls.go(30, 'step');")
-        at_once = transform(page)
+        # Read in the same task as the step: a later read could come after a whole transition.
+        at_once = app_eval(page, f"app.controls.go(30, 'step'); return {TRANSFORM};")
         wait_until_still(page)
         assert (transform(page) != at_once) == animated, motion
         context.close()
@@ -256,12 +259,12 @@ def test_the_walk_panel_shows_the_walk_order_and_the_current_node_in_stage_2(pag
     assert panel.locator(".vg-sorted-box h3").text_content() == "Walk order"
     current = panel.locator('[data-vg="sorted"] li.is-current')
     assert current.count() == 1
-    inside = page.evaluate(
+    # The list scrolls with the current row, in the frame after the step is shown (walkpanel.js).
+    page.wait_for_function(
         """() => { const list = document.querySelector('[data-vg="sorted"]'), row = list.querySelector('.is-current');
             const a = list.getBoundingClientRect(), b = row.getBoundingClientRect();
             return b.top >= a.top && b.bottom <= a.bottom; }"""
     )
-    assert inside, "the list scrolls with the current row"
     now = panel.locator('[data-vg="stack"] li').all_text_contents()
     assert now[0].endswith(f"· grad {app_eval(page, 'return String(app.timeline.steps[app.controls.step].grad);')}")
     assert "empty" not in " ".join(now)
