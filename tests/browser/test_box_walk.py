@@ -149,7 +149,8 @@ def test_opening_a_box_keeps_the_node_step_and_then_walks_its_nodes_one_by_one(p
         now["level"],
         app_eval(page, "return app.levels.last;"),
     )
-    assert url_step(page) == before["node"]
+    # The steps' URL is written once they pause (main.js's writeUrl later): wait for it.
+    page.wait_for_function("(k) => new URL(location.href).searchParams.get('step') === String(k)", arg=before["node"])
     # Back through the box's run: each of its nodes, drawn now, is a step of its own that says what
     # it says today (its weights are the parameters' box, Layer.__init__, still folded).
     own = app_eval(
