@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import uvicorn
-from pagehelpers import url_for
+from pagehelpers import url_for, wait_for_graph
 from playwright.sync_api import expect
 
 from app.config import Settings
@@ -227,6 +227,7 @@ def test_a_head_opens_in_place_by_enter_one_level_at_a_time_and_folds_back(big):
     assert members == inside["own"], "the head's own values, its keys' scores, are the line's box"
     press(page, f'.vg-scope-box[data-scope="{scores_key}"]')
     expect(scores).to_have_count(0, timeout=WAIT_MS)
+    wait_for_graph(page)  # the box goes when the redraw starts; its ~130 values come a chunk a frame
     drawn = {int(i) for i in page.locator("[data-node-id]").evaluate_all("els => els.map((e) => e.dataset.nodeId)")}
     assert set(inside["own"]) <= drawn, "opened, the head's own nodes (its keys' scores) are drawn"
 
