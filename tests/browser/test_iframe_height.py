@@ -5,7 +5,7 @@ import re
 from pathlib import Path
 from urllib.parse import quote
 
-from pagehelpers import served_elsewhere
+from pagehelpers import served_elsewhere, wait_for_graph
 
 TEACHING = Path(__file__).resolve().parents[2] / "docs" / "teaching.md"
 
@@ -31,7 +31,7 @@ def test_the_readme_snippet_resizes_the_frame_to_its_content(page, live_server):
 def check_height(page):
     page.wait_for_function("document.getElementById('vg').style.height !== ''")
     frame = page.frame(url=re.compile(r".*/embed\?.*"))
-    frame.wait_for_selector("[data-node-id]")
+    wait_for_graph(frame, 4)  # and laid out for it: the embed lays out again once the graph's load ends
     page.wait_for_function("parseFloat(document.getElementById('vg').style.height) > 400")
     content_height = frame.evaluate(
         "Math.ceil(document.querySelector('[data-valuegraph-embed]').getBoundingClientRect().height)"
