@@ -26,11 +26,14 @@ CHAPTER_2 = "a = 2\nb = 3\nc = a * b\nL = c + a"
 
 
 def wait_for_graph(page, nodes: int) -> None:
+    """Until the graph is drawn and its load has ended (the caption is set then, and the embed's
+    opening goto: a Step forward before it would be undone)."""
     page.wait_for_function(
         """(nodes) => {
             const svg = document.querySelector('[data-vg="graph"] svg');
             return svg && Number(svg.dataset.nodeCount) === nodes
-                && document.querySelectorAll('[data-node-id]').length === nodes;
+                && document.querySelectorAll('[data-node-id]').length === nodes
+                && document.querySelector('[data-vg="caption"]').textContent !== '';
         }""",
         arg=nodes,
     )
