@@ -19,10 +19,8 @@ from .calls import CallCompiler
 from .expressions import ExpressionCompiler
 from .objects import Instance
 from .parse import Source
-from .state import State, as_program_error
+from .state import IN_PRELUDE, State, as_program_error
 from .statements import StatementCompiler, shorten
-
-IN_PRELUDE = Span(-1, 0, 0, -1)  # the place of prelude code: replaced by the program's call into it
 
 
 class Compiler(StatementCompiler, ExpressionCompiler, CallCompiler):
@@ -47,24 +45,29 @@ class Compiler(StatementCompiler, ExpressionCompiler, CallCompiler):
         extent = self.source.extent(node)
         return (None if self.prelude else extent, shorten(self.source.text_of(node, extent)))
 
-    def guard(self, node, run):
-        """run(frame), with any failure reported at the node's place."""
+    def failure(self):
+        """failed(error, node): the ProgramError to raise for `error`, an exception (or, in the prelude, a
+        ProgramError placed IN_PRELUDE) that ended the code of `node`, the innermost statement or guarded
+        expression around it. The program's code reports the node's place; the prelude's, the program's
+        call into it."""
         if self.prelude:
             state = self.state
 
-            def guarded_prelude(frame):
-                try:
-                    return run(frame)
-                except ProgramError as error:
-                    if error.span is IN_PRELUDE:
-                        raise ProgramError(error.message, state.entry_span()) from None
-                    raise
-                except Exception as error:
-                    raise as_program_error(error, state.entry_span()) from None
+            def failed_in_prelude(error, node):
+                if type(error) is ProgramError:
+                    return ProgramError(error.message, state.entry_span())
+                return as_program_error(error, state.entry_span())
 
-            return guarded_prelude
-
+            return failed_in_prelude
         place = self.source.node_span  # computed when an error happens, not for every node up front
+        return lambda error, node: as_program_error(error, place(node))
+
+    def guard(self, node, run):
+        """run(frame), with any failure reported at the node's place. In the prelude the statement
+        around it reports the failure at the program's call, the same place for every node: no guard."""
+        if self.prelude:
+            return run
+        failed = self.failure()
 
         def guarded(frame):
             try:
@@ -72,7 +75,7 @@ class Compiler(StatementCompiler, ExpressionCompiler, CallCompiler):
             except ProgramError:
                 raise
             except Exception as error:
-                raise as_program_error(error, place(node)) from None
+                raise failed(error, node) from None
 
         return guarded
 

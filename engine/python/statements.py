@@ -13,6 +13,7 @@ from . import model
 from .calls import Frame, Return
 from .objects import Class, Instance, ProgramFile, show, type_name
 from .parse import is_downloading
+from .state import IN_PRELUDE
 
 BREAK = object()
 CONTINUE = object()
@@ -22,37 +23,57 @@ class StatementCompiler:
     """The Compiler's part for statements."""
 
     def block(self, statements, in_class=False):
-        return self._counted([self.statement(s, in_class) for s in statements], self.span(statements[0]))
+        compiled = [self.statement(s, in_class) for s in statements]
+        return self._counted(compiled, statements, self.span(statements[0]))
 
     def program(self, statements):
         """The program's top level: a block, run whole, or from statement `start` on by a replay
         resumed from a snapshot (whose statements the snapshotted run counted already)."""
         compiled = [self.statement(s) for s in statements]
-        whole = self._counted(compiled, self.span(statements[0]))
+        whole = self._counted(compiled, statements, self.span(statements[0]))
+        failed = self.failure()
 
         def run(frame, start=0):
             if start == 0:
                 return whole(frame)
-            for statement in compiled[start:]:
-                statement(frame)
+            try:
+                for statement in compiled[start:]:
+                    statement(frame)
+            except ProgramError:
+                raise
+            except Exception as error:
+                raise failed(error, statements[compiled.index(statement)]) from None
             return None
 
         return run
 
-    def _counted(self, compiled, place):
+    def _counted(self, compiled, nodes, place):
+        """The block of the statements `compiled` from `nodes`: it counts them, runs them in turn and
+        reports a failure at the place of the statement it ended (Compiler.failure)."""
         state = self.state
         count = len(compiled)
         limit = state.limits.max_statements
+        failed = self.failure()
+        prelude = self.prelude
         # Blocks and loop passes are the hot path: they add to the count inline, and past the
-        # limit let State.count (which holds the check's one message) raise it.
+        # limit let State.count (which holds the check's one message) raise it. One try around the
+        # whole block, not a guard per statement: a try costs nothing until something fails.
         if count == 1:
             (only,) = compiled
+            (node,) = nodes
 
             def run_one(frame):
                 state.steps += 1
                 if state.steps > limit:
                     state.count(0, place)
-                return only(frame)
+                try:
+                    return only(frame)
+                except ProgramError as error:
+                    if prelude and error.span is IN_PRELUDE:
+                        raise failed(error, node) from None
+                    raise
+                except Exception as error:
+                    raise failed(error, node) from None
 
             return run_one
 
@@ -60,19 +81,27 @@ class StatementCompiler:
             state.steps += count
             if state.steps > limit:
                 state.count(0, place)
-            for statement in compiled:
-                signal = statement(frame)
-                if signal is not None:
-                    return signal
+            try:
+                for statement in compiled:
+                    signal = statement(frame)
+                    if signal is not None:
+                        return signal
+            except ProgramError as error:
+                if prelude and error.span is IN_PRELUDE:
+                    raise failed(error, nodes[compiled.index(statement)]) from None
+                raise
+            except Exception as error:
+                raise failed(error, nodes[compiled.index(statement)]) from None
             return None
 
         return run_block
 
     def statement(self, node, in_class=False):
+        """The statement's code, unguarded: the block around it reports its failures."""
         method = getattr(self, "stmt_" + type(node).__name__)
         if type(node) is ast.FunctionDef:
-            return self.guard(node, method(node, in_class))
-        return self.guard(node, method(node))
+            return method(node, in_class)
+        return method(node)
 
     def stmt_Expr(self, node):
         value = self.expr(node.value)
