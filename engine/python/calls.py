@@ -6,11 +6,15 @@ import ast
 import sys
 import threading
 
+from ..errors import ProgramError
+from ..syntax import Span
 from ..value import Value
 from . import builtins as B
 from . import model
 from .objects import BoundMethod, Builtin, BuiltinType, Class, Function, Instance, ProgramFile, ProgramSet, type_name
 from .observe import node_fields
+
+IN_PRELUDE = Span(-1, 0, 0, -1)  # the place of prelude code: replaced by the program's call into it
 
 
 class Frame:
@@ -100,7 +104,11 @@ class Calls:
     def call_function(self, function, args, kwargs, scope=None):
         """scope: the scope the nodes made in the call show (a walked item's, see Walk); None:
         the caller's, then the function's name ("f", "MLP.__call__")."""
-        variables = _bind(function, args, kwargs)
+        params = function.params
+        if function.plain and not kwargs and len(args) == len(params):  # f(a, b) of def f(a, b)
+            variables = dict(zip(params, args))
+        else:
+            variables = _bind(function, args, kwargs)
         if self.depth >= self.limits.max_call_depth:
             limit = self.limits.max_call_depth
             raise B.RunError(
@@ -112,9 +120,9 @@ class Calls:
         if len(outer) < LONGEST_SCOPE:
             self.scope = outer + (function.scope_name,) if scope is None else scope
         if self.depth >= HOP_CHECK_DEPTH and not self.depth % HOP_CHECK_EVERY and _stack_is_deep(self.hop_frames):
-            result = self.on_fresh_stack(_run_body, function, frame)
+            result = self.on_fresh_stack(function.body, frame)
         else:
-            result = _run_body(function, frame)
+            result = function.body(frame)
         self.scope = outer
         self.depth -= 1
         return result
@@ -215,11 +223,20 @@ def _stack_is_deep(frames):
     return True
 
 
-def _run_body(function, frame):
-    if function.is_expression:
-        return function.body(frame)
-    signal = function.body(frame)
-    return signal.value if type(signal) is Return else None
+def _argument_list(arguments):
+    """values(frame): the list of the arguments' values, built in one step for the usual few."""
+    if not arguments:
+        return lambda frame: []
+    if len(arguments) == 1:
+        (first,) = arguments
+        return lambda frame: [first(frame)]
+    if len(arguments) == 2:
+        first, second = arguments
+        return lambda frame: [first(frame), second(frame)]
+    if len(arguments) == 3:
+        first, second, third = arguments
+        return lambda frame: [first(frame), second(frame), third(frame)]
+    return lambda frame: [argument(frame) for argument in arguments]
 
 
 def _nonlocal_names(function) -> frozenset:
@@ -282,7 +299,7 @@ class CallCompiler:
         outer_nonlocals, self.nonlocals = self.nonlocals, _nonlocal_names(node)
         outer_walks, self.walks = self.walks, []  # a function's calls run in its own frame
         outer_in_method, self.in_method = self.in_method, self.in_method or in_class
-        body = self.block(node.body)
+        body = self.function_body(node.body)
         self.nonlocals, self.walks, self.in_method = outer_nonlocals, outer_walks, outer_in_method
         name = node.name
         prelude = self.prelude
@@ -345,17 +362,15 @@ class CallCompiler:
 
     def arguments(self, node):
         """(positional, named): functions of the frame giving the call's argument list and dict;
-        `*xs` and `**kw` are spread into them."""
+        `*xs` and `**kw` are spread into them. `named` is None for a call without keywords (its dict
+        is empty)."""
         args = [(type(a) is ast.Starred, self.expr(a.value if type(a) is ast.Starred else a)) for a in node.args]
         keywords = [(k.arg, self.expr(k.value)) for k in node.keywords]
         spread = any(star for star, _ in args) or any(key is None for key, _ in keywords)
         plain_args = [value for _, value in args]
         if not spread:
-            if not keywords:
-                return (lambda frame: [arg(frame) for arg in plain_args]), (lambda frame: {})
-            return (lambda frame: [arg(frame) for arg in plain_args]), (
-                lambda frame: {key: value(frame) for key, value in keywords}
-            )
+            named = (lambda frame: {key: value(frame) for key, value in keywords}) if keywords else None
+            return _argument_list(plain_args), named
         state = self.state
 
         def positional(frame):
@@ -389,6 +404,7 @@ class CallCompiler:
         prelude = self.prelude
         line = node.lineno
         function = node.func
+        failed = self.failure()
         if type(function) is ast.Attribute:
             owner = self.expr(function.value)
             name = function.attr
@@ -396,33 +412,56 @@ class CallCompiler:
             walk = self.walk_calling(function.value)
 
             def call_method(frame):
-                obj = owner(frame)
-                scope = walked_scope(frame, walk, obj) if walk is not None and type(obj) is Instance else None
+                try:
+                    obj = owner(frame)
+                    scope = walked_scope(frame, walk, obj) if walk is not None and type(obj) is Instance else None
+                    values = positional(frame)
+                    named = {} if named_arguments is None else named_arguments(frame)
+                    if not prelude:
+                        state.entry = extent
+                        state.entry_node = node
+                    state.site = (state.entry if prelude else extent, expr, state.scope)
+                    result = method(obj, values, named, scope)
+                    kind = type(result)
+                    return record(result) if kind is Value or kind is Instance else result
+                except ProgramError as error:
+                    if prelude and error.span is IN_PRELUDE:
+                        raise failed(error, node) from None
+                    raise
+                except Exception as error:
+                    raise failed(error, node) from None
+
+            return call_method
+        callee = self.expr(function)
+        walk = self.walk_calling(function)
+        call_function = state.call_function
+        call_any = state.call
+
+        def call(frame):
+            try:
+                target = callee(frame)
+                scope = walked_scope(frame, walk, target) if walk is not None and type(target) is Instance else None
                 values = positional(frame)
-                named = named_arguments(frame)
+                named = {} if named_arguments is None else named_arguments(frame)
                 if not prelude:
                     state.entry = extent
                     state.entry_node = node
-                state.site = (state.entry if prelude else extent, expr, state.scope)
-                return record(method(obj, values, named, scope))
+                if type(target) is Function:
+                    result = call_function(target, values, named)
+                else:
+                    if type(target) is Builtin:  # sum() and map() mark the Values they make with the call's place
+                        state.site = (state.entry if prelude else extent, expr, state.scope)
+                    result = call_any(target, values, named, scope)
+                kind = type(result)
+                return record(result) if kind is Value or kind is Instance else result
+            except ProgramError as error:
+                if prelude and error.span is IN_PRELUDE:
+                    raise failed(error, node) from None
+                raise
+            except Exception as error:
+                raise failed(error, node) from None
 
-            return self.guard(node, call_method)
-        callee = self.expr(function)
-        walk = self.walk_calling(function)
-
-        def call(frame):
-            target = callee(frame)
-            scope = walked_scope(frame, walk, target) if walk is not None and type(target) is Instance else None
-            values = positional(frame)
-            named = named_arguments(frame)
-            if not prelude:
-                state.entry = extent
-                state.entry_node = node
-            if type(target) is Builtin:  # sum() and map() mark the Values they make with the call's place
-                state.site = (state.entry if prelude else extent, expr, state.scope)
-            return record(state.call(target, values, named, scope))
-
-        return self.guard(node, call)
+        return call
 
     def method_caller(self, name, line):
         """call(obj, args, kwargs, scope) for `obj.name(...)`, without making a bound method first;

@@ -15,11 +15,11 @@ created since the previous mark, `name_labels` which name a Value was first assi
 from ..errors import ProgramError
 from ..syntax import Span
 from ..value import Value
-from .calls import CallCompiler
+from .calls import IN_PRELUDE, CallCompiler
 from .expressions import ExpressionCompiler
 from .objects import Instance
 from .parse import Source
-from .state import IN_PRELUDE, State, as_program_error
+from .state import State, as_program_error
 from .statements import StatementCompiler, shorten
 
 

@@ -20,6 +20,7 @@ class Function:
         "star",
         "double_star",
         "keyword_only",
+        "plain",
     )
 
     def __init__(
@@ -47,6 +48,9 @@ class Function:
         self.star = star  # the name of *args, or None
         self.double_star = double_star  # the name of **kwargs, or None
         self.keyword_only = keyword_only  # names after *args, passed by name only
+        # takes its parameters only as they are listed (no *args, **kwargs, keyword-only): a call
+        # passing exactly that many by position binds them without calls.py's _bind
+        self.plain = star is None and double_star is None and not keyword_only
 
     def __repr__(self):
         return f"<function {self.name}>"

@@ -198,9 +198,6 @@ class State(Calls):
             self.walk.append(("grad", obj, value, self.in_step))
 
 
-IN_PRELUDE = Span(-1, 0, 0, -1)  # the place of prelude code: replaced by the program's call into it
-
-
 class ReplayDone(BaseException):
     """A replay has made the run it was asked for (a BaseException: no guard turns it into the program's error)."""
 

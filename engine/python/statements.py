@@ -10,10 +10,9 @@ from ..errors import ProgramError
 from ..value import Value
 from . import builtins as B
 from . import model
-from .calls import Frame, Return
+from .calls import IN_PRELUDE, Frame, Return
 from .objects import Class, Instance, ProgramFile, show, type_name
 from .parse import is_downloading
-from .state import IN_PRELUDE
 
 BREAK = object()
 CONTINUE = object()
@@ -46,6 +45,46 @@ class StatementCompiler:
             return None
 
         return run
+
+    def function_body(self, statements):
+        """A function's block, run(frame) -> the value it returns: _counted's block, but a `return`
+        at the end is the value of its expression, without a Return signal made and unpacked."""
+        last = statements[-1]
+        if type(last) is ast.Return:
+            compiled = [self.statement(s) for s in statements[:-1]]
+            result = self.expr(last.value) if last.value is not None else (lambda frame: None)
+        else:
+            compiled = [self.statement(s) for s in statements]
+            result = None
+        state = self.state
+        count = len(statements)
+        limit = state.limits.max_statements
+        place = self.span(statements[0])
+        failed = self.failure()
+        prelude = self.prelude
+
+        def run_returning(frame):
+            state.steps += count
+            if state.steps > limit:
+                state.count(0, place)
+            statement = None  # the last statement, the `return`, while its value is computed
+            try:
+                for statement in compiled:
+                    signal = statement(frame)
+                    if signal is not None:
+                        return signal.value if type(signal) is Return else None  # break, continue cannot leave it
+                if result is None:
+                    return None
+                statement = None
+                return result(frame)
+            except ProgramError as error:
+                if prelude and error.span is IN_PRELUDE:
+                    raise failed(error, _failing(statement, compiled, statements)) from None
+                raise
+            except Exception as error:
+                raise failed(error, _failing(statement, compiled, statements)) from None
+
+        return run_returning
 
     def _counted(self, compiled, nodes, place):
         """The block of the statements `compiled` from `nodes`: it counts them, runs them in turn and
@@ -531,6 +570,11 @@ def _nonlocal_store(name):
         raise B.RunError(f"no binding for nonlocal {name[:40]!r}: no enclosing function assigns it")
 
     return store_outside
+
+
+def _failing(statement, compiled, statements):
+    """The statement whose code `statement` is (None: the last, a `return` compiled as its value)."""
+    return statements[-1] if statement is None else statements[compiled.index(statement)]
 
 
 def shorten(text: str, longest: int = 40) -> str:
