@@ -419,21 +419,13 @@ def hashable(item):
     kind = type(item)
     if kind in (list, dict, ProgramSet):
         raise RunError(f"a set cannot hold a {type_name(item)} (unhashable type)")
-    if kind is Instance and _defines_eq(item.cls):
+    if kind is Instance and item.cls.defines("__eq__"):
         raise RunError(
             f"a set cannot hold a {item.cls.name}: its class defines __eq__, which makes it unhashable in Python"
         )
     if kind is tuple:
         for part in item:
             hashable(part)
-
-
-def _defines_eq(cls):
-    try:
-        cls.lookup("__eq__")
-    except KeyError:
-        return False
-    return True
 
 
 def _to_set(state, args, kwargs):

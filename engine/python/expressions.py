@@ -93,6 +93,43 @@ class ExpressionCompiler:
         limit = state.limits.max_collection_length
         on_instances = model.binary
 
+        def general(result, other, operation, kind, record, where, may_grow):
+            try:
+                if may_grow and (type(result) in (list, tuple) or type(other) in (list, tuple)):
+                    state.count(_check_sequence(result, other, limit))
+                elif may_grow and (type(result) is str or type(other) is str):
+                    B.check_text_operation(state, result, other)
+                if type(result) is Instance or type(other) is Instance:
+                    return record(on_instances(state, kind, result, other))
+                return record(operation(result, other))
+            except ProgramError:
+                raise
+            except Exception as error:
+                raise as_program_error(error, place(where)) from None
+
+        if len(steps) == 1:  # a * b: one operation, its operands' types checked inline
+            ((operation, kind, right, record, where, may_grow),) = steps
+
+            def run_one(frame):
+                a = first(frame)
+                b = right(frame)
+                ta, tb = type(a), type(b)
+                if ta in PLAIN_OPERANDS and tb in PLAIN_OPERANDS:  # no sequence or string to bound
+                    try:
+                        if ta is Instance or tb is Instance:
+                            result = on_instances(state, kind, a, b)
+                        else:
+                            result = operation(a, b)
+                    except ProgramError:
+                        raise
+                    except Exception as error:
+                        raise as_program_error(error, place(where)) from None
+                    kind_of_result = type(result)
+                    return record(result) if kind_of_result is Value or kind_of_result is Instance else result
+                return general(a, b, operation, kind, record, where, may_grow)
+
+            return run_one
+
         def run(frame):
             result = first(frame)
             for operation, kind, right, record, where, may_grow in steps:
@@ -159,7 +196,17 @@ class ExpressionCompiler:
         compare = model.compare
         if len(rest) == 1:  # a < b gives what the comparison gives (a class's __lt__ may return any object)
             ((kind, right),) = rest
-            return self.guard(node, lambda frame: compare(state, kind, left(frame), right(frame)))
+            failed = self.failure()
+
+            def compare_two(frame):
+                try:
+                    return compare(state, kind, left(frame), right(frame))
+                except ProgramError:
+                    raise
+                except Exception as error:
+                    raise failed(error, node) from None
+
+            return compare_two
 
         def run(frame):
             a = left(frame)
@@ -180,25 +227,54 @@ class ExpressionCompiler:
 
     def expr_Attribute(self, node):
         owner = self.expr(node.value)
+        owner_name = node.value.id if type(node.value) is ast.Name else None  # self.data: the name read inline
         name = node.attr
         get = model.get_attribute
-        if name in B.VALUE_ATTRIBUTES:
+        failed = self.failure()
+        value_attribute = name in B.VALUE_ATTRIBUTES
 
-            def load_value_attribute(frame):
-                obj = owner(frame)
-                if type(obj) is Value:
+        # One closure for the common `obj.field`: the guard inline, an instance's own field read at once
+        def load_attribute(frame):
+            try:
+                if owner_name is None:
+                    obj = owner(frame)
+                else:
+                    variables = frame.vars
+                    obj = variables[owner_name] if owner_name in variables else owner(frame)
+                kind = type(obj)
+                if kind is Instance:
+                    fields = obj.fields
+                    if name in fields:
+                        return fields[name]
+                elif kind is Value and value_attribute:
                     return obj.data if name == "data" else obj.grad if name == "grad" else obj.label or ""
                 return get(obj, name)
+            except ProgramError:
+                raise
+            except Exception as error:
+                raise failed(error, node) from None
 
-            return self.guard(node, load_value_attribute)
-        return self.guard(node, lambda frame: get(owner(frame), name))
+        return load_attribute
 
     def expr_Subscript(self, node):
         container = self.expr(node.value)
         key = self.expr(node.slice)
         get = model.get_item
         state = self.state
-        return self.guard(node, lambda frame: get(state, container(frame), key(frame)))
+        failed = self.failure()
+
+        def load_item(frame):
+            try:
+                obj, index = container(frame), key(frame)
+                if type(obj) is list and type(index) is int and -len(obj) <= index < len(obj):  # xs[i]
+                    return obj[index]
+                return get(state, obj, index)
+            except ProgramError:
+                raise
+            except Exception as error:
+                raise failed(error, node) from None
+
+        return load_item
 
     def expr_Slice(self, node):
         parts = [self.expr(p) if p is not None else (lambda frame: None) for p in (node.lower, node.upper, node.step)]
@@ -296,6 +372,9 @@ class ExpressionCompiler:
 
     def expr_GeneratorExp(self, node):
         return self.guard(node, self.comprehension(node, lambda: self.expr(node.elt)))
+
+
+PLAIN_OPERANDS = frozenset({int, float, bool, Value, Instance})  # operands whose result needs no size check
 
 
 def _comprehension_items(loops, element, state, place, inner, scope, level, items):

@@ -122,9 +122,13 @@ def _method(obj, name):
     """The program's method `name` of an instance's class, or None."""
     if type(obj) is not Instance:
         return None
-    try:
-        method = obj.cls.lookup(name)
-    except KeyError:
+    cls = obj.cls
+    attributes = cls.attributes
+    if name in attributes:
+        method = attributes[name]
+    elif cls.bases and cls.defines(name):
+        method = cls.lookup(name)
+    else:
         return None
     return method if type(method) is Function else None
 
@@ -163,7 +167,14 @@ def binary(state, kind, a, b):
     if type(a) is not Instance and type(b) is not Instance:
         return B.BINARY[kind](a, b)
     name, reflected, symbol = SPECIAL[kind]
-    result = _dispatch(state, a, b, name, reflected)
+    if type(a) is Instance and (type(b) is not Instance or b.cls is a.cls):
+        # `a * 2`, `a * b` of one class: a's own method is the only one _dispatch would try
+        forward = _method(a, name)
+        result = NotImplemented if forward is None else state.call_function(forward, (a, b), {})
+        if type(result) is Instance and result.made_by is None:
+            result.made_by = name
+    else:
+        result = _dispatch(state, a, b, name, reflected)
     if result is NotImplemented:
         raise B.RunError(f"unsupported operand type(s) for {symbol}: '{type_name(a)}' and '{type_name(b)}'")
     if kind == "Pow" and type(result) is Instance and result.made_by == name and type(b) in (int, float):

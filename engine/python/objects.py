@@ -83,13 +83,26 @@ class Class:
 
     def lookup(self, name):
         """The attribute from this class or its bases, depth first, left to right; or raise KeyError."""
-        pending = [self]
+        attributes = self.attributes
+        if name in attributes:  # the class's own, most lookups
+            return attributes[name]
+        pending = list(self.bases)
         while pending:
             cls = pending.pop(0)
             if name in cls.attributes:
                 return cls.attributes[name]
             pending.extend(cls.bases)
         raise KeyError(name)
+
+    def defines(self, name):
+        """Whether the class or a base has the attribute (lookup's answer, without its KeyError)."""
+        pending = [self]
+        while pending:
+            cls = pending.pop(0)
+            if name in cls.attributes:
+                return True
+            pending.extend(cls.bases)
+        return False
 
     def is_subclass_of(self, other):
         pending = [self]
