@@ -236,10 +236,13 @@ def collect_lazily(state, value, what):
     """The items one by one (a generator's code runs in step with the consumer, as in Python),
     refusing more than the collection length limit."""
     limit = state.limits.max_collection_length
+    statements = state.limits.max_statements
     for count, item in enumerate(iterate(value)):
         if count >= limit:
             raise RunError(f"{what} would take more than {limit:,} items; the limit is {limit:,}")
-        state.count(1)  # each item may make a Value (sum does): it counts as a statement
+        state.steps += 1  # each item may make a Value (sum does): it counts as a statement (State.count, inline)
+        if state.steps > statements:
+            state.count(0)
         yield item
 
 

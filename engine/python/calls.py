@@ -239,6 +239,24 @@ def _argument_list(arguments):
     return lambda frame: [argument(frame) for argument in arguments]
 
 
+def _local_names(function) -> frozenset:
+    """The names a function's (or lambda's) frame is likely to hold when its code reads them: its
+    parameters and the names its own statements assign (a guess that only orders a name's lookup)."""
+    arguments = function.args
+    names = {arg.arg for arg in arguments.args + arguments.kwonlyargs}
+    names.update(arg.arg for arg in (arguments.vararg, arguments.kwarg) if arg is not None)
+    pending = list(function.body) if type(function.body) is list else [function.body]
+    while pending:
+        node = pending.pop()
+        if type(node) is ast.Name and type(node.ctx) is ast.Store:
+            names.add(node.id)
+        elif type(node) in (ast.FunctionDef, ast.ClassDef):
+            names.add(node.name)
+        elif type(node) not in (ast.Lambda, ast.ListComp, ast.DictComp, ast.GeneratorExp):
+            pending.extend(ast.iter_child_nodes(node))
+    return frozenset(names)
+
+
 def _nonlocal_names(function) -> frozenset:
     """The names a function's own `nonlocal` statements declare (not those of functions inside it)."""
     names, pending = set(), list(function.body)
@@ -298,9 +316,11 @@ class CallCompiler:
         params, defaults, stars = self.parameters(node.args)
         outer_nonlocals, self.nonlocals = self.nonlocals, _nonlocal_names(node)
         outer_walks, self.walks = self.walks, []  # a function's calls run in its own frame
+        outer_locals, self.locals = self.locals, _local_names(node)
         outer_in_method, self.in_method = self.in_method, self.in_method or in_class
         body = self.function_body(node.body)
         self.nonlocals, self.walks, self.in_method = outer_nonlocals, outer_walks, outer_in_method
+        self.locals = outer_locals
         name = node.name
         prelude = self.prelude
         self.state.code[(prelude, node.lineno, node.col_offset)] = body
@@ -317,8 +337,9 @@ class CallCompiler:
     def expr_Lambda(self, node):
         params, defaults, stars = self.parameters(node.args)
         outer_walks, self.walks = self.walks, []
+        outer_locals, self.locals = self.locals, _local_names(node)
         body = self.expr(node.body)
-        self.walks = outer_walks
+        self.walks, self.locals = outer_walks, outer_locals
         prelude = self.prelude
         self.state.code[(prelude, node.lineno, node.col_offset)] = body
 
@@ -410,6 +431,8 @@ class CallCompiler:
             name = function.attr
             method = self.method_caller(name, line)
             walk = self.walk_calling(function.value)
+            call_function = state.call_function
+            special = name in ("backward", "_backward")  # method_caller's own cases
 
             def call_method(frame):
                 try:
@@ -421,6 +444,15 @@ class CallCompiler:
                         state.entry = extent
                         state.entry_node = node
                     state.site = (state.entry if prelude else extent, expr, state.scope)
+                    if type(obj) is Instance and not special and name not in obj.fields:
+                        # method_caller's call of a method of the program's class, inline
+                        attributes = obj.cls.attributes
+                        attribute = attributes[name] if name in attributes else None
+                        if type(attribute) is Function:
+                            result = call_function(attribute, (obj, *values), named, scope)
+                            if type(result) is Instance and result.made_by is None:
+                                result.made_by = name  # x.tanh() made it: its op, when it names none
+                            return record(result)
                     result = method(obj, values, named, scope)
                     kind = type(result)
                     return record(result) if kind is Value or kind is Instance else result

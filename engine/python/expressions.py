@@ -27,12 +27,20 @@ class ExpressionCompiler:
         name = node.id
         builtins = self.builtins
         place = self.span
+        # A function reading a global or a built-in (Value, isinstance) looks in its own frame with
+        # `in`, not with a KeyError raised and caught: the same lookup, in the cheaper order for it
+        likely_local = self.locals is None or name in self.locals
 
         def load(frame):
-            try:
-                return frame.vars[name]
-            except KeyError:
-                pass
+            if likely_local:
+                try:
+                    return frame.vars[name]
+                except KeyError:
+                    pass
+            else:
+                variables = frame.vars
+                if name in variables:
+                    return variables[name]
             outer = frame.parent
             while outer is not None:
                 variables = outer.vars
@@ -336,11 +344,16 @@ class ExpressionCompiler:
         the first iterable is evaluated when the comprehension is, the others as their loop is
         reached. A loop whose items the element calls records its passes (calls.Walk)."""
         loops = []
+        outer_locals = self.locals
+        self.locals = frozenset(  # the comprehension's own frame holds its targets
+            name.id for generator in node.generators for name in ast.walk(generator.target) if type(name) is ast.Name
+        )
         for generator in node.generators:
             iterable = self.expr(generator.iter)
             walk = self.walking(generator.target)
             loops.append((iterable, self.store(generator.target), [self.expr(c) for c in generator.ifs], walk))
         element = element()
+        self.locals = outer_locals
         del self.walks[-len(loops) :]
         loops = [(iterable, store, ifs, walk if walk.called else None) for iterable, store, ifs, walk in loops]
         walked = any(loop[3] is not None for loop in loops)
@@ -383,8 +396,11 @@ def _comprehension_items(loops, element, state, place, inner, scope, level, item
     cyclic collector frees (it is paused while a request runs)."""
     _, store, conditions, walked_loop = loops[level]
     innermost = level == len(loops) - 1
+    limit = state.limits.max_statements
     for index, item in enumerate(items):
-        state.count(1, place)
+        state.steps += 1  # State.count(1, place), inline: an item is the hot path
+        if state.steps > limit:
+            state.count(0, place)
         store(inner, item)
         if walked_loop is not None:
             inner.walks[walked_loop] = (index, scope)

@@ -33,6 +33,9 @@ class Compiler(StatementCompiler, ExpressionCompiler, CallCompiler):
         self.builtins = builtins
         self.prelude = prelude
         self.nonlocals = frozenset()  # names the function being compiled declares nonlocal
+        # names the frame of the code being compiled likely holds (None: the program's or a class's
+        # frame, which holds its globals): a name read is looked for there first, or first outside
+        self.locals = None
         self.walks = []  # the loops and comprehensions around the code being compiled, in its frame (calls.Walk)
         self.in_method = False  # compiling a method of a class (or a function inside one)
         self.top_level_loops = {}  # id of a `for` node at the program's top level -> its statement index

@@ -257,6 +257,21 @@ class StatementCompiler:
 
             def run_attribute(frame):
                 obj = owner(frame)
+                if type(obj) is Instance and name in obj.fields:  # child.grad += ...: numbers, combined inline
+                    fields = obj.fields
+                    old = fields[name]
+                    new = value(frame)
+                    if type(old) in NUMBERS and type(new) in NUMBERS:
+                        result = operation(old, new)
+                    else:
+                        result = combine(old, new)
+                    if obj.cls.slots is None or name in obj.cls.slots:
+                        fields[name] = result
+                    else:
+                        model.set_attribute(obj, name, result)
+                    if is_grad and state.walk is not None:
+                        state.grad_written(obj, result)
+                    return
                 if value_field and type(obj) is Value:  # p.data += -lr * p.grad, the training loop's update
                     result = combine(getattr(obj, name), value(frame))
                     if type(result) is float:
@@ -308,6 +323,18 @@ class StatementCompiler:
         if kind in (ast.Tuple, ast.List):
             stores = [self.store(element, label) for element in target.elts]
             count = len(stores)
+            if count == 2 and not label and all(_local_name(element, self.nonlocals) for element in target.elts):
+                first, second = (element.id for element in target.elts)
+
+                def store_pair(frame, value):  # for a, b in zip(...): the two names set at once
+                    if (type(value) is tuple or type(value) is list) and len(value) == 2:
+                        variables = frame.vars
+                        variables[first], variables[second] = value
+                        return
+                    store_unpacked(frame, value)
+
+            else:
+                store_pair = None
 
             def store_unpacked(frame, value):
                 if (type(value) is tuple or type(value) is list) and len(value) == count:
@@ -322,19 +349,23 @@ class StatementCompiler:
                 for store, item in zip(stores, items):
                     store(frame, item)
 
-            return store_unpacked
+            return store_unpacked if store_pair is None else store_pair
         if kind is ast.Attribute:
             owner = self.expr(target.value)
             name = target.attr
-            if name == "grad":  # the program's own backward writing a gradient: a step of its walk
+            is_grad = name == "grad"  # the program's own backward writing a gradient: a step of its walk
+            set_attribute = model.set_attribute
 
-                def store_grad(frame, value):
-                    obj = owner(frame)
-                    model.set_attribute(obj, name, value)
+            def store_attribute(frame, value):
+                obj = owner(frame)
+                if type(obj) is Instance and (obj.cls.slots is None or name in obj.cls.slots):
+                    obj.fields[name] = value  # self.x = ...: what model.set_attribute does for an instance
+                else:
+                    set_attribute(obj, name, value)
+                if is_grad and state.walk is not None:
                     state.grad_written(obj, value)
 
-                return store_grad
-            return lambda frame, value: model.set_attribute(owner(frame), name, value)
+            return store_attribute
         if kind is ast.Subscript:
             container = self.expr(target.value)
             key = self.expr(target.slice)
@@ -369,7 +400,8 @@ class StatementCompiler:
         position = self.top_level_loops.get(id(node))
         if position is not None:
             return self.resumable_loop(node, position, passes, self.store(target), named, label, walk)
-        return self.loop(node, passes, self.store(target), named, label, walk)
+        local = target.id if _local_name(target, self.nonlocals) else None
+        return self.loop(node, passes, self.store(target), named, label, walk, local)
 
     def stmt_While(self, node):
         test = self.expr(node.test)
@@ -388,12 +420,13 @@ class StatementCompiler:
 
         return self.loop(node, passes, None, None, "while")
 
-    def loop(self, node, passes, store, named, label, walk=None):
+    def loop(self, node, passes, store, named, label, walk=None, local=None):
         """The one loop: `passes(frame)` gives one item per pass (stored by `store` unless None).
         A pass shows in nodes' scopes as `for i = 3` when the item is a number stored in the
         name `named`, else as `label [index]`; break, continue and return end the pass or the
         loop, and the `else` block runs when the passes run out. `walk`: the open Walk of a
-        `for` loop's target, closed here once the body is compiled."""
+        `for` loop's target, closed here once the body is compiled. `local`: the name `store` sets in
+        the frame, when that is all it does (set inline)."""
         body = self.block(node.body)
         if walk is not None:
             self.walks.pop()
@@ -408,13 +441,18 @@ class StatementCompiler:
                 walked = frame.walks
                 if walked is None:
                     walked = frame.walks = {}
+            variables = frame.vars
             for index, item in enumerate(passes(frame)):
-                if store is not None:
+                if local is not None:
+                    variables[local] = item
+                elif store is not None:
                     store(frame, item)
                 if walk is not None:
                     walked[walk] = (index, outer)
-                if scoped:
-                    state.scope = outer + (_pass_scope(named, label, item, index),)
+                if scoped:  # _pass_scope, inline: a pass of a loop is the hot path
+                    state.scope = outer + (
+                        f"for {named} = {item}" if named and type(item) in PASS_NUMBERS else f"{label} [{index}]",
+                    )
                 signal = body(frame)
                 if signal is not None and signal is not CONTINUE:
                     state.scope = outer
@@ -559,6 +597,14 @@ DOWNLOAD_REFUSED = (
 )
 
 
+NUMBERS = (int, float, bool)
+
+
+def _local_name(target, nonlocals):
+    """Whether `target` is a name a store sets in the frame itself (not a nonlocal one)."""
+    return type(target) is ast.Name and target.id not in nonlocals
+
+
 def _nonlocal_store(name):
     def store_outside(frame, value):
         outer = frame.parent
@@ -585,4 +631,7 @@ def shorten(text: str, longest: int = 40) -> str:
 
 def _pass_scope(named, label, item, index):
     """A loop pass's scope: `for i = 3` where the loop variable holds a number, else `label [index]`."""
-    return f"for {named} = {item}" if named and type(item) in (int, float) else f"{label} [{index}]"
+    return f"for {named} = {item}" if named and type(item) in PASS_NUMBERS else f"{label} [{index}]"
+
+
+PASS_NUMBERS = (int, float)
