@@ -223,8 +223,8 @@ def _stack_is_deep(frames):
     return True
 
 
-def _argument_list(arguments):
-    """values(frame): the list of the arguments' values, built in one step for the usual few."""
+def values_of(arguments):
+    """values(frame): the list of the arguments' (or a list display's) values, built in one step for the usual few."""
     if not arguments:
         return lambda frame: []
     if len(arguments) == 1:
@@ -391,7 +391,7 @@ class CallCompiler:
         plain_args = [value for _, value in args]
         if not spread:
             named = (lambda frame: {key: value(frame) for key, value in keywords}) if keywords else None
-            return _argument_list(plain_args), named
+            return values_of(plain_args), named
         state = self.state
 
         def positional(frame):

@@ -3,13 +3,14 @@ each compiled once into a function of the frame it runs in. Calls and lambdas ar
 
 import ast
 import itertools
+import operator
 
 from ..errors import ProgramError
 from ..value import Value
 from . import builtins as B
 from . import model
-from .calls import Frame
-from .objects import Instance, show, type_name
+from .calls import Frame, values_of
+from .objects import Instance, ProgramSet, show, type_name
 from .state import as_program_error
 
 
@@ -55,11 +56,16 @@ class ExpressionCompiler:
 
     def expr_Tuple(self, node):
         elements = [self.expr(e) for e in node.elts]
+        if len(elements) == 1:
+            (first,) = elements
+            return lambda frame: (first(frame),)
+        if len(elements) == 2:  # (self, other): one step, not a list made and copied
+            first, second = elements
+            return lambda frame: (first(frame), second(frame))
         return lambda frame: tuple([element(frame) for element in elements])
 
     def expr_List(self, node):
-        elements = [self.expr(e) for e in node.elts]
-        return lambda frame: [element(frame) for element in elements]
+        return values_of([self.expr(e) for e in node.elts])
 
     def expr_Set(self, node):
         elements = [self.expr(e) for e in node.elts]
@@ -118,10 +124,14 @@ class ExpressionCompiler:
         if len(steps) == 1:  # a * b: one operation, its operands' types checked inline
             ((operation, kind, right, record, where, may_grow),) = steps
 
+            on_floats = FLOAT_OPERATIONS.get(kind)
+
             def run_one(frame):
                 a = first(frame)
                 b = right(frame)
                 ta, tb = type(a), type(b)
+                if on_floats is not None and (ta is float or tb is float) and ta in NUMBERS and tb in NUMBERS:
+                    return on_floats(a, b)  # a float result: what B.add, B.sub and B.mul give, without their checks
                 if ta in PLAIN_OPERANDS and tb in PLAIN_OPERANDS:  # no sequence or string to bound
                     try:
                         if ta is Instance or tb is Instance:
@@ -205,6 +215,21 @@ class ExpressionCompiler:
         if len(rest) == 1:  # a < b gives what the comparison gives (a class's __lt__ may return any object)
             ((kind, right),) = rest
             failed = self.failure()
+            if kind in ("In", "NotIn"):
+                wanted = kind == "In"
+
+                def contains(frame):
+                    try:
+                        a, b = left(frame), right(frame)
+                        if type(b) is ProgramSet and type(a) is Instance and not a.cls.defines("__eq__"):
+                            return (a in b.items) is wanted  # `node not in seen`: what B.compare answers
+                        return compare(state, kind, a, b)
+                    except ProgramError:
+                        raise
+                    except Exception as error:
+                        raise failed(error, node) from None
+
+                return contains
 
             def compare_two(frame):
                 try:
@@ -388,6 +413,10 @@ class ExpressionCompiler:
 
 
 PLAIN_OPERANDS = frozenset({int, float, bool, Value, Instance})  # operands whose result needs no size check
+NUMBERS = frozenset({int, float, bool})
+# +, - and * where an operand is a float: Python's float result (an int too large for a float raises
+# OverflowError here as in B.add and B.mul, and the guard reports it the same)
+FLOAT_OPERATIONS = {"Add": operator.add, "Sub": operator.sub, "Mult": operator.mul}
 
 
 def _comprehension_items(loops, element, state, place, inner, scope, level, items):

@@ -96,7 +96,9 @@ class Class:
 
     def defines(self, name):
         """Whether the class or a base has the attribute (lookup's answer, without its KeyError)."""
-        pending = [self]
+        if name in self.attributes:
+            return True
+        pending = list(self.bases)
         while pending:
             cls = pending.pop(0)
             if name in cls.attributes:

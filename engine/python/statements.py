@@ -401,7 +401,7 @@ class StatementCompiler:
         if position is not None:
             return self.resumable_loop(node, position, passes, self.store(target), named, label, walk)
         local = target.id if _local_name(target, self.nonlocals) else None
-        return self.loop(node, passes, self.store(target), named, label, walk, local)
+        return self.loop(node, iterable, self.store(target), named, label, walk, local)
 
     def stmt_While(self, node):
         test = self.expr(node.test)
@@ -421,7 +421,8 @@ class StatementCompiler:
         return self.loop(node, passes, None, None, "while")
 
     def loop(self, node, passes, store, named, label, walk=None, local=None):
-        """The one loop: `passes(frame)` gives one item per pass (stored by `store` unless None).
+        """The one loop: `passes(frame)` gives one item per pass (stored by `store` unless None); for a
+        `for` loop, `passes` is its iterable's code, whose value B.iterate walks.
         A pass shows in nodes' scopes as `for i = 3` when the item is a number stored in the
         name `named`, else as `label [index]`; break, continue and return end the pass or the
         loop, and the `else` block runs when the passes run out. `walk`: the open Walk of a
@@ -434,6 +435,7 @@ class StatementCompiler:
         orelse = self.block(node.orelse) if node.orelse else None
         state = self.state
         scoped = not self.prelude
+        iterate = B.iterate if store is not None else None  # `for`; `while` gives its passes itself
 
         def run(frame):
             outer = state.scope
@@ -442,7 +444,7 @@ class StatementCompiler:
                 if walked is None:
                     walked = frame.walks = {}
             variables = frame.vars
-            for index, item in enumerate(passes(frame)):
+            for index, item in enumerate(passes(frame) if iterate is None else iterate(passes(frame))):
                 if local is not None:
                     variables[local] = item
                 elif store is not None:
