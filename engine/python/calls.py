@@ -223,16 +223,31 @@ def _stack_is_deep(frames):
     return True
 
 
-def values_of(arguments):
-    """values(frame): the list of the arguments' (or a list display's) values, built in one step for the usual few."""
+def values_of(arguments, names):
+    """values(frame): the list of the arguments' (or a list display's) values, built in one step
+    for the usual few. names[i]: the name argument i reads inline (Compiler.local_read), or None:
+    `None in variables` is false, so that argument's own code runs."""
     if not arguments:
         return lambda frame: []
     if len(arguments) == 1:
-        (first,) = arguments
-        return lambda frame: [first(frame)]
+        (first,), (first_name,) = arguments, names
+
+        def one(frame):
+            variables = frame.vars
+            return [variables[first_name] if first_name in variables else first(frame)]
+
+        return one
     if len(arguments) == 2:
-        first, second = arguments
-        return lambda frame: [first(frame), second(frame)]
+        (first, second), (first_name, second_name) = arguments, names
+
+        def two(frame):
+            variables = frame.vars
+            return [
+                variables[first_name] if first_name in variables else first(frame),
+                variables[second_name] if second_name in variables else second(frame),
+            ]
+
+        return two
     if len(arguments) == 3:
         first, second, third = arguments
         return lambda frame: [first(frame), second(frame), third(frame)]
@@ -386,12 +401,13 @@ class CallCompiler:
         `*xs` and `**kw` are spread into them. `named` is None for a call without keywords (its dict
         is empty)."""
         args = [(type(a) is ast.Starred, self.expr(a.value if type(a) is ast.Starred else a)) for a in node.args]
+        names = [self.local_read(a) for a in node.args]
         keywords = [(k.arg, self.expr(k.value)) for k in node.keywords]
         spread = any(star for star, _ in args) or any(key is None for key, _ in keywords)
         plain_args = [value for _, value in args]
         if not spread:
             named = (lambda frame: {key: value(frame) for key, value in keywords}) if keywords else None
-            return values_of(plain_args), named
+            return values_of(plain_args, names), named
         state = self.state
 
         def positional(frame):

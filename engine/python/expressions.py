@@ -54,18 +54,34 @@ class ExpressionCompiler:
 
         return load
 
+    def local_read(self, node):
+        """The name `node` reads, when it is a name its frame likely holds (its consumer then reads it
+        inline, falling back to the name's own code when the frame does not have it); else None."""
+        if type(node) is ast.Name and (self.locals is None or node.id in self.locals):
+            return node.id
+        return None
+
     def expr_Tuple(self, node):
         elements = [self.expr(e) for e in node.elts]
         if len(elements) == 1:
             (first,) = elements
             return lambda frame: (first(frame),)
-        if len(elements) == 2:  # (self, other): one step, not a list made and copied
+        if len(elements) == 2:  # (self, other): one step, not a list made and copied; names read inline
             first, second = elements
-            return lambda frame: (first(frame), second(frame))
+            first_name, second_name = (self.local_read(e) for e in node.elts)  # None: not a name (calls.values_of)
+
+            def pair(frame):
+                variables = frame.vars
+                return (
+                    variables[first_name] if first_name in variables else first(frame),
+                    variables[second_name] if second_name in variables else second(frame),
+                )
+
+            return pair
         return lambda frame: tuple([element(frame) for element in elements])
 
     def expr_List(self, node):
-        return values_of([self.expr(e) for e in node.elts])
+        return values_of([self.expr(e) for e in node.elts], [self.local_read(e) for e in node.elts])
 
     def expr_Set(self, node):
         elements = [self.expr(e) for e in node.elts]
@@ -125,9 +141,14 @@ class ExpressionCompiler:
             ((operation, kind, right, record, where, may_grow),) = steps
 
             on_floats = FLOAT_OPERATIONS.get(kind)
+            left_name = self.local_read(node)  # `node` is the chain's first operand here
 
             def run_one(frame):
-                a = first(frame)
+                if left_name is None:
+                    a = first(frame)
+                else:
+                    variables = frame.vars
+                    a = variables[left_name] if left_name in variables else first(frame)
                 b = right(frame)
                 ta, tb = type(a), type(b)
                 if on_floats is not None and (ta is float or tb is float) and ta in NUMBERS and tb in NUMBERS:
@@ -218,9 +239,16 @@ class ExpressionCompiler:
             if kind in ("In", "NotIn"):
                 wanted = kind == "In"
 
+                left_name = self.local_read(node.left)
+
                 def contains(frame):
                     try:
-                        a, b = left(frame), right(frame)
+                        if left_name is None:
+                            a = left(frame)
+                        else:
+                            variables = frame.vars
+                            a = variables[left_name] if left_name in variables else left(frame)
+                        b = right(frame)
                         if type(b) is ProgramSet and type(a) is Instance and not a.cls.defines("__eq__"):
                             return (a in b.items) is wanted  # `node not in seen`: what B.compare answers
                         return compare(state, kind, a, b)
@@ -260,7 +288,7 @@ class ExpressionCompiler:
 
     def expr_Attribute(self, node):
         owner = self.expr(node.value)
-        owner_name = node.value.id if type(node.value) is ast.Name else None  # self.data: the name read inline
+        owner_name = self.local_read(node.value)  # self.data: the name read inline
         name = node.attr
         get = model.get_attribute
         failed = self.failure()

@@ -355,9 +355,14 @@ class StatementCompiler:
             name = target.attr
             is_grad = name == "grad"  # the program's own backward writing a gradient: a step of its walk
             set_attribute = model.set_attribute
+            owner_name = self.local_read(target.value)  # self.x = ...: `self` read inline
 
             def store_attribute(frame, value):
-                obj = owner(frame)
+                if owner_name is None:
+                    obj = owner(frame)
+                else:
+                    variables = frame.vars
+                    obj = variables[owner_name] if owner_name in variables else owner(frame)
                 if type(obj) is Instance and (obj.cls.slots is None or name in obj.cls.slots):
                     obj.fields[name] = value  # self.x = ...: what model.set_attribute does for an instance
                 else:
