@@ -98,6 +98,8 @@ class Class:
         """Whether the class or a base has the attribute (lookup's answer, without its KeyError)."""
         if name in self.attributes:
             return True
+        if not self.bases:
+            return False
         pending = list(self.bases)
         while pending:
             cls = pending.pop(0)
@@ -107,6 +109,8 @@ class Class:
         return False
 
     def is_subclass_of(self, other):
+        if self is other:
+            return True
         pending = [self]
         while pending:
             cls = pending.pop()

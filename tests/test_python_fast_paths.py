@@ -1,0 +1,249 @@
+"""The interpreter's fast paths (issue 21, speed) keep every program's meaning: calls of plain
+functions bind straight into the frame, a function's final `return` is its expression, one try per
+block reports a failure at its statement, names a function likely holds are read inline, and
+`obj.field`, `xs[i]`, `a + b`, `x in s`, `for a, b in ...` and `obj.field += ...` have inline cases.
+Each program here prints the same lines as CPython, and each error keeps its message and place."""
+
+import contextlib
+import io
+
+import pytest
+
+from engine import Limits, ProgramError
+from engine.python import run_python
+
+
+def cpython_printed(text: str) -> list[str]:
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(compile(text, "<program>", "exec"), {"__name__": "__main__"})  # the test's own programs
+    return printed.getvalue().splitlines()
+
+
+CALLS = """
+def plain(a, b):
+    return a * 10 + b
+
+def with_default(a, b=2):
+    return a * 10 + b
+
+def keyword_only(a, *, scale=3):
+    return a * scale
+
+def spread(first, *rest, **named):
+    return [first, list(rest), sorted(named.items())]
+
+def no_return(xs):
+    xs.append(1)
+
+def bare_return(x):
+    if x > 0:
+        return
+    return x
+
+def early(x):
+    for i in range(10):
+        if i == x:
+            return i * 100
+    return -1
+
+def nested_return(x):
+    if x:
+        return 'yes'
+    else:
+        return 'no'
+
+class Point:
+    def __init__(self, x, y=0):
+        self.x = x
+        self.y = y
+
+    def moved(self, dx, dy=1):
+        return Point(self.x + dx, self.y + dy)
+
+    def __add__(self, other):
+        return Point(self.x + other.x, self.y + other.y)
+
+    def __repr__(self):
+        return f'Point({self.x}, {self.y})'
+
+f = lambda x, k=5: x + k
+print(plain(1, 2), plain(b=1, a=2), with_default(1), with_default(1, 3), with_default(b=4, a=1))
+print(keyword_only(2), keyword_only(2, scale=4), spread(1), spread(1, 2, 3, z=1, y=2))
+print(no_return([]), bare_return(1), bare_return(-2), early(3), early(20), nested_return(0), nested_return(1))
+p = Point(1)
+print(p, p.moved(2), p.moved(2, 5), p + Point(3, 4), f(1), f(1, 2))
+print([plain(i, i) for i in range(3)], list(map(with_default, [1, 2])), sorted([3, 1, 2], key=lambda v: -v))
+"""
+
+NAMES = """
+def uses_later():
+    return later(2) + offset
+
+def later(x):
+    return x * 3
+
+offset = 1
+print(uses_later())
+offset = 10
+print(uses_later())
+
+def counter():
+    count = 0
+    def bump(by):
+        nonlocal count
+        count += by
+        return count
+    bump(2)
+    return bump(3)
+
+print(counter())
+
+def outer(xs):
+    total = 0
+    seen = set()
+    def visit(x):
+        if x not in seen:
+            seen.add(x)
+            xs.append(x * total)
+    for x in [1, 2, 1, 3]:
+        visit(x)
+    return xs
+
+print(outer([]))
+
+def shadows(sum, len):
+    return sum + len
+
+print(shadows(1, 2), sum([1, 2]), len('abc'))
+
+def abs(x):
+    return 'mine'
+
+def calls_abs():
+    return abs(-1)
+
+print(calls_abs())
+x = 'global x'
+print([x for x in range(3)], x)
+
+def comprehension_reads(n):
+    factor = 2
+    return [x * factor + n for x in range(3)], {k: v for k, v in zip('ab', [factor, n])}
+
+print(comprehension_reads(5))
+for i in range(2):
+    def at_pass():
+        return i
+    print(at_pass())
+"""
+
+STORES = """
+class Node:
+    __slots__ = ('data', 'grad', 'children')
+
+    def __init__(self, data, children=()):
+        self.data = data
+        self.grad = 0
+        self.children = children
+
+class Open:
+    pass
+
+a, b = Node(2.0), Node(3)
+c = Node(a.data * b.data, (a, b))
+c.grad = 1
+for child, local in zip(c.children, (b.data, a.data)):
+    child.grad += local * c.grad
+print(a.grad, b.grad, isinstance(a.grad, float), isinstance(b.grad, int))
+o = Open()
+o.items = [1]
+o.items += [2, 3]
+o.count = 1
+o.count += 1.5
+o.text = 'a'
+o.text += 'b'
+print(o.items, o.count, o.text)
+pairs = [[1, 2], (3, 4), 'xy', range(2)]
+for first, second in pairs:
+    print(first, second)
+first, second = 'ab'
+print(first, second, [(p, q) for p, q in zip([1, 2], 'cd')])
+s = {a}
+print(a in s, b in s, a not in s, b not in s, 1 in {1, 2}, (1, 2) in {(1, 2)}, 'a' in 'cat')
+xs = [10, 20, 30]
+print(xs[0], xs[-1], xs[-3], xs[1:], 'abc'[1], (1, 2)[1], {'k': 1}['k'], [[1, 2]][0][1])
+print(1.5 + 2, 2 + 1.5, 1.5 * True, 3 - 0.5, 2**0.5, 1e308 * 10, -1e308 * 10, 7 // 2, 7.0 // 2, 1 + 2)
+print((1, 2) + (3,), [0] * 3, 'ab' * 2, 2 * 'c')
+"""
+
+
+@pytest.mark.parametrize("program", [CALLS, NAMES, STORES], ids=["calls", "names", "stores"])
+def test_programs_print_what_cpython_prints(program):
+    assert run_python(program, shows_graph=False).printed == cpython_printed(program)
+
+
+HEAD = "class V:\n    __slots__ = ('data', 'grad')\n    def __init__(self, data):\n        self.data = data\n"
+
+
+@pytest.mark.parametrize(
+    ("program", "message", "line", "column"),
+    [
+        # a fast-path call whose body fails: the failing code's place inside the function
+        ("def f(a, b):\n    return a.foo + b\nf(1, 2)", "int has no attribute 'foo'", 2, 12),
+        ("def f(a, b):\n    c = [a][b]\n    return c\nf(1, 2)", "index 2 is out of range for a list of 1", 2, 9),
+        ("def f(a):\n    assert a > 5, 'too small'\n    return a\nf(1)", "assertion failed: too small", 2, 5),
+        ("def f(a):\n    return undefined + a\nf(1)", "unknown name 'undefined'", 2, 12),
+        (
+            "def f(a):\n    if a:\n        return a + 'x'\n    return 0\nf(1)",
+            "`+` does not work on int and string",
+            3,
+            16,
+        ),
+        # the calling protocol's own errors, at the call
+        ("def f(a, b):\n    return a\nf(1, 2, 3)", "f() takes 2 arguments, got 3", 3, 1),
+        ("def f(a, b=2):\n    return a\nf()", "f() is missing its argument 'a'", 3, 1),
+        ("def f(a, b):\n    return a\nf(1, c=2)", "f() has no parameter named 'c'", 3, 1),
+        ("def f(a):\n    return f(a)\nf(1)", "calls nest deeper than", 2, 12),
+        # statements run inline by their block, each failure at its own statement
+        ("for a, b in [(1, 2), (3,)]:\n    pass", "cannot unpack 1 values into 2 names", 1, 1),
+        (HEAD + "v = V(1)\nv.grad = 0\nv.grad += 'a'", "`+` does not work on int and string", 7, 1),
+        (HEAD + "v = V(1)\nv.label = 'x'", "cannot take the attribute 'label'", 6, 1),
+        ("x = 1.5\ny = x + None", "`+` does not work on float and None", 2, 5),
+        (
+            "class E:\n    def __eq__(self, other):\n        return True\nprint(E() in {1})",
+            "a set cannot hold a E: its class defines __eq__",
+            4,
+            7,
+        ),
+        # the prelude's failures are placed at the program's call into it
+        ("from micrograd.nn import MLP\nmodel = MLP(2, [1])\nout = model(['a', 'b'])", "does not work on", 3, 7),
+    ],
+)
+def test_errors_keep_their_message_and_place(program, message, line, column):
+    with pytest.raises(ProgramError) as caught:
+        run_python(program)
+    assert message in caught.value.message
+    assert (caught.value.line, caught.value.column) == (line, column)
+
+
+COUNTED = """
+def f(a, b):
+    c = a + b
+    return c * 2
+
+def g(xs):
+    total = 0
+    for x in xs:
+        total += f(x, 1)
+    return total
+
+print(g(range(5)), [f(i, i) for i in range(3)])
+"""
+
+
+def test_the_statement_count_is_unchanged():
+    # 30 statements, loop passes and comprehension items in all, as the code before the fast paths counted
+    run_python(COUNTED, Limits(max_statements=30), shows_graph=False)
+    with pytest.raises(ProgramError, match="more than 29 statements"):
+        run_python(COUNTED, Limits(max_statements=29), shows_graph=False)
