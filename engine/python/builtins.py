@@ -355,7 +355,8 @@ def builtin_print(state, args, kwargs):
 
 
 def builtin_isinstance(state, args, kwargs):
-    _arity("isinstance", args, kwargs, 2, 2)
+    if kwargs or len(args) != 2:
+        _arity("isinstance", args, kwargs, 2, 2)
     value, kinds = args
     for kind in kinds if type(kinds) is tuple else (kinds,):
         if type(kind) is BuiltinType:

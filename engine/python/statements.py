@@ -197,6 +197,27 @@ class StatementCompiler:
         stores = [self.store(target, label=not self.prelude) for target in node.targets]
         state = self.state
         prelude = self.prelude
+        if len(stores) == 1 and _local_name(node.targets[0], self.nonlocals):
+            name = node.targets[0].id
+            labels = state.name_labels
+
+            def assign_name(frame):  # x = ...: run_one with store()'s store_labelled (store_name in the prelude) inline
+                result = value(frame)
+                frame.vars[name] = result
+                kind = type(result)
+                if kind is Value:
+                    if not prelude:
+                        if state.depth == 0:  # a function's locals would repeat in every call
+                            labels.setdefault(result._serial, name)
+                        state.last_value = result
+                elif kind is Instance:
+                    if state.depth == 0:  # the program's, not a method's
+                        if not prelude and result.name is None:
+                            result.name = name
+                        state.last_instance = result
+                return None
+
+            return assign_name
         if len(stores) == 1:
             (store,) = stores
 
