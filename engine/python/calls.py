@@ -341,7 +341,7 @@ class CallCompiler:
         self.state.code[(prelude, node.lineno, node.col_offset)] = body
 
         def run(frame):
-            values = {param: default(frame) for param, default in defaults.items()}
+            values = {param: default(frame) for param, default in defaults.items()} if defaults else {}
             closure = frame.parent if in_class else frame  # methods do not see the class body's names
             scope_name = f"{frame.vars['__class_name__']}.{name}" if in_class else name
             frame.vars[name] = Function(name, scope_name, params, values, body, closure, False, prelude, *stars)
@@ -359,7 +359,7 @@ class CallCompiler:
         self.state.code[(prelude, node.lineno, node.col_offset)] = body
 
         def run(frame):
-            values = {param: default(frame) for param, default in defaults.items()}
+            values = {param: default(frame) for param, default in defaults.items()} if defaults else {}
             return Function("lambda", "lambda", params, values, body, frame, True, prelude, *stars)
 
         return run
