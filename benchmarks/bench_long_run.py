@@ -14,7 +14,7 @@ builds 43,091 nodes), through valuegraph and through CPython in the same run:
 --snapshots-only opens step k's graph only from its snapshot: the other two ways re-run the program up to
 step k, which at 1,000 steps takes longer than the job itself.
 
---one-step prints only the one-step row (the median of 3 differences, each side's runs in turns).
+--one-step prints only the one-step row (the median of 5 differences, each side's runs in turns).
 
 --profile prints where one step's time goes (cProfile, the program's deep recursion kept on the main
 thread so the profile sees it)."""
@@ -64,7 +64,7 @@ def cpu(function) -> float:
     return time.process_time() - started
 
 
-def one_step(folder: Path, limits, runs: int = 3) -> list:
+def one_step(folder: Path, limits, runs: int = 5) -> list:
     from engine.python import run_python
 
     files = {"input.txt": NAMES}
