@@ -929,7 +929,8 @@ def format_value(value, spec: str, longest: int, describe=None) -> str:
 
 
 def _list_append(state, items, args, kwargs):
-    _arity("append", args, kwargs, 1, 1)
+    if kwargs or len(args) != 1:
+        _arity("append", args, kwargs, 1, 1)
     if len(items) >= state.limits.max_collection_length:
         raise RunError(
             f"the list would hold more than {state.limits.max_collection_length:,} items; the limit is "
@@ -1003,7 +1004,8 @@ LIST_METHODS = {
 
 
 def _set_add(state, items, args, kwargs):
-    _arity("add", args, kwargs, 1, 1)
+    if kwargs or len(args) != 1:
+        _arity("add", args, kwargs, 1, 1)
     hashable(args[0])
     if args[0] not in items.items and len(items) >= state.limits.max_collection_length:
         raise RunError(f"the set would hold more than {state.limits.max_collection_length:,} items")
