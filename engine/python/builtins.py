@@ -318,8 +318,10 @@ def builtin_abs(state, args, kwargs):
 
 
 def builtin_zip(state, args, kwargs):
+    if len(args) == 2 and not kwargs:  # zip(xs, ys), the usual call
+        return zip(iterate(args[0]), iterate(args[1]))
     _arity("zip", args, kwargs, 1, 16)
-    return zip(*(iterate(a) for a in args))
+    return zip(*[iterate(a) for a in args])
 
 
 def builtin_enumerate(state, args, kwargs):

@@ -442,6 +442,7 @@ class CallCompiler:
         line = node.lineno
         function = node.func
         failed = self.failure()
+        placed = not prelude and not self.in_method  # whether record() places an instance (Compiler.recorder)
         if type(function) is ast.Attribute:
             owner = self.expr(function.value)
             name = function.attr
@@ -468,10 +469,11 @@ class CallCompiler:
                             result = call_function(attribute, (obj, *values), named, scope)
                             if type(result) is Instance and result.made_by is None:
                                 result.made_by = name  # x.tanh() made it: its op, when it names none
-                            return record(result)
+                            kind = type(result)
+                            return record(result) if kind is Value or (kind is Instance and placed) else result
                     result = method(obj, values, named, scope)
                     kind = type(result)
-                    return record(result) if kind is Value or kind is Instance else result
+                    return record(result) if kind is Value or (kind is Instance and placed) else result
                 except ProgramError as error:
                     if prelude and error.span is IN_PRELUDE:
                         raise failed(error, node) from None
@@ -501,7 +503,7 @@ class CallCompiler:
                         state.site = (state.entry if prelude else extent, expr, state.scope)
                     result = call_any(target, values, named, scope)
                 kind = type(result)
-                return record(result) if kind is Value or kind is Instance else result
+                return record(result) if kind is Value or (kind is Instance and placed) else result
             except ProgramError as error:
                 if prelude and error.span is IN_PRELUDE:
                     raise failed(error, node) from None

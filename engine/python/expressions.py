@@ -141,6 +141,7 @@ class ExpressionCompiler:
             ((operation, kind, right, record, where, may_grow),) = steps
 
             on_floats = FLOAT_OPERATIONS.get(kind)
+            placed = not self.prelude and not self.in_method  # whether record() places an instance (Compiler.recorder)
             left_name = self.local_read(node)  # `node` is the chain's first operand here
 
             def run_one(frame):
@@ -164,7 +165,9 @@ class ExpressionCompiler:
                     except Exception as error:
                         raise as_program_error(error, place(where)) from None
                     kind_of_result = type(result)
-                    return record(result) if kind_of_result is Value or kind_of_result is Instance else result
+                    if kind_of_result is Value or (kind_of_result is Instance and placed):
+                        return record(result)
+                    return result
                 return general(a, b, operation, kind, record, where, may_grow)
 
             return run_one
