@@ -423,6 +423,42 @@ def test_user_functions_and_loops_make_scopes():
     assert found[-1].scope == ["for i = 2"]
 
 
+def test_calls_of_one_function_from_different_places_are_numbered_scopes():
+    """Back-to-back calls from different places in the code (a parameter table's nine tables, q, k
+    and v) would otherwise share one scope name and read as one scope; each place gets its number,
+    counted afresh in each call or loop pass. Calls from one place (a comprehension's) share it."""
+    program = """
+def table(rows, cols):
+    return [[Value(0.1 * (r + c)) for c in range(cols)] for r in range(rows)]
+
+def linear(x, matrix):
+    return [sum(a * b for a, b in zip(row, x)) for row in matrix]
+
+w = {"tokens": table(2, 3), "positions": table(2, 3), "out": table(1, 3)}
+layers = [{"query": table(3, 3), "key": table(3, 3)} for _ in range(2)]
+x = w["tokens"][0]
+y = Value(0.0)
+for layer in layers:
+    q, k = linear(x, layer["query"]), linear(x, layer["key"])
+    y = y + sum(q) * sum(k)
+scores = [linear(x, m) for m in [w["positions"], w["out"]]]
+y = y + sum(s for row in scores for s in row)
+y.backward()
+"""
+    nodes, found = origins(program)
+    runs = []  # the scopes of consecutive nodes, a run each, as the page groups them
+    for o in found:
+        if o.scope and (not runs or runs[-1] != o.scope):
+            runs.append(o.scope)
+    tables = [scope for scope in runs if scope[-1].startswith("table")]
+    names = ["table", "table (2)", "table (3)"] + ["table (4)", "table (5)"] * 2
+    assert tables == [[name] for name in names]  # one run per call: no two consecutive share a name
+    for layer in (0, 1):
+        assert [f"for layer [{layer}]", "linear"] in runs and [f"for layer [{layer}]", "linear (2)"] in runs
+    assert [f"for layer [{layer}]", "linear (3)"] not in runs  # counted afresh in each pass
+    assert runs[-1] == ["linear"] and ["linear (2)"] not in runs  # one place, called twice: one scope
+
+
 # ---- the accepted Python ----
 
 ACCEPTED = """

@@ -116,16 +116,37 @@ class Calls:
             )
         frame = Frame(variables, function.closure)
         outer = self.scope
+        site = self.call_site
         self.depth += 1
         if len(outer) < LONGEST_SCOPE:
-            self.scope = outer + (function.scope_name,) if scope is None else scope
+            self.scope = outer + (self.call_name(outer, function.scope_name, site),) if scope is None else scope
         if self.depth >= HOP_CHECK_DEPTH and not self.depth % HOP_CHECK_EVERY and _stack_is_deep(self.hop_frames):
             result = self.on_fresh_stack(function.body, frame)
         else:
             result = function.body(frame)
         self.scope = outer
+        self.call_site = site  # a built-in that calls again (map) calls from the same place
         self.depth -= 1
         return result
+
+    def call_name(self, outer, name, site):
+        """The name a call shows in its nodes' scopes: the function's, numbered by the place in the
+        code that calls it among the places that called it in the same call or loop pass (`outer`):
+        `table`, `table (2)`, ... Calls from one place (a comprehension's, map's) share its name;
+        calls from different places would otherwise read as one scope when made back to back, as
+        a page groups a scope's nodes by consecutive runs. `site`: the call's extent."""
+        made = self.calls_made.get(len(outer))
+        if made is None or made[0] is not outer:  # the first call in this scope instance
+            self.calls_made[len(outer)] = (outer, {name: {site: 1}})
+            return name
+        places = made[1].get(name)
+        if places is None:
+            made[1][name] = {site: 1}
+            return name
+        number = places.get(site)
+        if number is None:
+            number = places[site] = len(places) + 1
+        return name if number == 1 else f"{name} ({number})"
 
     def on_fresh_stack(self, run, *args):
         """run(*args) on another thread's stack: each thread has its own stack and its own count
@@ -461,6 +482,7 @@ class CallCompiler:
                         state.entry = extent
                         state.entry_node = node
                     state.site = (state.entry if prelude else extent, expr, state.scope)
+                    state.call_site = extent
                     if type(obj) is Instance and not special and name not in obj.fields:
                         # method_caller's call of a method of the program's class, inline
                         attributes = obj.cls.attributes
@@ -496,6 +518,7 @@ class CallCompiler:
                 if not prelude:
                     state.entry = extent
                     state.entry_node = node
+                state.call_site = extent
                 if type(target) is Function:
                     result = call_function(target, values, named)
                 else:

@@ -35,6 +35,8 @@ class State(Calls):
         self.stacks = []  # the threads of those stacks, kept for the run (calls.FreshStack)
         self.depth = 0
         self.scope = ()
+        self.call_site = None  # extent of the call expression being made (calls.py call_name)
+        self.calls_made = {}  # scope depth -> (scope instance, {function: {call site: number}})
         self.entry = None  # extent of the program's call that is running micrograd's nn code
         self.entry_node = None  # and its syntax node, to place errors inside that code
         self.source = None  # the program's Source
