@@ -9,11 +9,14 @@
 // Values made in no scope of their own (micrograd's demo computes its loss at the program's top
 // level: 1,281 values beside its model) would crowd any picture: at a level of more than
 // READABLE_ITEMS items, each long run of them made on one source line is a *line box*, an instance
-// like the others (see lineInstances). The choice of scope boxes is made without them.
+// like the others (see lineInstances). A level still too big (a table of 1,024 parameters) cuts its
+// long runs of values into *groups* of GROUP_FAN, in tiers (groupInstances). The choice of scope
+// boxes is made without line boxes and groups.
 //
 // A scope instance is a maximal run of consecutive node ids that share a scope prefix: nodes are
-// numbered in creation order, so one call or one loop iteration is such a run. (Two calls of the
-// same function back to back, with no node made between them, read as one run.) Because a box is a
+// numbered in creation order, so one call or one loop iteration is such a run. (The server numbers
+// the calls of one function from different places in the code, `table`, `table (2)`, so made back
+// to back they are still two runs; calls from one place, a comprehension's, read as one.) Because a box is a
 // run of ids, the collapsed view is still a graph whose edges go from lower to higher ids, and it
 // is laid out by the server's layered layout (POST /layout), the same code that lays out every
 // graph, rather than by a second layout in the page. The graph's output is never hidden.
@@ -47,6 +50,8 @@ const FOLD_GAIN = 4;
  * connection, `x = [a + b for ...]`, are a box; three values of `loss = a + b * c` are not).
  */
 export const LINE_RUN = 8;
+/** The most items a group of values opens in (groupInstances): 32 values, or 32 groups of 32, and so on. */
+export const GROUP_FAN = 32;
 const CODE_SHOWN = 30; // characters of a line box's code in its title (its accessible name has all of it)
 const SEPARATOR = " › ";
 const LISTED = 6; // inputs and outputs named in a box's description
@@ -94,9 +99,81 @@ export function scopeInstances(model, source = null) {
     innermost[node.id] = open.length ? open[open.length - 1] : null;
   }
   const lines = lineInstances(model, instances, innermost, seen, source);
-  if (lines.length === 0) return instances;
   for (const line of lines) line.parent?.children.sort((a, b) => a.first - b.first);
-  return [...instances, ...lines].sort((a, b) => a.first - b.first || a.depth - b.depth); // outermost first again
+  const all = lines.length ? [...instances, ...lines] : instances;
+  const groups = groupInstances(model, all, innermost, seen);
+  if (lines.length === 0 && groups.length === 0) return instances;
+  for (const parent of new Set(groups.map((group) => group.parent))) parent?.children.sort((a, b) => a.first - b.first);
+  return [...all, ...groups].sort((a, b) => a.first - b.first || a.depth - b.depth); // outermost first again
+}
+
+/** A line box or a group of values: a box of the picture, but no scope of the program (the scope choice leaves it out). */
+const isView = (s) => Boolean(s.line || s.group);
+
+/**
+ * The groups of values of a graph: at a level (the top, a scope or a line box of more than
+ * COLLAPSE_ABOVE nodes) whose items, line boxes counted, are still more than READABLE_ITEMS (the
+ * transformer's tables of 1,024 parameters, a loss line's 677 values), each run of at least
+ * LINE_RUN consecutive values the level made itself is cut into groups of GROUP_FAN values, in
+ * groups of GROUP_FAN such groups and so on, as many tiers as the run needs: any group opens in at
+ * most GROUP_FAN items, down to single values. A group is named by its values' places among those
+ * the level made itself, `values 33–64`, and counted in its parent's `lines`.
+ */
+function groupInstances(model, instances, scopeOf, seen) {
+  const n = model.nodes.length;
+  if (n <= COLLAPSE_ABOVE) return [];
+  const owner = scopeOf.slice(); // each node's innermost instance, line boxes included
+  for (const s of instances) if (s.line) owner.fill(s, s.first, s.last + 1);
+  const TOP = { depth: -1, path: "", first: 0, last: n - 1, children: instances.filter((s) => s.parent === null) };
+  const { unreadable } = unreadableLevels(model, TOP, owner);
+  if (unreadable.size === 0) return [];
+  const made = [];
+  const counted = new Map(); // level -> its own values so far
+  let run = null; // {level, first, last, place}: consecutive values of one level
+  const close = () => {
+    if (!run) return;
+    counted.set(run.level, run.place + run.last - run.first);
+    if (run.last - run.first + 1 >= LINE_RUN) groupRun(run, seen, made);
+    run = null;
+  };
+  for (let id = 0; id < Math.min(n, model.output); id++) { // the output stays out: it is always drawn
+    const level = owner[id] ?? TOP;
+    if (run && run.level === level) {
+      run.last = id;
+      continue;
+    }
+    close();
+    if (unreadable.has(level)) run = { level, first: id, last: id, place: (counted.get(level) ?? 0) + 1 };
+  }
+  close();
+  return made;
+}
+
+/**
+ * Cuts a run {level, first, last, place} into groups (groupInstances), tier by tier; `place` is its
+ * first value's place among the values its level made itself.
+ */
+function groupRun({ level, first, last, place }, seen, made) {
+  let size = GROUP_FAN;
+  while (Math.ceil((last - first + 1) / size) > GROUP_FAN) size *= GROUP_FAN;
+  const cut = (parent, from, to, size) => {
+    for (let start = from; start <= to; start += size) {
+      const end = Math.min(to, start + size - 1);
+      const name = `values ${grouped(place + start - first)}–${grouped(place + end - first)}`;
+      const path = parent ? `${parent.path}${SEPARATOR}${name}` : name;
+      const count = seen.get(path) ?? 0;
+      seen.set(path, count + 1);
+      const depth = parent ? parent.depth + 1 : 0;
+      const group = { key: `${path}#${count}`, name, path, depth, first: start, last: end, parent, children: [], lines: 0, group: true };
+      if (parent) {
+        parent.children.push(group);
+        parent.lines += 1;
+      }
+      made.push(group);
+      if (size > GROUP_FAN && end > start) cut(group, start, end, size / GROUP_FAN);
+    }
+  };
+  cut(level.depth >= 0 ? level : null, first, last, size);
 }
 
 /**
@@ -110,16 +187,7 @@ function lineInstances(model, instances, innermost, seen, source) {
   const n = model.nodes.length;
   if (n <= COLLAPSE_ABOVE) return [];
   const TOP = { depth: -1, path: "", first: 0, last: n - 1, children: instances.filter((s) => s.parent === null) };
-  const levelOf = (s) => (s === null ? TOP : boxable(s) ? s : (s.parent ?? TOP)); // a one-node call's value is its caller's
-  const items = new Map(); // level -> its items
-  for (let id = 0; id < n; id++) {
-    const level = levelOf(innermost[id]);
-    items.set(level, (items.get(level) ?? 0) + 1);
-  }
-  const unreadable = new Set();
-  for (const [level, own] of items) {
-    if (level.last - level.first + 1 > COLLAPSE_ABOVE && own + level.children.filter(boxable).length > READABLE_ITEMS) unreadable.add(level);
-  }
+  const { unreadable, items } = unreadableLevels(model, TOP, innermost);
   if (unreadable.size === 0) return [];
   const runs = [];
   let run = null;
@@ -161,6 +229,25 @@ function lineInstances(model, instances, innermost, seen, source) {
 }
 
 /**
+ * The levels (`top`, or an instance) of more than COLLAPSE_ABOVE nodes whose items (the values
+ * they made themselves, by `owner`: each node's innermost instance or null; and their
+ * sub-instances worth a box) are more than READABLE_ITEMS; and each level's own values, `items`.
+ */
+function unreadableLevels(model, top, owner) {
+  const levelOf = (s) => (s === null ? top : boxable(s) ? s : (s.parent ?? top)); // a one-node call's value is its caller's
+  const items = new Map(); // level -> its own values
+  for (let id = 0; id < model.nodes.length; id++) {
+    const level = levelOf(owner[id] ?? null);
+    items.set(level, (items.get(level) ?? 0) + 1);
+  }
+  const unreadable = new Set();
+  for (const [level, own] of items) {
+    if (level.last - level.first + 1 > COLLAPSE_ABOVE && own + level.children.filter(boxable).length > READABLE_ITEMS) unreadable.add(level);
+  }
+  return { unreadable, items };
+}
+
+/**
  * What a run of values made on one line says, without the program: the code of its widest
  * operation (the outermost: the last made of the widest; a constant it takes has its span too),
  * after the name it was given.
@@ -198,19 +285,19 @@ export function listedScopes(outermost, named, most) {
   return listed;
 }
 
-/** Has scopes inside it (its line boxes left out: the choice of scope boxes is made without them). */
+/** Has scopes inside it (its line boxes and groups, counted in `lines`, left out: the choice of scope boxes is made without them). */
 const hasSubScopes = (s) => s.children.length > (s.lines ?? 0);
 
 /** The scopes just above the innermost ones (an MLP's layers): those whose sub-scopes have none. */
 export function layerScopes(instances) {
-  return new Set(instances.filter((s) => !s.line && hasSubScopes(s) && s.children.every((c) => c.line || !hasSubScopes(c))).map((s) => s.key));
+  return new Set(instances.filter((s) => !isView(s) && hasSubScopes(s) && s.children.every((c) => isView(c) || !hasSubScopes(c))).map((s) => s.key));
 }
 
 const indexes = new WeakMap(); // instances -> scopeIndex's answer, computed once per model
 
 /**
  * What every question about a model's scopes needs, computed once (O(nodes × depth)): each
- * instance's index (instance.index), each node's innermost scope (-1: none; line boxes left out) and users (the
+ * instance's index (instance.index), each node's innermost scope (-1: none; line boxes and groups left out) and users (the
  * nodes that take it as an input, in CSR form: users[userStart[id] .. userStart[id + 1]]).
  */
 export function scopeIndex(model, instances) {
@@ -220,7 +307,7 @@ export function scopeIndex(model, instances) {
   const innermost = new Int32Array(n).fill(-1);
   instances.forEach((s, i) => {
     s.index = i;
-    if (!s.line) innermost.fill(i, s.first, s.last + 1); // a sub-scope comes after its scope, and overwrites it
+    if (!isView(s)) innermost.fill(i, s.first, s.last + 1); // a sub-scope comes after its scope, and overwrites it
   });
   const userStart = new Int32Array(n + 1);
   for (const node of model.nodes) for (const c of node.children) userStart[c + 1] += 1;
@@ -237,7 +324,7 @@ export function scopeIndex(model, instances) {
 const boxable = (s) => s.last > s.first || s.children.length > 0;
 
 /** In the frontier of a depth: a scope at that depth, or one without sub-scopes above it; and worth a box (a one-node call stays a node). */
-const inFrontier = (s, depth) => !s.line && boxable(s) && (s.depth === depth || (s.depth < depth && !hasSubScopes(s)));
+const inFrontier = (s, depth) => !isView(s) && boxable(s) && (s.depth === depth || (s.depth < depth && !hasSubScopes(s)));
 
 /** The collapsed set of scope depth `depth`: every instance at that depth, and the childless ones above it (of more than one node each). */
 export function frontier(instances, depth) {
@@ -310,26 +397,31 @@ export function frontierSizes(model, instances) {
  * folded into a box each would be no easier to read than its values, and would hide them. And
  * when what that leaves is still more than `readable` items, the line boxes of the levels it
  * shows (the top, and the scopes left open) are boxes too: micrograd's demo opens as its model,
- * its parameters and a box for each line of the loss.
+ * its parameters and a box for each line of the loss. And when that is still too many, so are the
+ * groups of the values those levels made (groupInstances).
  */
 export function defaultCollapsed(model, instances, readable = READABLE_ITEMS) {
   const chosen = scopeBoxesChosen(model, instances, readable);
-  const lines = instances.filter((s) => s.line);
-  if (lines.length === 0 || (chosen.size ? itemCount(model, instances, chosen) : model.nodes.length) <= readable) return chosen;
   const shown = (s) => {
     for (let outer = s.parent; outer; outer = outer.parent) if (chosen.has(outer.key)) return false;
     return true;
   };
-  const added = lines.filter(shown);
-  for (const s of added) chosen.add(s.key);
-  const { boxOf, scopes } = boxesOf(model, instances, chosen);
-  const kept = new Set();
-  for (const box of boxOf) if (box >= 0) kept.add(scopes[box].key);
-  for (const s of added) if (!kept.has(s.key)) chosen.delete(s.key); // all taken in by the box that alone uses them (a model's inputs)
+  let items = chosen.size ? itemCount(model, instances, chosen) : model.nodes.length;
+  for (const kind of [(s) => s.line, (s) => s.group && !s.parent?.group]) { // line boxes, then groups of the values left
+    if (items <= readable) break;
+    const added = instances.filter((s) => kind(s) && shown(s));
+    if (added.length === 0) continue;
+    for (const s of added) chosen.add(s.key);
+    const { boxOf, scopes } = boxesOf(model, instances, chosen);
+    const kept = new Set();
+    for (const box of boxOf) if (box >= 0) kept.add(scopes[box].key);
+    for (const s of added) if (!kept.has(s.key)) chosen.delete(s.key); // all taken in by the box that alone uses them (a model's inputs)
+    items = itemCount(model, instances, chosen);
+  }
   return chosen;
 }
 
-/** defaultCollapsed's choice among the scopes, line boxes left out. */
+/** defaultCollapsed's choice among the scopes, line boxes and groups left out. */
 function scopeBoxesChosen(model, instances, readable) {
   const n = model.nodes.length;
   if (n <= COLLAPSE_ABOVE) return new Set();
@@ -346,16 +438,18 @@ function scopeBoxesChosen(model, instances, readable) {
 
 /**
  * The collapsed set with one box opened in place, one level down: a box of more than
- * COLLAPSE_ABOVE nodes shows its sub-scopes as boxes (as a big graph opens folded), a smaller one
- * shows all its nodes.
+ * COLLAPSE_ABOVE nodes, or a group of values (the last of a tier may be small), shows its
+ * sub-scopes as boxes (as a big graph opens folded), a smaller one shows all its nodes.
  */
 export function openedSet(model, instances, collapsed, key) {
   const scope = scopeIndex(model, instances).byKey.get(key);
   const next = new Set(collapsed);
   next.delete(key);
-  if (scope && scope.last - scope.first + 1 > COLLAPSE_ABOVE) for (const c of scope.children) if (boxable(c)) next.add(c.key);
+  if (scope && opensOneLevel(scope)) for (const c of scope.children) if (boxable(c)) next.add(c.key);
   return next;
 }
+
+const opensOneLevel = (s) => s.group || s.last - s.first + 1 > COLLAPSE_ABOVE;
 
 /** The collapsed set with a scope folded into one box again, everything inside it too. */
 export function closedSet(model, instances, collapsed, key) {
@@ -533,7 +627,7 @@ export function boxTitles(scopes) {
   });
   const titles = new Array(scopes.length);
   for (const members of groups.values()) {
-    if (scopes[members[0]].line) { // the line and its code tell it apart; the frame around it says where it is
+    if (isView(scopes[members[0]])) { // its line and code, or its values' places, tell it apart; the frame around it says where it is
       for (const i of members) titles[i] = scopeLabel(scopes[i]);
       continue;
     }
@@ -576,8 +670,16 @@ export function boxGrads(inputs, outputs, grads) {
 export function boxDescription(model, box, grads, compact = false) {
   const { title, sub, scope, inputs, outputs } = box;
   const g = boxGrads(inputs, outputs, grads);
-  const what = scope.line ? `${scope.path}, the values line ${scope.line} made (${scope.code})` : scope.path;
+  const what = scope.line ? `${scope.path}, the values line ${scope.line} made (${scope.code})` : scope.group ? groupSaid(scope) : scope.path;
   return `${compact ? title : `${title} ${sub} ${g.text}`}. ${what}, collapsed: ${grouped(inputs.length)} in (${listed(model, inputs)}); ${grouped(outputs.length)} out (${listed(model, outputs)}); ${g.said}. Click to open.`;
+}
+
+/** What a group of values is, in words: `values 33–64 of those table (4) made itself, in table (4) (path)`. */
+function groupSaid(group) {
+  let level = group.parent;
+  while (level?.group) level = level.parent;
+  const maker = level ? scopeLabel(level) : "the program's top level";
+  return `${group.name} of those ${maker} made itself${level ? `, in ${level.path}` : ""}`;
 }
 
 /**
@@ -621,7 +723,7 @@ export function scopeFrames(instances, collapsed, placement, home = layerScopes(
   const boxed = (scope) => {
     if (!wasBox.has(scope)) {
       const parent = scope.parent;
-      wasBox.set(scope, home.has(scope.key) || (parent !== null && parent.last - parent.first + 1 > COLLAPSE_ABOVE && boxable(scope) && boxed(parent)));
+      wasBox.set(scope, home.has(scope.key) || (parent !== null && opensOneLevel(parent) && boxable(scope) && boxed(parent)));
     }
     return wasBox.get(scope);
   };

@@ -475,6 +475,11 @@ export function itemName(tl, folded, index) {
   const it = folded.items[index];
   if (!it.box) return name(tl, it.node);
   const scope = it.box;
+  if (scope.group) { // `⊞ values 33–64 · table (4)`: the places are among the values that level made
+    let level = scope.parent;
+    while (level?.group) level = level.parent;
+    return `⊞ ${scope.name}${level ? ` · ${level.name}` : ""}`;
+  }
   return `⊞ ${scope.name}${scope.parent?.name.startsWith("for ") ? ` · ${scope.parent.name}` : ""}`;
 }
 

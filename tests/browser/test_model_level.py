@@ -231,15 +231,30 @@ def test_a_head_opens_in_place_by_enter_one_level_at_a_time_and_folds_back(big):
     assert members == inside["own"], "the head's own values, its keys' scores, are the line's box"
     press(page, f'.vg-scope-box[data-scope="{scores_key}"]')
     expect(scores).to_have_count(0, timeout=WAIT_MS)
-    wait_for_graph(page)  # the box goes when the redraw starts; its ~130 values come a chunk a frame
+    # Its 132 values are more than READABLE_ITEMS: they open in groups of 32 (test_value_groups), the first by Enter.
+    groups = page.locator(f'.vg-scope-box[data-scope^="{head} › line {line} › values "]')
+    expect(groups).to_have_count(-(-len(inside["own"]) // 32), timeout=WAIT_MS)
+    group_key = f"{head} › line {line} › values 1–32#0"
+    first_group = page.locator(f'.vg-scope-box[data-scope="{group_key}"]')
+    expect(first_group.locator(".vg-scope-title")).to_have_text("⊞ values 1–32", timeout=WAIT_MS)
+    first_scores = page.evaluate(
+        "(key) => document.querySelector('[data-valuegraph]').valuegraph.scopes.folded().items"
+        ".find((item) => item.box?.key === key).members",
+        group_key,
+    )
+    assert set(first_scores) <= set(inside["own"][:32]) and len(first_scores) >= 24, "its first keys' scores"
+    expect(first_group.locator(".vg-scope-sub")).to_contain_text(f"{len(first_scores)} values", timeout=WAIT_MS)
+    press(page, f'.vg-scope-box[data-scope="{group_key}"]')
+    expect(first_group).to_have_count(0, timeout=WAIT_MS)
+    wait_for_graph(page)  # the box goes when the redraw starts; its values come a chunk a frame
     drawn = {int(i) for i in page.locator("[data-node-id]").evaluate_all("els => els.map((e) => e.dataset.nodeId)")}
-    assert set(inside["own"]) <= drawn, "opened, the head's own nodes (its keys' scores) are drawn"
+    assert set(first_scores) <= drawn, "opened, the group's values are drawn"
 
     # The camera shows the scores opened, readably: their numbers are on screen and big enough.
     page.wait_for_function("() => document.querySelector('[data-vg=\"graph\"] svg')?.dataset.motion === 'still'")
     graph = page.locator('[data-vg="graph"]').bounding_box()
     seen = 0
-    for node_id in inside["own"]:
+    for node_id in first_scores:
         text = page.locator(f'[data-node-id="{node_id}"] .vg-data').bounding_box()
         if text and graph["x"] <= text["x"] and text["x"] + text["width"] <= graph["x"] + graph["width"]:
             if graph["y"] <= text["y"] and text["y"] + text["height"] <= graph["y"] + graph["height"]:
@@ -247,8 +262,9 @@ def test_a_head_opens_in_place_by_enter_one_level_at_a_time_and_folds_back(big):
                 assert text["height"] >= 11, "readable at 1280x720"
     # (The graph panel is 898x242 px at 1280x720: at a readable zoom it holds three rows of records.)
     assert seen >= 1, "the opened scores are in view"
-    press(page, f'.vg-scope-fold[data-scope="{scores_key}"]')  # its ⊟ button folds it back
+    press(page, f'.vg-scope-fold[data-scope="{scores_key}"]')  # its ⊟ button folds it back, its groups too
     expect(scores).to_have_count(1, timeout=WAIT_MS)
+    expect(groups).to_have_count(0, timeout=WAIT_MS)
 
     # Down to single scalars: the softmax opens whole (it is small), then folds back.
     press(page, f'.vg-scope-box[data-scope="{head} › softmax#0"]')
