@@ -11,8 +11,9 @@ For each, the page is opened with the program as it opens for a learner and meas
   page opens with is drawn, split into the server's answer (to its last byte) and the page;
   beside it, the same with the request today's code (before layout_max_nodes) made, which has the
   server lay out every node;
-- opening the first box and the last (a click) until the redraw is painted, and closing each again
-  (its fold button, else its entry in the Scopes list);
+- opening the first box, the last, the one with the most values of its own and (with each open) the biggest
+  group of values it shows (a click) until the redraw is painted, and closing each again (its fold
+  button, else its entry in the Scopes list);
 - zoom and pan frame p95 on that picture, steps of the walk at the level shown p95 (benchmarks/box_walk.py),
   and the page's JS heap;
 - whether a 390x844 phone shows the same collapsed picture (the same boxes).
@@ -80,8 +81,32 @@ VIEW_DRAWN = """(nodes) => {
 }"""
 # The boxes on screen, by scope key.
 BOXES = "() => [...document.querySelectorAll('.vg-scope-box')].map((box) => box.dataset.scope)"
-# In the page: click the first box, until the redraw is painted; then close it again.
-OPEN_CLOSE = """async (key) => {
+# In the page: a box's key, title and values; `inside` null: the one on screen with the most values
+# of its own (made in no scope inside it: a parameter table, a line), which opening it shows loose
+# or in groups; else the group of values with the most inside that opened scope.
+BIGGEST = """(inside) => {
+  const { items } = document.querySelector('[data-valuegraph]').valuegraph.scopes.folded();
+  const own = (item) => {
+    const scopes = item.box.children.filter((c) => !c.group && !c.line);
+    return item.members.filter((id) => !scopes.some((c) => id >= c.first && id <= c.last)).length;
+  };
+  const wanted = (box) => inside === null || (box.group && box.parent?.key === inside);
+  const boxes = items.filter((item) => item.box && wanted(item.box)).map((item) => ({ ...item, own: own(item) }));
+  const most = boxes.reduce((a, b) => (b.own > a.own ? b : a), boxes[0]);
+  if (!most) return null;
+  const el = [...document.querySelectorAll('.vg-scope-box')].find((b) => b.dataset.scope === most.box.key);
+  return { key: most.box.key, title: el.querySelector('.vg-scope-title').textContent, values: most.members.length };
+}"""
+# In the page: a box's title and values, by its key.
+TITLE_AND_VALUES = """(key) => {
+  const { items } = document.querySelector('[data-valuegraph]').valuegraph.scopes.folded();
+  const item = items.find((i) => i.box?.key === key);
+  const el = [...document.querySelectorAll('.vg-scope-box')].find((b) => b.dataset.scope === key);
+  return { title: el.querySelector('.vg-scope-title').textContent, values: item.members.length };
+}"""
+# In the page: click a box (open), or its fold button, else its Scopes list entry (close), until
+# the redraw is painted; the ms from the click.
+OPEN_OR_CLOSE = """async ([key, opening]) => {
   const frame = () => new Promise((resolve) => requestAnimationFrame(resolve));
   const box = () => [...document.querySelectorAll('.vg-scope-box')].find((b) => b.dataset.scope === key);
   const drawn = () => {
@@ -97,19 +122,15 @@ OPEN_CLOSE = """async (key) => {
     }
     await frame();  // the frame that paints it
   };
+  const target = opening ? box()
+    : [...document.querySelectorAll('.vg-scope-fold')].find((b) => b.dataset.scope === key)
+      ?? [...document.querySelectorAll('input[data-scope]')].find((b) => b.dataset.scope === key);
+  if (!target) return null;
   await frame();
-  let start = performance.now();
-  box().dispatchEvent(new MouseEvent('click', { bubbles: true, cancelable: true, view: window }));
-  await until(() => !box() && drawn());
-  const opened = performance.now() - start;
-  const fold = [...document.querySelectorAll('.vg-scope-fold')].find((b) => b.dataset.scope === key)
-    ?? [...document.querySelectorAll('input[data-scope]')].find((b) => b.dataset.scope === key);
-  if (!fold) return { opened, closed: null };
-  await frame();
-  start = performance.now();
-  fold.dispatchEvent(new MouseEvent('click', { bubbles: true, cancelable: true, view: window }));
-  await until(() => box() && drawn());
-  return { opened, closed: performance.now() - start };
+  const start = performance.now();
+  target.dispatchEvent(new MouseEvent('click', { bubbles: true, cancelable: true, view: window }));
+  await until(() => (opening ? !box() : box()) && drawn());
+  return performance.now() - start;
 }"""
 # In the page, after the first picture: the page's own stages again, on the model it holds.
 PAGE_STAGES = """async () => {
@@ -220,9 +241,9 @@ def measure(browser, server, name, program, files, quick):
     row["boxes"] = page.evaluate(BOXES)
     row["frames"] = page.evaluate(ZOOM_PAN_FRAMES, 30 if quick else 120)
     row["walk"] = box_walk_step_times(page, 10 if quick else 40)
-    # The first box and the last: for the transformer, its parameters (4,000 values drawn when
-    # opened) and a block of its last position.
-    row["open"] = [page.evaluate(OPEN_CLOSE, key) for key in dict.fromkeys(row["boxes"][:1] + row["boxes"][-1:])]
+    # The first box and the last (for the transformer, a parameter table and a block of its last
+    # position), the one with the most values (the biggest table), and the biggest box inside that.
+    row["open"] = open_and_close(page, row["boxes"])
     row["heap"] = page.evaluate("performance.memory.usedJSHeapSize") / 1e6
     context.close()
 
@@ -232,6 +253,28 @@ def measure(browser, server, name, program, files, quick):
         row["phone"] = page.evaluate(BOXES)
         context.close()
     return row
+
+
+def open_and_close(page, boxes):
+    """[{key, title, values, opened, closed}] for the first box on screen, the last and the one with
+    the most values of its own; and, after each, the biggest group of values it shows opened
+    (`within`: its title), timed while it is open."""
+
+    def opened_and_closed(box, within=None):
+        opened = page.evaluate(OPEN_OR_CLOSE, [box["key"], True])
+        group = None if within else page.evaluate(BIGGEST, box["key"])
+        inner = [] if group is None else opened_and_closed(group, box["title"])
+        closed = page.evaluate(OPEN_OR_CLOSE, [box["key"], False])
+        return [{**box, "opened": opened, "closed": closed, "within": within}, *inner]
+
+    keys = dict.fromkeys(boxes[:1] + boxes[-1:])
+    biggest = page.evaluate(BIGGEST, None)
+    if biggest is not None:
+        keys[biggest["key"]] = None
+    measured = []
+    for key in keys:
+        measured += opened_and_closed({"key": key, **page.evaluate(TITLE_AND_VALUES, key)})
+    return measured
 
 
 def main(quick=False, graph=None):
@@ -259,6 +302,11 @@ def main(quick=False, graph=None):
         step95 = percentile(m["walk"]["ms"], 0.95)
         opened = m["open"]
         slowest_box = max((t for o in opened for t in (o["opened"], o["closed"]) if t is not None), default=None)
+        opened_text = "; ".join(
+            f"{o['title']}{' in ' + o['within'] if o.get('within') else ''} ({o['values']:,}): {o['opened']:,.0f} / "
+            + ("-" if o["closed"] is None else f"{o['closed']:,.0f}")
+            for o in opened
+        )
         phone = m.get("phone")
         rows.append(
             [
@@ -268,10 +316,7 @@ def main(quick=False, graph=None):
                 f"{today['painted'] - today['asked']:,.0f} ({today['answered'] - today['asked']:,.0f} + "
                 f"{today['painted'] - today['answered']:,.0f})",
                 verdict(first <= 2000),
-                "; ".join(
-                    f"{o['opened']:,.0f} / " + ("-" if o["closed"] is None else f"{o['closed']:,.0f}") for o in opened
-                )
-                or "no box",
+                opened_text or "no box",
                 "" if slowest_box is None else verdict(slowest_box <= 300),
                 f"{zoom95:.1f} / {pan95:.1f}",
                 verdict(max(zoom95, pan95) <= 20),
@@ -294,7 +339,7 @@ def main(quick=False, graph=None):
             "first picture ms (server answer + page)",
             "today's request ms (layout of every node)",
             "target <= 2 s",
-            "open / close a box ms (first box; last box)",
+            "open / close a box ms (first box; last box; the most values of its own; each one's biggest group)",
             "target <= 300 ms",
             "zoom / pan frame p95 ms",
             "target <= 20 ms",
@@ -311,8 +356,10 @@ def main(quick=False, graph=None):
             "is the rest (parse, timeline, scopes, POST /layout of the collapsed view, placement, drawing). Today's "
             "request: the same page with the body today's code sent (layout of every node, no layout_max_nodes); "
             f"the median of {1 if quick else REPEATS} page loads each, the two alternating. Open / close: a click on "
-            "the first box, then on the last (the transformer's parameters, then a block of its last position), "
-            "until the redraw is painted, then its fold button (or its Scopes list entry). Zoom and pan: one wheel or "
+            "the first box on screen, the last, the one with the most values of its own (made in no scope inside it), "
+            "and, with each open, the biggest "
+            "group of values it shows (each with its title and values), until the redraw is painted, then its fold "
+            "button (or its Scopes list entry). Zoom and pan: one wheel or "
             "drag event a frame "
             f"({30 if quick else 120} each). Walk step: a step of the walk at the level shown (benchmarks/box_walk.py, "
             f"as the step-forward key goes), from the start of a frame to the next ({10 if quick else 40} steps from "
