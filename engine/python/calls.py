@@ -6,7 +6,6 @@ import ast
 import sys
 import threading
 
-from ..errors import ProgramError
 from ..syntax import Span
 from ..value import Value
 from . import builtins as B
@@ -496,10 +495,6 @@ class CallCompiler:
                     result = method(obj, values, named, scope)
                     kind = type(result)
                     return record(result) if kind is Value or (kind is Instance and placed) else result
-                except ProgramError as error:
-                    if prelude and error.span is IN_PRELUDE:
-                        raise failed(error, node) from None
-                    raise
                 except Exception as error:
                     raise failed(error, node) from None
 
@@ -527,10 +522,6 @@ class CallCompiler:
                     result = call_any(target, values, named, scope)
                 kind = type(result)
                 return record(result) if kind is Value or (kind is Instance and placed) else result
-            except ProgramError as error:
-                if prelude and error.span is IN_PRELUDE:
-                    raise failed(error, node) from None
-                raise
             except Exception as error:
                 raise failed(error, node) from None
 

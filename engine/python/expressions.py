@@ -255,8 +255,6 @@ class ExpressionCompiler:
                         if type(b) is ProgramSet and type(a) is Instance and not a.cls.defines("__eq__"):
                             return (a in b.items) is wanted  # `node not in seen`: what B.compare answers
                         return compare(state, kind, a, b)
-                    except ProgramError:
-                        raise
                     except Exception as error:
                         raise failed(error, node) from None
 
@@ -265,8 +263,6 @@ class ExpressionCompiler:
             def compare_two(frame):
                 try:
                     return compare(state, kind, left(frame), right(frame))
-                except ProgramError:
-                    raise
                 except Exception as error:
                     raise failed(error, node) from None
 
@@ -313,8 +309,6 @@ class ExpressionCompiler:
                 elif kind is Value and value_attribute:
                     return obj.data if name == "data" else obj.grad if name == "grad" else obj.label or ""
                 return get(obj, name)
-            except ProgramError:
-                raise
             except Exception as error:
                 raise failed(error, node) from None
 
@@ -333,8 +327,6 @@ class ExpressionCompiler:
                 if type(obj) is list and type(index) is int and -len(obj) <= index < len(obj):  # xs[i]
                     return obj[index]
                 return get(state, obj, index)
-            except ProgramError:
-                raise
             except Exception as error:
                 raise failed(error, node) from None
 

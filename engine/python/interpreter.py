@@ -49,21 +49,21 @@ class Compiler(StatementCompiler, ExpressionCompiler, CallCompiler):
         return (None if self.prelude else extent, shorten(self.source.text_of(node, extent)))
 
     def failure(self):
-        """failed(error, node): the ProgramError to raise for `error`, an exception (or, in the prelude, a
-        ProgramError placed IN_PRELUDE) that ended the code of `node`, the innermost statement or guarded
-        expression around it. The program's code reports the node's place; the prelude's, the program's
-        call into it."""
+        """failed(error, node): what to raise for `error`, which ended the code of `node` (the innermost
+        statement or guarded expression around it). A ProgramError is already placed and passes on, but
+        one placed IN_PRELUDE, and any other exception, is placed: in the program's code at the node, in
+        the prelude's at the program's call into it."""
         if self.prelude:
             state = self.state
 
             def failed_in_prelude(error, node):
                 if type(error) is ProgramError:
-                    return ProgramError(error.message, state.entry_span())
+                    return ProgramError(error.message, state.entry_span()) if error.span is IN_PRELUDE else error
                 return as_program_error(error, state.entry_span())
 
             return failed_in_prelude
         place = self.source.node_span  # computed when an error happens, not for every node up front
-        return lambda error, node: as_program_error(error, place(node))
+        return lambda error, node: error if type(error) is ProgramError else as_program_error(error, place(node))
 
     def guard(self, node, run):
         """run(frame), with any failure reported at the node's place. In the prelude the statement
@@ -75,8 +75,6 @@ class Compiler(StatementCompiler, ExpressionCompiler, CallCompiler):
         def guarded(frame):
             try:
                 return run(frame)
-            except ProgramError:
-                raise
             except Exception as error:
                 raise failed(error, node) from None
 

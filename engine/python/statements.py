@@ -10,7 +10,7 @@ from ..errors import ProgramError
 from ..value import Value
 from . import builtins as B
 from . import model
-from .calls import IN_PRELUDE, Frame, Return
+from .calls import Frame, Return
 from .objects import Class, Instance, ProgramFile, show, type_name
 from .parse import is_downloading
 
@@ -38,8 +38,6 @@ class StatementCompiler:
             try:
                 for statement in compiled[start:]:
                     statement(frame)
-            except ProgramError:
-                raise
             except Exception as error:
                 raise failed(error, statements[compiled.index(statement)]) from None
             return None
@@ -61,7 +59,6 @@ class StatementCompiler:
         limit = state.limits.max_statements
         place = self.span(statements[0])
         failed = self.failure()
-        prelude = self.prelude
 
         def run_returning(frame):
             state.steps += count
@@ -77,10 +74,6 @@ class StatementCompiler:
                     return None
                 statement = None
                 return result(frame)
-            except ProgramError as error:
-                if prelude and error.span is IN_PRELUDE:
-                    raise failed(error, _failing(statement, compiled, statements)) from None
-                raise
             except Exception as error:
                 raise failed(error, _failing(statement, compiled, statements)) from None
 
@@ -93,7 +86,6 @@ class StatementCompiler:
         count = len(compiled)
         limit = state.limits.max_statements
         failed = self.failure()
-        prelude = self.prelude
         # Blocks and loop passes are the hot path: they add to the count inline, and past the
         # limit let State.count (which holds the check's one message) raise it. One try around the
         # whole block, not a guard per statement: a try costs nothing until something fails.
@@ -107,10 +99,6 @@ class StatementCompiler:
                     state.count(0, place)
                 try:
                     return only(frame)
-                except ProgramError as error:
-                    if prelude and error.span is IN_PRELUDE:
-                        raise failed(error, node) from None
-                    raise
                 except Exception as error:
                     raise failed(error, node) from None
 
@@ -125,10 +113,6 @@ class StatementCompiler:
                     signal = statement(frame)
                     if signal is not None:
                         return signal
-            except ProgramError as error:
-                if prelude and error.span is IN_PRELUDE:
-                    raise failed(error, nodes[compiled.index(statement)]) from None
-                raise
             except Exception as error:
                 raise failed(error, nodes[compiled.index(statement)]) from None
             return None
