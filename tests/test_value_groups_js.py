@@ -215,7 +215,7 @@ def test_the_demos_regularisation_line_opens_in_groups(answers):
 def test_a_top_level_of_loose_values_opens_grouped(answers):
     """A generated graph whose top level makes 300 values in one run, each on a line of its own (so no
     line box), after a call of 1,001 values: it opens as the call, ten groups and the output; readable
-    graphs have no groups."""
+    graphs have no groups, and neither has the same 300 values' graph without the call."""
     got = run_js(
         answers,
         CHECK
@@ -234,12 +234,16 @@ def test_a_top_level_of_loose_values_opens_grouped(answers):
         for (const name of ['mlp', 'tables']) {
           out[name] = S.scopeInstances(models[name]).filter((s) => s.group && s.parent === null).length;
         }
+        const flat = { nodes: nodes.slice(1001).map((node, id) => ({ ...node, id, scope: [], children: id ? [id - 1] : [] })) };
+        flat.output = flat.nodes.length - 1;
+        out.flat = S.scopeInstances(flat).length;
         console.log(JSON.stringify(out));
         """,
     )
     assert got["home"] == ["f#0"] + [f"values {k + 1}–{k + 32}#0" for k in range(0, 288, 32)] + ["values 289–300#0"]
     assert got["items"] == 12
     assert got["mlp"] == 0 and got["tables"] == 0, "a readable level has no groups"
+    assert got["flat"] == 0, "a graph of loose lines alone (no scope, no line box) is drawn whole, ungrouped"
 
 
 def test_a_group_is_named_in_the_walk_by_its_level(answers):

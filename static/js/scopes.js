@@ -117,7 +117,8 @@ const isView = (s) => Boolean(s.line || s.group);
  * LINE_RUN consecutive values the level made itself is cut into groups of GROUP_FAN values, in
  * groups of GROUP_FAN such groups and so on, as many tiers as the run needs: any group opens in at
  * most GROUP_FAN items, down to single values. A group is named by its values' places among those
- * the level made itself, `values 33–64`, and counted in its parent's `lines`.
+ * the level made itself, `values 33–64`, and counted in its parent's `lines`. The top level of a
+ * graph with no scope and no line box gets none.
  */
 function groupInstances(model, instances, scopeOf, seen) {
   const n = model.nodes.length;
@@ -126,6 +127,9 @@ function groupInstances(model, instances, scopeOf, seen) {
   for (const s of instances) if (s.line) owner.fill(s, s.first, s.last + 1);
   const TOP = { depth: -1, path: "", first: 0, last: n - 1, children: instances.filter((s) => s.parent === null) };
   const { unreadable } = unreadableLevels(model, TOP, owner);
+  // A graph with no box at all (a long program of loose lines) stays as it is drawn: its groups
+  // would fold it into numbered runs, where the whole picture reads better.
+  if (TOP.children.length === 0) unreadable.delete(TOP);
   if (unreadable.size === 0) return [];
   const made = [];
   const counted = new Map(); // level -> its own values so far
