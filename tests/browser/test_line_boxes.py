@@ -46,7 +46,8 @@ def press(locator):
 
 
 def boxes_shown(page):
-    """Each box drawn: its key, title, subtitle, grads line, and its members as the folded view has them."""
+    """Each box drawn: its key, title, subtitle, grads line, accessible name and its members as the folded view
+    has them."""
     return page.evaluate(
         f"""() => {{
             const {{ items }} = {APP}.scopes.folded();
@@ -55,6 +56,7 @@ def boxes_shown(page):
                 title: el.querySelector('.vg-scope-title').textContent,
                 sub: el.querySelector('.vg-scope-sub').textContent,
                 grads: el.querySelector('.vg-scope-grads').textContent,
+                label: el.getAttribute('aria-label'),
                 members: items.find((item) => item.box?.key === el.dataset.scope).members,
             }}));
         }}"""

@@ -8,40 +8,12 @@ import re
 
 from pagehelpers import open_program
 from playwright.sync_api import expect
-from test_line_boxes import DEMO
+from test_line_boxes import APP, DEMO, box, boxes_shown, press
 from test_value_groups_js import TABLES
 
-APP = "document.querySelector('[data-valuegraph]').valuegraph"
 TABLE_NAMES = ["table"] + [f"table ({k})" for k in range(2, 10)]
 UP = "table (8)#0"  # table(64, 16): 1,024 values
 GROUP_KEYS = [f"table (8) › values {32 * k + 1:,}–{32 * k + 32:,}#0" for k in range(32)]
-
-
-def box(page, key):
-    return page.locator(f'.vg-scope-box[data-scope="{key}"]')
-
-
-def press(locator):
-    """Enter on a box or a fold button (the keyboard's way: the camera may have it out of view)."""
-    locator.focus()
-    locator.press("Enter")
-
-
-def boxes_shown(page):
-    """Each box drawn: its key, title, subtitle, grads line, accessible name and members (the folded view's)."""
-    return page.evaluate(
-        f"""() => {{
-            const {{ items }} = {APP}.scopes.folded();
-            return [...document.querySelectorAll('.vg-scope-box')].map((el) => ({{
-                key: el.dataset.scope,
-                title: el.querySelector('.vg-scope-title').textContent,
-                sub: el.querySelector('.vg-scope-sub').textContent,
-                grads: el.querySelector('.vg-scope-grads').textContent,
-                label: el.getAttribute('aria-label'),
-                members: items.find((item) => item.box?.key === el.dataset.scope).members,
-            }}));
-        }}"""
-    )
 
 
 def open_tables(page):
