@@ -234,7 +234,8 @@ def test_a_top_level_of_loose_values_opens_grouped(answers):
         for (const name of ['mlp', 'tables']) {
           out[name] = S.scopeInstances(models[name]).filter((s) => s.group && s.parent === null).length;
         }
-        const flat = { nodes: nodes.slice(1001).map((node, id) => ({ ...node, id, scope: [], children: id ? [id - 1] : [] })) };
+        const loose = (node, id) => ({ ...node, id, scope: [], children: id ? [id - 1] : [] });
+        const flat = { nodes: nodes.slice(1001).map(loose) };
         flat.output = flat.nodes.length - 1;
         out.flat = S.scopeInstances(flat).length;
         console.log(JSON.stringify(out));
