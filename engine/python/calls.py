@@ -462,7 +462,7 @@ class CallCompiler:
         line = node.lineno
         function = node.func
         failed = self.failure()
-        placed = not prelude and not self.in_method  # whether record() places an instance (Compiler.recorder)
+        placed = self.places_instances  # skip record() for what it leaves as it is
         if type(function) is ast.Attribute:
             owner = self.expr(function.value)
             name = function.attr
@@ -482,17 +482,14 @@ class CallCompiler:
                         state.entry_node = node
                     state.site = (state.entry if prelude else extent, expr, state.scope)
                     state.call_site = extent
+                    attribute = None
                     if type(obj) is Instance and not special and name not in obj.fields:
-                        # method_caller's call of a method of the program's class, inline
-                        attributes = obj.cls.attributes
+                        attributes = obj.cls.attributes  # a method of the program's class, called inline
                         attribute = attributes[name] if name in attributes else None
-                        if type(attribute) is Function:
-                            result = call_function(attribute, (obj, *values), named, scope)
-                            if type(result) is Instance and result.made_by is None:
-                                result.made_by = name  # x.tanh() made it: its op, when it names none
-                            kind = type(result)
-                            return record(result) if kind is Value or (kind is Instance and placed) else result
-                    result = method(obj, values, named, scope)
+                    if type(attribute) is Function:
+                        result = model.made(call_function(attribute, (obj, *values), named, scope), name)
+                    else:
+                        result = method(obj, values, named, scope)
                     kind = type(result)
                     return record(result) if kind is Value or (kind is Instance and placed) else result
                 except Exception as error:
@@ -565,10 +562,7 @@ class CallCompiler:
                     return state.call(attribute, args, kwargs)
                 if name == "backward" and node_fields(obj) is not None:
                     return state.learner_backward(obj, attribute, args, kwargs, line)
-                result = state.call_function(attribute, (obj, *args), kwargs, scope)
-                if type(result) is Instance and result.made_by is None:
-                    result.made_by = name  # x.tanh() made it: its op, when it names none
-                return result
+                return model.made(state.call_function(attribute, (obj, *args), kwargs, scope), name)  # x.tanh()
             if kind is list and list_method is not None:
                 return list_method(state, obj, args, kwargs)
             if kind is dict and dict_method is not None:

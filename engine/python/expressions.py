@@ -11,7 +11,6 @@ from . import builtins as B
 from . import model
 from .calls import Frame, values_of
 from .objects import Instance, ProgramSet, show, type_name
-from .state import as_program_error
 
 
 class ExpressionCompiler:
@@ -118,7 +117,7 @@ class ExpressionCompiler:
             )
             for n in chain
         ]
-        place = self.span
+        failed = self.failure()
         state = self.state
         limit = state.limits.max_collection_length
         on_instances = model.binary
@@ -132,16 +131,14 @@ class ExpressionCompiler:
                 if type(result) is Instance or type(other) is Instance:
                     return record(on_instances(state, kind, result, other))
                 return record(operation(result, other))
-            except ProgramError:
-                raise
             except Exception as error:
-                raise as_program_error(error, place(where)) from None
+                raise failed(error, where) from None
 
         if len(steps) == 1:  # a * b: one operation, its operands' types checked inline
             ((operation, kind, right, record, where, may_grow),) = steps
 
             on_floats = FLOAT_OPERATIONS.get(kind)
-            placed = not self.prelude and not self.in_method  # whether record() places an instance (Compiler.recorder)
+            placed = self.places_instances  # skip record() for what it leaves as it is
             left_name = self.local_read(node)  # `node` is the chain's first operand here
 
             def run_one(frame):
@@ -160,10 +157,8 @@ class ExpressionCompiler:
                             result = on_instances(state, kind, a, b)
                         else:
                             result = operation(a, b)
-                    except ProgramError:
-                        raise
                     except Exception as error:
-                        raise as_program_error(error, place(where)) from None
+                        raise failed(error, where) from None
                     kind_of_result = type(result)
                     if kind_of_result is Value or (kind_of_result is Instance and placed):
                         return record(result)
@@ -185,10 +180,8 @@ class ExpressionCompiler:
                         result = record(on_instances(state, kind, result, other))
                     else:
                         result = record(operation(result, other))
-                except ProgramError:
-                    raise
                 except Exception as error:
-                    raise as_program_error(error, place(where)) from None
+                    raise failed(error, where) from None
             return result
 
         return run

@@ -80,6 +80,12 @@ class Compiler(StatementCompiler, ExpressionCompiler, CallCompiler):
 
         return guarded
 
+    @property
+    def places_instances(self):
+        """Whether the recorder of the code being compiled places an instance of the program's class
+        (the program's own code does; micrograd's nn code and the class's methods do not)."""
+        return not self.prelude and not self.in_method
+
     def recorder(self, node):
         """A function that records a fresh Value as made by `node` (and returns it). An instance
         of the program's own class records the first code outside any class method that returns
@@ -88,7 +94,7 @@ class Compiler(StatementCompiler, ExpressionCompiler, CallCompiler):
         extent, expr = self.site(node)
         marks = state.marks
         prelude = self.prelude
-        places_instances = not prelude and not self.in_method
+        places_instances = self.places_instances
 
         def record(result):
             kind = type(result)

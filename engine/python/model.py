@@ -122,14 +122,8 @@ def _method(obj, name):
     """The program's method `name` of an instance's class, or None."""
     if type(obj) is not Instance:
         return None
-    cls = obj.cls
-    attributes = cls.attributes
-    if name in attributes:
-        method = attributes[name]
-    elif cls.bases and cls.defines(name):
-        method = cls.lookup(name)
-    else:
-        return None
+    attributes = obj.cls.attributes  # the class's own first, inline: every operator on instances asks
+    method = attributes[name] if name in attributes else obj.cls.get(name)
     return method if type(method) is Function else None
 
 
@@ -149,15 +143,16 @@ def _dispatch(state, a, b, name, reflected):
     if forward is not None:
         result = state.call_function(forward, (a, b), {})
         if result is not NotImplemented:
-            return _made(result, name)
+            return made(result, name)
     if backward is not None:
         result = state.call_function(backward, (b, a), {})
         if result is not NotImplemented:
-            return _made(result, reflected)
+            return made(result, reflected)
     return NotImplemented
 
 
-def _made(result, method):
+def made(result, method):
+    """result, an instance a method of its class made, marked with that method as its op when it names none."""
     if type(result) is Instance and result.made_by is None:
         result.made_by = method
     return result
@@ -171,7 +166,7 @@ def binary(state, kind, a, b):
         # `a * 2`, `a * b` of one class: a's own method is the only one _dispatch would try
         forward = _method(a, name)
         result = NotImplemented if forward is None else state.call_function(forward, (a, b), {})
-        if type(result) is Instance and result.made_by is None:
+        if type(result) is Instance and result.made_by is None:  # made(), inline: every operator on instances
             result.made_by = name
     else:
         result = _dispatch(state, a, b, name, reflected)
@@ -188,7 +183,7 @@ def negate(state, a):
     method = _method(a, "__neg__")
     if method is None:
         raise B.RunError(f"bad operand type for unary -: '{a.cls.name}' (its class has no __neg__)")
-    return _made(state.call_function(method, (a,), {}), "__neg__")
+    return made(state.call_function(method, (a,), {}), "__neg__")
 
 
 def compare(state, kind, a, b):

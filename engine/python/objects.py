@@ -4,6 +4,8 @@ Python attribute to the program: attribute access goes through the interpreter's
 
 from ..value import Value
 
+MISSING = object()  # Class.get's default when an attribute's absence must be told from a None
+
 
 class Function:
     """A `def` or `lambda` of the program (or of the micrograd prelude)."""
@@ -83,6 +85,17 @@ class Class:
 
     def lookup(self, name):
         """The attribute from this class or its bases, depth first, left to right; or raise KeyError."""
+        found = self.get(name, MISSING)
+        if found is MISSING:
+            raise KeyError(name)
+        return found
+
+    def defines(self, name):
+        """Whether the class or a base has the attribute."""
+        return self.get(name, MISSING) is not MISSING
+
+    def get(self, name, default=None):
+        """lookup's attribute, or `default` when neither the class nor a base has it."""
         attributes = self.attributes
         if name in attributes:  # the class's own, most lookups
             return attributes[name]
@@ -92,21 +105,7 @@ class Class:
             if name in cls.attributes:
                 return cls.attributes[name]
             pending.extend(cls.bases)
-        raise KeyError(name)
-
-    def defines(self, name):
-        """Whether the class or a base has the attribute (lookup's answer, without its KeyError)."""
-        if name in self.attributes:
-            return True
-        if not self.bases:
-            return False
-        pending = list(self.bases)
-        while pending:
-            cls = pending.pop(0)
-            if name in cls.attributes:
-                return True
-            pending.extend(cls.bases)
-        return False
+        return default
 
     def is_subclass_of(self, other):
         if self is other:
