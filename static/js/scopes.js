@@ -117,8 +117,8 @@ const isView = (s) => Boolean(s.line || s.group);
  * LINE_RUN consecutive values the level made itself is cut into groups of GROUP_FAN values, in
  * groups of GROUP_FAN such groups and so on, as many tiers as the run needs: any group opens in at
  * most GROUP_FAN items, down to single values. A group is named by its values' places among those
- * the level made itself, `values 33–64`, and counted in its parent's `lines`. The top level of a
- * graph with no scope and no line box gets none.
+ * the level made itself, `values 33–64`, keeps that level as `level` (null: the top), and is
+ * counted in its parent's `lines`. The top level of a graph with no scope and no line box gets none.
  */
 function groupInstances(model, instances, scopeOf, seen) {
   const n = model.nodes.length;
@@ -160,6 +160,7 @@ function groupInstances(model, instances, scopeOf, seen) {
 function groupRun({ level, first, last, place }, seen, made) {
   let size = GROUP_FAN;
   while (Math.ceil((last - first + 1) / size) > GROUP_FAN) size *= GROUP_FAN;
+  const owner = level.depth >= 0 ? level : null; // the scope or line box that made the values (null: the top)
   const cut = (parent, from, to, size) => {
     for (let start = from; start <= to; start += size) {
       const end = Math.min(to, start + size - 1);
@@ -168,7 +169,7 @@ function groupRun({ level, first, last, place }, seen, made) {
       const count = seen.get(path) ?? 0;
       seen.set(path, count + 1);
       const depth = parent ? parent.depth + 1 : 0;
-      const group = { key: `${path}#${count}`, name, path, depth, first: start, last: end, parent, children: [], lines: 0, group: true };
+      const group = { key: `${path}#${count}`, name, path, depth, first: start, last: end, parent, children: [], lines: 0, group: true, level: owner };
       if (parent) {
         parent.children.push(group);
         parent.lines += 1;
@@ -177,7 +178,7 @@ function groupRun({ level, first, last, place }, seen, made) {
       if (size > GROUP_FAN && end > start) cut(group, start, end, size / GROUP_FAN);
     }
   };
-  cut(level.depth >= 0 ? level : null, first, last, size);
+  cut(owner, first, last, size);
 }
 
 /**
@@ -680,8 +681,7 @@ export function boxDescription(model, box, grads, compact = false) {
 
 /** What a group of values is, in words: `values 33–64 of those table (4) made itself, in table (4) (path)`. */
 function groupSaid(group) {
-  let level = group.parent;
-  while (level?.group) level = level.parent;
+  const { level } = group;
   const maker = level ? scopeLabel(level) : "the program's top level";
   return `${group.name} of those ${maker} made itself${level ? `, in ${level.path}` : ""}`;
 }

@@ -475,11 +475,8 @@ export function itemName(tl, folded, index) {
   const it = folded.items[index];
   if (!it.box) return name(tl, it.node);
   const scope = it.box;
-  if (scope.group) { // `⊞ values 33–64 · table (4)`: the places are among the values that level made
-    let level = scope.parent;
-    while (level?.group) level = level.parent;
-    return `⊞ ${scope.name}${level ? ` · ${level.name}` : ""}`;
-  }
+  // `⊞ values 33–64 · table (4)`: a group's places are among the values its level made
+  if (scope.group) return `⊞ ${scope.name}${scope.level ? ` · ${scope.level.name}` : ""}`;
   return `⊞ ${scope.name}${scope.parent?.name.startsWith("for ") ? ` · ${scope.parent.name}` : ""}`;
 }
 
