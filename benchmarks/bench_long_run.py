@@ -3,7 +3,8 @@ scalar Value class at the size of the course's last program (4,192 parameters; o
 builds 43,091 nodes), through valuegraph and through CPython in the same run:
 
 - one training step on "emma": the program with `steps = 1` less the program with `steps = 0`, CPU
-  seconds, run in this process (valuegraph as a job runs it: engine.python.run_python, no graph kept);
+  seconds, run in this process as a job runs it (engine.python.run_python, no graph kept, the collector at
+  a job's pace: app.jobs.worker.collect_as_jobs);
 - N steps as a job (the local pool: a worker process, its snapshots sent to the server) against
   CPython running the file in a process of its own; the worker's peak RSS (VmHWM, read while it runs);
 - opening the graph of step k of the finished job: from its nearest snapshot, from the program's start
@@ -65,9 +66,11 @@ def cpu(function) -> float:
 
 
 def one_step(folder: Path, limits, runs: int = 5) -> list:
+    from app.jobs.worker import collect_as_jobs
     from engine.python import run_python
 
     files = {"input.txt": NAMES}
+    collect_as_jobs()
 
     def ours(steps):
         return cpu(lambda: run_python(with_steps(steps), limits, files=files, shows_graph=False))

@@ -4,6 +4,8 @@ each limit named in the failure it causes."""
 
 import json
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -385,3 +387,16 @@ async def test_a_job_whose_process_cannot_start_fails_with_the_reason_and_the_ne
     assert failed["error"]["message"] == "the job's process could not start: no more processes"
     done = await wait_for(client, await start(client, DESCENT), finished)
     assert done["status"] == "done", done
+
+
+def test_a_jobs_process_keeps_the_collector_on_at_a_jobs_pace():
+    """The bounds a job's process puts on itself leave the cyclic collector on (a micrograd-style class
+    makes a cycle per node, which only it frees), collecting after COLLECT_AFTER_OBJECTS new objects."""
+    from app.jobs.worker import COLLECT_AFTER_OBJECTS
+
+    script = (
+        "import gc; gc.disable(); from app.jobs.worker import limit_process; limit_process(100, 4_000_000_000); "
+        "print(gc.isenabled(), gc.get_threshold()[0])"
+    )
+    ran = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60)
+    assert ran.stdout.split() == ["True", str(COLLECT_AFTER_OBJECTS)]

@@ -10,6 +10,7 @@ service functions /backward runs (app.service), reporting over a pipe to the ser
 This module imports only what a worker needs, so the forkserver preloads it once and every job's
 process starts as a fork of that, in milliseconds."""
 
+import gc
 import os
 import resource
 import threading
@@ -23,13 +24,27 @@ from .. import schemas
 from ..service import answer_json, replayed_json
 
 REPORT_SECONDS = 0.2  # how often statements are reported while nothing else happens
+# The cyclic collector stays on in a job (a micrograd-style class makes a reference cycle per node,
+# which only it frees), but it runs after this many new container objects, not Python's 700: the
+# interpreter makes a few short-lived ones per operation, and at 700 the collector took about a fifth
+# of a training step's time (docs/performance.md, "A long run").
+COLLECT_AFTER_OBJECTS = 50_000
 
 
 def limit_process(cpu_seconds: int, memory_bytes: int) -> None:
     """The job's own bounds, set in its process: past the CPU time the kernel sends SIGXCPU (and
-    SIGKILL a second later); past the address space an allocation fails (MemoryError)."""
+    SIGKILL a second later); past the address space an allocation fails (MemoryError). And the
+    collector's pace for a long run (collect_as_jobs)."""
     resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1))
     resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+    collect_as_jobs()
+
+
+def collect_as_jobs() -> None:
+    """The cyclic collector on, at a job's pace (COLLECT_AFTER_OBJECTS); the older generations keep Python's."""
+    _, older, oldest = gc.get_threshold()
+    gc.set_threshold(COLLECT_AFTER_OBJECTS, older, oldest)
+    gc.enable()
 
 
 def failure(message: str, limit: str | None, error: ProgramError | None = None) -> dict:
