@@ -247,3 +247,126 @@ def test_the_statement_count_is_unchanged():
     run_python(COUNTED, Limits(max_statements=30), shows_graph=False)
     with pytest.raises(ProgramError, match="more than 29 statements"):
         run_python(COUNTED, Limits(max_statements=29), shows_graph=False)
+
+
+FIELDS = """
+class V:
+    def __init__(self, data, children=(), op='', scale=1.5):
+        self.data = data
+        self.grad = 0
+        self._children = children
+        self._op = op
+        self.scale = scale
+        self.none = None
+
+class Sub(V):
+    pass
+
+class Keeps:
+    def __init__(self, items=[]):
+        self.items = items
+
+a, b = V(2.0), V(3, (1,), op='*')
+print(a.data, a.grad, a._children, repr(a._op), a.scale, a.none, b._children, b._op, Sub(4, scale=2).scale)
+first, second = Keeps(), Keeps()
+first.items.append(1)
+print(second.items, first.items is second.items, Keeps([2]).items, vars(a) if False else sorted(['data']))
+"""
+
+
+def test_a_field_only_init_fills_its_fields_as_cpython_does():
+    assert run_python(FIELDS, shows_graph=False).printed == cpython_printed(FIELDS)
+
+
+# The same class twice: V's __init__ only stores fields (calls.field_filler fills them, no call made),
+# W's computes one, so it is a call; both must count, nest and fail alike.
+TWO_INITS = """
+class V:
+    def __init__(self, data, grad=0):
+        self.data = data
+        self.grad = grad
+
+class W:
+    def __init__(self, data, grad=0):
+        self.data = data + 0
+        self.grad = grad
+
+def deep(cls, n):
+    if n == 0:
+        return cls(1)
+    return deep(cls, n - 1)
+
+made = [CLS(i) for i in range(4)]
+print(deep(CLS, DEPTH).data)
+"""
+
+
+def _run_with(cls, depth, limits):
+    return run_python(TWO_INITS.replace("CLS", cls).replace("DEPTH", str(depth)), limits, shows_graph=False)
+
+
+def _failure(cls, depth, limits):
+    try:
+        _run_with(cls, depth, limits)
+    except ProgramError as error:
+        return error.message, error.line, error.column
+    return None
+
+
+def test_a_field_only_init_counts_statements_as_its_call():
+    least = {}
+    for cls in ("V", "W"):
+        least[cls] = next(n for n in range(1, 200) if _failure(cls, 3, Limits(max_statements=n)) is None)
+        # one short: the limit is reached at the same place
+        assert _failure(cls, 3, Limits(max_statements=least[cls] - 1)) is not None
+    assert least["V"] == least["W"]
+    short = Limits(max_statements=least["V"] - 1)
+    # placed at the first statement of each class's __init__ (lines 4 and 9), where the last call's count ends
+    (v_message, *v_place), (w_message, *w_place) = _failure("V", 3, short), _failure("W", 3, short)
+    assert (v_message, v_place, w_place) == (w_message, [4, 9], [9, 9])
+
+
+def test_a_field_only_init_nests_as_its_call():
+    limits = Limits(max_call_depth=12)
+    deepest = {cls: max(n for n in range(15) if _failure(cls, n, limits) is None) for cls in ("V", "W")}
+    assert deepest["V"] == deepest["W"]
+    message, _, _ = _failure("V", deepest["V"] + 1, limits)
+    assert "calls nest deeper than 12" in message
+    assert _failure("V", deepest["V"] + 1, limits) == _failure("W", deepest["W"] + 1, limits)
+
+
+@pytest.mark.parametrize(
+    ("program", "message", "line", "column"),
+    [
+        (
+            "class V:\n    __slots__ = ('data',)\n    def __init__(self, data):\n        self.data = data\n"
+            "        self.grad = 0\nV(1)",
+            "cannot take the attribute 'grad'",
+            5,
+            9,
+        ),
+        (
+            "class V:\n    def __init__(self, data):\n        self.data = data\nV()",
+            "missing its argument 'data'",
+            4,
+            1,
+        ),
+        (
+            "class V:\n    def __init__(self, data):\n        self.data = data\nV(1, 2)",
+            "takes 2 arguments, got 3",
+            4,
+            1,
+        ),
+        (
+            "class V:\n    def __init__(self, data):\n        self.data = data\nV(1, d=2)",
+            "no parameter named 'd'",
+            4,
+            1,
+        ),
+    ],
+)
+def test_a_field_only_init_fails_as_its_call(program, message, line, column):
+    with pytest.raises(ProgramError) as caught:
+        run_python(program)
+    assert message in caught.value.message
+    assert (caught.value.line, caught.value.column) == (line, column)

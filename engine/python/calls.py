@@ -90,7 +90,9 @@ class Calls:
                 if args or kwargs:
                     raise B.RunError(f"{callee.name}() takes no arguments: the class has no __init__") from None
                 return instance
-            self.call_function(init, (instance, *args), kwargs)
+            fill = self.fills.get(init.body) if type(init) is Function and not kwargs else None
+            if fill is None or not fill(self, instance, init, args):
+                self.call_function(init, (instance, *args), kwargs)
             return instance
         if kind is Instance:
             try:
@@ -344,6 +346,57 @@ def _bind(function, args, kwargs) -> dict:
     return variables
 
 
+def field_filler(node, place):
+    """For an `__init__` whose body only stores its parameters and constants in its instance's
+    attributes (`self.data = data`, `self.grad = 0`, as a value class's does), fill(state, instance,
+    init, args) -> whether it filled the new instance's fields as the call would, without the call:
+    the statements counted and the limits checked as the call's; False (nothing done) where the call
+    could do otherwise (an argument missing, a field its class's __slots__ refuses, a `.grad`
+    written while the program's own backward runs, the call-depth limit reached), so the caller calls
+    it. None for any other body."""
+    arguments = node.args
+    params = [arg.arg for arg in arguments.args]
+    if len(params) < 1 or arguments.vararg or arguments.kwarg or arguments.kwonlyargs:
+        return None
+    stores = []  # (field, index of the argument it takes or None, constant)
+    for statement in node.body:
+        if type(statement) is not ast.Assign or len(statement.targets) != 1:
+            return None
+        target, value = statement.targets[0], statement.value
+        if type(target) is not ast.Attribute or type(target.value) is not ast.Name or target.value.id != params[0]:
+            return None
+        if type(value) is ast.Name and value.id in params[1:]:
+            stores.append((target.attr, params.index(value.id) - 1, None))
+        elif type(value) is ast.Constant:
+            stores.append((target.attr, None, value.value))
+        else:
+            return None
+    count = len(stores)
+    fields = frozenset(field for field, _, _ in stores)
+    writes_grad = "grad" in fields
+    given = len(params) - 1
+
+    def fill(state, instance, init, args):
+        if len(args) != given:
+            if len(args) > given or any(name not in init.defaults for name in params[1 + len(args) :]):
+                return False
+            args = (*args, *(init.defaults[name] for name in params[1 + len(args) :]))
+        slots = instance.cls.slots
+        if (slots is not None and not fields <= slots) or (writes_grad and state.walk is not None):
+            return False
+        if state.depth >= state.limits.max_call_depth:
+            return False
+        state.steps += count
+        if state.steps > state.limits.max_statements:
+            state.count(0, place)
+        values = instance.fields
+        for field, index, constant in stores:
+            values[field] = constant if index is None else args[index]
+        return True
+
+    return fill
+
+
 class CallCompiler:
     """The Compiler's part for functions: defining them and calling them."""
 
@@ -359,6 +412,9 @@ class CallCompiler:
         name = node.name
         prelude = self.prelude
         self.state.code[(prelude, node.lineno, node.col_offset)] = body
+        fill = field_filler(node, self.span(node.body[0])) if in_class and name == "__init__" else None
+        if fill is not None:
+            self.state.fills[body] = fill
 
         def run(frame):
             values = {param: default(frame) for param, default in defaults.items()} if defaults else {}
