@@ -365,7 +365,7 @@ def builtin_isinstance(state, args, kwargs):
             if type(value) in kind.python_types:
                 return True
         elif type(kind) is Class:
-            if type(value) is Instance and value.cls.is_subclass_of(kind):
+            if type(value) is Instance and (value.cls is kind or value.cls.is_subclass_of(kind)):
                 return True
         elif kind is VALUE_CLASS:
             if type(value) is Value:

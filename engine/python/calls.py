@@ -10,7 +10,18 @@ from ..syntax import Span
 from ..value import Value
 from . import builtins as B
 from . import model
-from .objects import BoundMethod, Builtin, BuiltinType, Class, Function, Instance, ProgramFile, ProgramSet, type_name
+from .objects import (
+    MISSING,
+    BoundMethod,
+    Builtin,
+    BuiltinType,
+    Class,
+    Function,
+    Instance,
+    ProgramFile,
+    ProgramSet,
+    type_name,
+)
 from .observe import node_fields
 
 IN_PRELUDE = Span(-1, 0, 0, -1)  # the place of prelude code: replaced by the program's call into it
@@ -84,11 +95,10 @@ class Calls:
         if kind is Class:
             self.instances += 1
             instance = Instance(callee, self.instances)
-            try:
-                init = callee.lookup("__init__")
-            except KeyError:
+            init = callee.get("__init__", MISSING)
+            if init is MISSING:
                 if args or kwargs:
-                    raise B.RunError(f"{callee.name}() takes no arguments: the class has no __init__") from None
+                    raise B.RunError(f"{callee.name}() takes no arguments: the class has no __init__")
                 return instance
             fill = self.fills.get(init.body) if type(init) is Function and not kwargs else None
             if fill is None or not fill(self, instance, init, args):
@@ -569,9 +579,10 @@ class CallCompiler:
                 state.call_site = extent
                 if type(target) is Function:
                     result = call_function(target, values, named)
+                elif type(target) is Builtin:  # sum() and map() mark the Values they make with the call's place
+                    state.site = (state.entry if prelude else extent, expr, state.scope)
+                    result = target.run(state, values, named)
                 else:
-                    if type(target) is Builtin:  # sum() and map() mark the Values they make with the call's place
-                        state.site = (state.entry if prelude else extent, expr, state.scope)
                     result = call_any(target, values, named, scope)
                 kind = type(result)
                 return record(result) if kind is Value or (kind is Instance and placed) else result
