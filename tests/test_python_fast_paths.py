@@ -216,6 +216,20 @@ HEAD = "class V:\n    __slots__ = ('data', 'grad')\n    def __init__(self, data)
             4,
             7,
         ),
+        (  # inherited: the subclass's instances compare by the base's __eq__ too
+            "class E:\n    def __eq__(self, other):\n        return True\nclass F(E):\n    pass\nseen = {1}\n"
+            "print(F() in seen)",
+            "a set cannot hold a F: its class defines __eq__",
+            7,
+            7,
+        ),
+        (
+            "class E:\n    def __eq__(self, other):\n        return True\nclass F(E):\n    pass\nseen = set()\n"
+            "seen.add(F())",
+            "a set cannot hold a F: its class defines __eq__",
+            7,
+            1,
+        ),
         # the prelude's failures are placed at the program's call into it
         ("from micrograd.nn import MLP\nmodel = MLP(2, [1])\nout = model(['a', 'b'])", "does not work on", 3, 7),
     ],

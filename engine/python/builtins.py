@@ -425,7 +425,7 @@ def hashable(item):
     kind = type(item)
     if kind in (list, dict, ProgramSet):
         raise RunError(f"a set cannot hold a {type_name(item)} (unhashable type)")
-    if kind is Instance and item.cls.defines("__eq__"):
+    if kind is Instance and not item.cls.equal_by_identity:
         raise RunError(
             f"a set cannot hold a {item.cls.name}: its class defines __eq__, which makes it unhashable in Python"
         )

@@ -245,7 +245,7 @@ class ExpressionCompiler:
                             variables = frame.vars
                             a = variables[left_name] if left_name in variables else left(frame)
                         b = right(frame)
-                        if type(b) is ProgramSet and type(a) is Instance and not a.cls.defines("__eq__"):
+                        if type(b) is ProgramSet and type(a) is Instance and a.cls.equal_by_identity:
                             return (a in b.items) is wanted  # `node not in seen`: what B.compare answers
                         return compare(state, kind, a, b)
                     except Exception as error:

@@ -59,7 +59,7 @@ class Function:
 
 
 class Class:
-    __slots__ = ("name", "bases", "attributes", "slots")
+    __slots__ = ("name", "bases", "attributes", "slots", "equal_by_identity")
 
     def __init__(self, name, bases, attributes):
         self.name = name
@@ -72,6 +72,9 @@ class Class:
             for slots in declared:
                 names.update((slots,) if type(slots) is str else slots)
             self.slots = frozenset(names)
+        # no __eq__ of its own or a base's: its instances are equal only to themselves, so a set can
+        # hold them (`node not in seen`). A class's attributes are fixed once its body has run.
+        self.equal_by_identity = not self.defines("__eq__")
 
     def mro(self):
         """This class and its bases, depth first, left to right, each once."""
