@@ -68,6 +68,15 @@ class Point:
         return f'Point({self.x}, {self.y})'
 
 f = lambda x, k=5: x + k
+
+class Appends:  # a field or method named like a list's or a set's: not the container's
+    def __init__(self):
+        self.append = lambda x: x * 2
+
+    def add(self, x):
+        return x + 1
+
+print(Appends().append(3), Appends().add(3), [[].append(1), set().add(2)])
 print(plain(1, 2), plain(b=1, a=2), with_default(1), with_default(1, 3), with_default(b=4, a=1))
 print(keyword_only(2), keyword_only(2, scale=4), spread(1), spread(1, 2, 3, z=1, y=2))
 print(no_return([]), bare_return(1), bare_return(-2), early(3), early(20), nested_return(0), nested_return(1))
@@ -230,6 +239,11 @@ HEAD = "class V:\n    __slots__ = ('data', 'grad')\n    def __init__(self, data)
             7,
             1,
         ),
+        # xs.append(x) and seen.add(x), run inline: their refusals at the call
+        ("xs = []\nxs.append(1, 2)", "append() takes 1 argument, got 2", 2, 1),
+        ("s = set()\ns.add([1])", "a set cannot hold a list (unhashable type)", 2, 1),
+        ("s = set()\nfor i in range(10**8):\n    s.add(i)", "the set would hold more than", 3, 5),
+        ("xs = []\nfor i in range(10**8):\n    xs.append(i)", "the list would hold more than", 3, 5),
         # the prelude's failures are placed at the program's call into it
         ("from micrograd.nn import MLP\nmodel = MLP(2, [1])\nout = model(['a', 'b'])", "does not work on", 3, 7),
     ],

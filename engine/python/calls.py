@@ -356,6 +356,11 @@ def _bind(function, args, kwargs) -> dict:
     return variables
 
 
+# name -> (the container type, its method) for calls that run inline (CallCompiler.expr_Call)
+CONTAINER_METHODS = {"append": (list, B.LIST_METHODS["append"]), "add": (ProgramSet, B.SET_METHODS["add"])}
+NO_KEYWORDS = {}
+
+
 def field_filler(node, place):
     """For an `__init__` whose body only stores its parameters and constants in its instance's
     attributes (`self.data = data`, `self.grad = 0`, as a value class's does), fill(state, instance,
@@ -536,10 +541,17 @@ class CallCompiler:
             walk = self.walk_calling(function.value)
             call_function = state.call_function
             special = name in ("backward", "_backward")  # method_caller's own cases
+            # xs.append(x), seen.add(x): no program code runs in them, so nothing the general path
+            # records (the call's place, its site for numbering calls) can be read before the next call
+            container, container_method = CONTAINER_METHODS.get(name, (None, None))
+            if named_arguments is not None:
+                container = None
 
             def call_method(frame):
                 try:
                     obj = owner(frame)
+                    if type(obj) is container:
+                        return container_method(state, obj, positional(frame), NO_KEYWORDS)
                     scope = walked_scope(frame, walk, obj) if walk is not None and type(obj) is Instance else None
                     values = positional(frame)
                     named = {} if named_arguments is None else named_arguments(frame)
