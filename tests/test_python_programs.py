@@ -616,3 +616,17 @@ def test_names_label_outside_functions_only():
     nodes, found = origins(program)
     assert [o.label for o in found] == ["x", None, None, "out"]
     assert found[2].expr == "x * w" and found[2].scope == ["neuron"]
+
+
+def test_every_pass_of_a_loop_is_named_past_the_first_ones():
+    # loop() makes the first passes' scopes once: the later ones, and numbers that are not small whole
+    # ones, must read the same as those made at the pass
+    program = (
+        "x = Value(1.0)\nfor i in [31, 32, 40, -1, 2.5, True]:\n    x = x * 1.0\n"
+        "for item in [Value(0.0)] * 34:\n    x = x + item\nx.backward()"
+    )
+    nodes, found = origins(program)
+    products = [o.scope for n, o in zip(nodes, found) if n.op == "*"]
+    assert products == [[f"for i = {i}"] for i in (31, 32, 40, -1, 2.5)] + [["for i [5]"]]
+    sums = [o.scope for n, o in zip(nodes, found) if n.op == "+"]
+    assert sums == [[f"for item [{k}]"] for k in range(34)]

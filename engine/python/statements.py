@@ -446,6 +446,10 @@ class StatementCompiler:
         state = self.state
         scoped = not self.prelude
         iterate = B.iterate if store is not None else None  # `for`; `while` gives its passes itself
+        # the first passes' scopes, made once: a loop's pass is the hot path (a backward's inner loop
+        # runs one or two passes per node)
+        by_index = tuple(f"{label} [{index}]" for index in range(FIRST_PASSES))
+        by_number = tuple(f"for {named} = {number}" for number in range(FIRST_PASSES)) if named else None
 
         def run(frame):
             outer = state.scope
@@ -461,10 +465,16 @@ class StatementCompiler:
                     store(frame, item)
                 if walk is not None:
                     walked[walk] = (index, outer)
-                if scoped:  # _pass_scope, inline: a pass of a loop is the hot path
-                    state.scope = outer + (
-                        f"for {named} = {item}" if named and type(item) in PASS_NUMBERS else f"{label} [{index}]",
-                    )
+                if scoped:  # _pass_scope, inline, its first passes' scopes made once
+                    if named and type(item) in PASS_NUMBERS:
+                        scope = (
+                            by_number[item]
+                            if type(item) is int and 0 <= item < FIRST_PASSES
+                            else f"for {named} = {item}"
+                        )
+                    else:
+                        scope = by_index[index] if index < FIRST_PASSES else f"{label} [{index}]"
+                    state.scope = outer + (scope,)
                 signal = body(frame)
                 if signal is not None and signal is not CONTINUE:
                     state.scope = outer
@@ -647,3 +657,4 @@ def _pass_scope(named, label, item, index):
 
 
 PASS_NUMBERS = (int, float)
+FIRST_PASSES = 32  # the passes of a loop whose scopes it makes once (loop())
