@@ -26,6 +26,11 @@ NOT_ON_STRINGS = "this operation needs numbers or Values, not a string"
 FORMAT_SPEC = r"[<>^=]?[+\- ]?#?0?\d{0,3}[,_]?(?:\.\d{1,2})?[eEfFgGdn%]?"
 
 
+# +, - and * where an operand is a float: Python's float result (an int too large for a float raises
+# OverflowError here as in B.add and B.mul, and the guard reports it the same)
+FLOAT_OPERATIONS = {"Add": operator.add, "Sub": operator.sub, "Mult": operator.mul}
+
+
 def _number(x):
     """An int result that grew past 64 bits becomes a float (Infinity past float's range)."""
     if type(x) is int and not -BIG <= x <= BIG:
@@ -1009,7 +1014,7 @@ def _set_add(state, items, args, kwargs):
     if kwargs or len(args) != 1:
         _arity("add", args, kwargs, 1, 1)
     hashable(args[0])
-    if args[0] not in items.items and len(items) >= state.limits.max_collection_length:
+    if args[0] not in items.items and len(items.items) >= state.limits.max_collection_length:
         raise RunError(f"the set would hold more than {state.limits.max_collection_length:,} items")
     items.items[args[0]] = None
 

@@ -3,7 +3,6 @@ each compiled once into a function of the frame it runs in. Calls and lambdas ar
 
 import ast
 import itertools
-import operator
 
 from ..errors import ProgramError
 from ..value import Value
@@ -137,7 +136,7 @@ class ExpressionCompiler:
         if len(steps) == 1:  # a * b: one operation, its operands' types checked inline
             ((operation, kind, right, record, where, may_grow),) = steps
 
-            on_floats = FLOAT_OPERATIONS.get(kind)
+            on_floats = B.FLOAT_OPERATIONS.get(kind)
             placed = self.places_instances  # skip record() for what it leaves as it is
             left_name = self.local_read(node)  # `node` is the chain's first operand here
 
@@ -430,9 +429,6 @@ class ExpressionCompiler:
 
 PLAIN_OPERANDS = frozenset({int, float, bool, Value, Instance})  # operands whose result needs no size check
 NUMBERS = frozenset({int, float, bool})
-# +, - and * where an operand is a float: Python's float result (an int too large for a float raises
-# OverflowError here as in B.add and B.mul, and the guard reports it the same)
-FLOAT_OPERATIONS = {"Add": operator.add, "Sub": operator.sub, "Mult": operator.mul}
 
 
 def _comprehension_items(loops, element, state, place, inner, scope, level, items):

@@ -233,6 +233,7 @@ class StatementCompiler:
         value = self.expr(node.value)
         in_place = type(node.op) is ast.Add
         kind = type(node.op).__name__
+        on_floats = B.FLOAT_OPERATIONS.get(kind)
 
         def combine(old, new):
             if type(old) is str:
@@ -266,7 +267,14 @@ class StatementCompiler:
                     fields = obj.fields
                     old = fields[name]
                     new = value(frame)
-                    if type(old) in NUMBERS and type(new) in NUMBERS:
+                    if (
+                        on_floats is not None
+                        and (type(old) is float or type(new) is float)
+                        and type(old) in NUMBERS
+                        and type(new) in NUMBERS
+                    ):
+                        result = on_floats(old, new)  # a float: what operation() gives, without its checks
+                    elif type(old) in NUMBERS and type(new) in NUMBERS:
                         result = operation(old, new)
                     else:
                         result = combine(old, new)
