@@ -15,6 +15,8 @@ them back into the JSON answer's records.
 """
 
 import io
+from itertools import accumulate, chain
+from operator import itemgetter
 from typing import Callable, NamedTuple
 
 import pydantic_core
@@ -246,6 +248,9 @@ def _in_columns(value):
     return value
 
 
+_UNSET = object()
+
+
 def _frozen(value):
     """A TABLE value as a dict key: spans are dicts, scopes tuples, the rest strings or None."""
     return tuple(value.values()) if isinstance(value, dict) else value
@@ -275,34 +280,38 @@ class _Columns:
     def add(self, records: list) -> None:
         for name, kind in self.kinds.items():
             column = self.columns[name]
+            field = itemgetter(name)
             if kind == VALUES:
-                column["values"].extend([record[name] for record in records])
+                column["values"].extend(map(field, records))
             elif kind == TABLE:
                 table, index, positions = column["table"], column["index"], self.positions[name]
-                for record in records:
-                    value = record[name]
-                    key = _frozen(value)
-                    position = positions.get(key)
-                    if position is None:
-                        position = positions[key] = len(table)
-                        table.append(value)
+                last = position = _UNSET  # the records one mark made hold the same span, expr and scope
+                for value in map(field, records):
+                    if value is not last:
+                        last = value
+                        key = _frozen(value)
+                        position = positions.get(key)
+                        if position is None:
+                            position = positions[key] = len(table)
+                            table.append(value)
                     index.append(position)
             elif kind == LISTS:
-                offsets, values = column["offsets"], column["values"]
-                for record in records:
-                    values.extend(record[name])
-                    offsets.append(len(values))
+                lists = list(map(field, records))
+                column["values"].extend(chain.from_iterable(lists))
+                offsets = accumulate(map(len, lists), initial=column["offsets"][-1])
+                next(offsets)  # the first is already there
+                column["offsets"].extend(offsets)
             elif kind == SPARSE:
-                for position, record in enumerate(records, self.count):
-                    if name in record:
-                        column["at"].append(position)
-                        column["values"].append(record[name])
+                having = [position for position, record in enumerate(records, self.count) if name in record]
+                if having:
+                    column["at"].extend(having)
+                    column["values"].extend(records[position - self.count][name] for position in having)
             else:
-                offsets, inner, nested = column["offsets"], column["columns"], []
-                for record in records:
-                    nested.extend(record[name])
-                    offsets.append(inner.count + len(nested))
-                inner.add(nested)
+                nested = list(map(field, records))
+                offsets = accumulate(map(len, nested), initial=column["columns"].count)
+                next(offsets)
+                column["offsets"].extend(offsets)
+                column["columns"].add(list(chain.from_iterable(nested)))
         self.count += len(records)
 
     def written(self) -> dict:

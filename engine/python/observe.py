@@ -12,6 +12,7 @@ micrograd's, microgpt's), read from the fields an object holds, not from the cla
   derived from the op and the inputs' data (None when the op is not one the course defines)."""
 
 import math
+from operator import attrgetter
 
 from ..syntax import NO_ORIGIN
 from ..value import Value
@@ -20,8 +21,6 @@ from .objects import Instance, ProgramSet, type_name
 
 DATA_FIELDS = ("data", "Data", "value")
 INPUT_FIELDS = ("_children", "children", "_prev", "_inputs", "inputs")
-OP_FIELDS = ("_op", "op")
-LOCAL_GRAD_FIELDS = ("_local_grads", "local_grads", "localGrads")
 OP_OF_METHOD = {
     "__add__": "+",
     "__radd__": "+",
@@ -35,6 +34,8 @@ OP_OF_METHOD = {
     "__neg__": "neg",
 }
 NUMBERS = (int, float, bool)
+IS_NUMBER = frozenset(NUMBERS)
+SERIAL = attrgetter("serial")
 
 
 def node_fields(obj):
@@ -75,21 +76,66 @@ def observe(output, walk, limits):
                 if len(reached) > limits.max_nodes:
                     limit = limits.max_nodes
                     raise B.RunError(f"the graph has more than {limit:,} nodes; the limit is {limit:,}")
-    objects = sorted(reached.values(), key=lambda pair: pair[0].serial)
-    nodes = [_node(obj, names, reached) for obj, names in objects]
+    objects = sorted(reached.values(), key=_serial)
     # Where each node was made: the program's code that returned it, else (made inside a method
     # and never returned to the program, as the -1 of `a - b`) the code that made the next node.
-    origin = NO_ORIGIN
-    for node, (obj, _) in zip(reversed(nodes), reversed(objects)):
+    origins, origin = [], NO_ORIGIN
+    for obj, _ in reversed(objects):
         origin = obj.site or origin
-        node["origin"] = origin
+        origins.append(origin)
+    origins.reverse()
+    nodes, inputs_are_sets = [], False
+    for (obj, (data_field, inputs_field)), origin in zip(objects, origins):
+        fields = obj.fields
+        held = fields[inputs_field]
+        if type(held) is ProgramSet:
+            inputs_are_sets = True
+        inputs = list(held)
+        data = _number(obj, data_field)
+        op = fields["_op"] if "_op" in fields else fields.get("op")  # the first of _op, op it holds
+        if op is None or op == "":
+            op = OP_OF_METHOD.get(obj.made_by, obj.made_by) if inputs else None
+        elif type(op) is not str:
+            op = str(op) if type(op) in NUMBERS else None
+        stored = (  # the first of _local_grads, local_grads, localGrads it holds
+            fields["_local_grads"]
+            if "_local_grads" in fields
+            else fields["local_grads"]
+            if "local_grads" in fields
+            else fields.get("localGrads")
+        )
+        if type(stored) in (tuple, list) and all(map(IS_NUMBER.__contains__, map(type, stored))):
+            local_grads, derived = list(map(float, stored)), False
+        else:
+            xs = [_number(i, reached[id(i)][1][0]) for i in inputs]
+            local_grads, derived = derive_local_grads(op, data, xs), True
+        grad = fields.get("grad")
+        label = fields.get("label")
+        nodes.append(
+            {
+                "id": obj.serial,
+                "label": label if type(label) is str and label else obj.name,
+                "op": op or None,
+                "data": data,
+                "grad": float(grad) if type(grad) in NUMBERS else None,
+                "children": list(map(SERIAL, inputs)),
+                "local_grads": local_grads,
+                "local_grads_derived": derived,
+                "class": obj.cls.name,
+                "origin": origin,
+            }
+        )
     return {
         "nodes": nodes,
         "output": output.serial,
         "walk": _steps(walk or [], reached),
         "backward": walk is not None,
-        "inputs_are_sets": any(type(obj.fields[names[1]]) is ProgramSet for obj, names in objects),
+        "inputs_are_sets": inputs_are_sets,
     }
+
+
+def _serial(pair):
+    return pair[0].serial
 
 
 def _number(obj, field):
@@ -100,37 +146,6 @@ def _number(obj, field):
             f"{type_name(value)}, not a number"
         )
     return float(value)
-
-
-def _node(obj, names, reached):
-    data_field, inputs_field = names
-    fields = obj.fields
-    inputs = list(fields[inputs_field])
-    data = _number(obj, data_field)
-    op = next((fields[name] for name in OP_FIELDS if name in fields), None)
-    if op is None or op == "":
-        op = OP_OF_METHOD.get(obj.made_by, obj.made_by) if inputs else None
-    elif type(op) is not str:
-        op = str(op) if type(op) in NUMBERS else None
-    stored = next((fields[name] for name in LOCAL_GRAD_FIELDS if name in fields), None)
-    if type(stored) in (tuple, list) and all(type(g) in NUMBERS for g in stored):
-        local_grads, derived = [float(g) for g in stored], False
-    else:
-        xs = [_number(i, reached[id(i)][1][0]) for i in inputs]
-        local_grads, derived = derive_local_grads(op, data, xs), True
-    grad = fields.get("grad")
-    label = fields.get("label")
-    return {
-        "id": obj.serial,
-        "label": label if type(label) is str and label else obj.name,
-        "op": op or None,
-        "data": data,
-        "grad": float(grad) if type(grad) in NUMBERS else None,
-        "children": [child.serial for child in inputs],
-        "local_grads": local_grads,
-        "local_grads_derived": derived,
-        "class": obj.cls.name,
-    }
 
 
 def derive_local_grads(op, data, inputs):
@@ -212,82 +227,91 @@ def learner_walk(graph):
     write (the seed, a reset) is a step with node None."""
     nodes = graph["nodes"]
     position = {node["id"]: i for i, node in enumerate(nodes)}
-    steps = []
+    # Each step as the walk's positions: a step that is one write outside any _backward call (most of a
+    # loop's) as where and what it wrote (single, after); any other as its node and writes (others).
+    single, after, others = [], [], {}
     for step in graph["walk"]:
-        updates = [{"child": position[child], "grad": grad} for child, grad in step["updates"] if child in position]
-        node = position.get(step["node"])
-        if node is not None or updates:
-            steps.append({"node": node, "updates": updates})
-    return _attribute_loop_writes(steps, nodes, position)
+        node, updates = step["node"], step["updates"]
+        if node is None and len(updates) == 1:
+            ((child, grad),) = updates
+            single.append(position[child])
+            after.append(grad)
+        elif node is not None or updates:
+            others[len(single)] = (position[node] if node is not None else None, [(position[c], g) for c, g in updates])
+            single.append(-1)
+            after.append(None)
+    return _attribute_loop_writes(single, after, others, nodes, position)
 
 
-def _attribute_loop_writes(steps, nodes, position):
-    children = [[position[c] for c in node["children"]] for node in nodes]
+def _attribute_loop_writes(single, after, others, nodes, position):
+    children = [tuple(map(position.__getitem__, node["children"])) for node in nodes]
     with_inputs = {}  # the inputs in order -> the nodes that have them: a run of writes finds its node at once
     for i, inputs in enumerate(children):
         if inputs:
-            with_inputs.setdefault(tuple(inputs), []).append(i)
+            with_inputs.setdefault(inputs, []).append(i)
     arities = sorted({len(inputs) for inputs in with_inputs})
+    local_grads = [node["local_grads"] for node in nodes]
     grads = [0.0] * len(nodes)  # each node's grad as the writes so far left it
     written = [False] * len(nodes)
-    attributed, k = [], 0
-    while k < len(steps):
-        step = steps[k]
+    attributed, k, count = [], 0, len(single)
+    while k < count:
+        child = single[k]
         parent = None
-        if _single_write(step):
+        if child >= 0:
+            candidates = []
+            for arity in arities:  # a run of single writes as long as some node's inputs, to those inputs
+                if k + arity > count:
+                    break
+                found = with_inputs.get((child,) if arity == 1 else tuple(single[k : k + arity]))
+                if found is not None:
+                    candidates += found
             # First as if every grad started at 0; then, for a backward() that did not reset them,
             # without checking the first write to each grad.
-            candidates = []
-            for arity in arities:
-                run = steps[k : k + arity]
-                if len(run) == arity and all(map(_single_write, run)):
-                    candidates += with_inputs.get(tuple(s["updates"][0]["child"] for s in run), ())
-            parent = next(
-                (
-                    p
-                    for unknown_start in (False, True)
-                    for p in candidates
-                    if _passes_on(
-                        steps[k : k + len(children[p])], children[p], nodes[p], grads[p], grads, written, unknown_start
-                    )
-                ),
-                None,
-            )
-        if parent is None:
-            attributed.append(step)
+            for unknown_start in (False, True):
+                for p in candidates:
+                    if _passes_on(after, k, children[p], local_grads[p], grads[p], grads, written, unknown_start):
+                        parent = p
+                        break
+                if parent is not None:
+                    break
+        if parent is not None:
+            end = k + len(children[parent])
+            updates = list(zip(single[k:end], after[k:end]))
+            node, k = parent, end
+        elif child >= 0:
+            node, updates = None, [(child, after[k])]
             k += 1
         else:
-            step = {"node": parent, "updates": [s["updates"][0] for s in steps[k : k + len(children[parent])]]}
-            attributed.append(step)
-            k += len(children[parent])
-        for update in step["updates"]:
-            grads[update["child"]] = update["grad"]
-            written[update["child"]] = True
+            node, updates = others[k]
+            k += 1
+        for write, grad in updates:
+            grads[write] = grad
+            written[write] = True
+        attributed.append({"node": node, "updates": [{"child": write, "grad": grad} for write, grad in updates]})
     return attributed
 
 
-def _single_write(step):
-    return step["node"] is None and len(step["updates"]) == 1
-
-
-def _passes_on(run, inputs, parent, parent_grad, grads, written, unknown_start):
-    """Whether these single writes are `child.grad += local * parent.grad` (or, the `=` mistake,
-    `child.grad = local * parent.grad`) for each input in turn."""
-    if len(run) != len(inputs) or parent["local_grads"] is None or parent_grad is None:
+def _passes_on(after, k, inputs, local_grads, parent_grad, grads, written, unknown_start):
+    """Whether the single writes from step k on are `child.grad += local * parent.grad` (or, the `=`
+    mistake, `child.grad = local * parent.grad`) for each input in turn."""
+    if local_grads is None or parent_grad is None:
         return False
-    seen = {}
-    for step, child, local in zip(run, inputs, parent["local_grads"]):
-        if step["node"] is not None or len(step["updates"]) != 1 or step["updates"][0]["child"] != child:
-            return False
-        after = step["updates"][0]["grad"]
+    seen = {}  # an input listed twice (x * x): its second write follows its first
+    for child, local, written_grad in zip(inputs, local_grads, after[k : k + len(inputs)]):
         before = seen.get(child, grads[child])
         unchecked = unknown_start and child not in seen and not written[child]
-        seen[child] = after
+        seen[child] = written_grad
         if unchecked:
             continue
-        if after is None or before is None:
+        if written_grad is None or before is None:
             return False
         passed = local * parent_grad
-        if not any(math.isclose(after, value, rel_tol=1e-9, abs_tol=1e-12) for value in (before + passed, passed)):
+        added = before + passed
+        if not (
+            written_grad == added
+            or written_grad == passed  # equal: the common case, before the tolerances of isclose
+            or math.isclose(written_grad, added, rel_tol=1e-9, abs_tol=1e-12)
+            or math.isclose(written_grad, passed, rel_tol=1e-9, abs_tol=1e-12)
+        ):
             return False
     return True
