@@ -71,6 +71,9 @@ class Records(NamedTuple):
     count: int
     make: Callable[[int, int], list]  # (start, stop) -> the wire records of that slice
     columns: dict  # how backward_columns writes each field (NODE_COLUMNS, ...)
+    # Every record's fields at once, as _fields_of gives them from records: what backward_columns
+    # writes without building a record per step (the trace's steps); None: from the records.
+    fields: Callable[[], dict] | None = None
 
 
 class Sections(dict):
@@ -120,11 +123,13 @@ def _sections(steps, measured, layout, include_trace, program, checked=None, lea
                 len(steps.sort_steps),
                 lambda start, stop: _sort_records(steps.sort_steps[start:stop], ids),
                 SORT_COLUMNS,
+                lambda: _sort_fields(steps.sort_steps, ids),
             ),
             propagate=Records(
                 len(steps.propagate_steps),
                 lambda start, stop: _propagate_records(steps.propagate_steps[start:stop], ids),
                 PROPAGATE_COLUMNS,
+                lambda: _propagate_fields(steps.propagate_steps, ids),
             ),
         )
     response["warnings"] = [{"node": node, "message": message} for node, message in steps.warnings]
@@ -208,6 +213,32 @@ def _propagate_records(propagate_steps, ids) -> list:
     return records
 
 
+def _sort_fields(sort_steps, ids) -> dict:
+    """_sort_records' fields, a list (or tuple) each: the steps' tuples unzipped, the Values mapped to ids in C."""
+    nodes, indexes, actions, children = zip(*sort_steps) if sort_steps else ((), (), (), ())
+    return {
+        "node": list(map(ids.__getitem__, nodes)),
+        "index": indexes,
+        "action": actions,
+        "child": list(map(ids.get, children)),  # a leaf's step has no child: ids has no None
+    }
+
+
+def _propagate_fields(propagate_steps, ids) -> dict:
+    """_propagate_records' fields: the updates as (each step's count, the fields of all of them)."""
+    nodes, grads, updates = zip(*propagate_steps) if propagate_steps else ((), (), ())
+    flat = list(chain.from_iterable(updates))
+    children, local_grads, deltas, after = zip(*flat) if flat else ((), (), (), ())
+    return {
+        "node": list(map(ids.__getitem__, nodes)),
+        "grad": grads,
+        "updates": (
+            list(map(len, updates)),
+            {"child": list(map(ids.__getitem__, children)), "local_grad": local_grads, "delta": deltas, "grad": after},
+        ),
+    }
+
+
 def _built(value):
     """The answer as data: every Records built whole, every Sections a plain dict."""
     if isinstance(value, Records):
@@ -237,18 +268,37 @@ def _write(value, out: io.BytesIO) -> None:
 
 
 def _in_columns(value):
-    """The answer with every Records section built a chunk at a time into its columns."""
+    """The answer with every Records section in its columns: from its fields where it has them, else
+    built a chunk of records at a time."""
     if isinstance(value, Records):
         columns = _Columns(value.columns)
-        for start in range(0, value.count, CHUNK):
-            columns.add(value.make(start, min(start + CHUNK, value.count)))
+        if value.fields is not None:
+            columns.add(value.fields(), value.count)
+        else:
+            for start in range(0, value.count, CHUNK):
+                records = value.make(start, min(start + CHUNK, value.count))
+                columns.add(_fields_of(records, value.columns), len(records))
         return {"count": value.count, "columns": columns.written()}
     if isinstance(value, Sections):
         return {key: _in_columns(item) for key, item in value.items()}
     return value
 
 
-_UNSET = object()
+def _fields_of(records: list, kinds: dict) -> dict:
+    """Each field of the records as _Columns.add takes it: a value per record; for a SPARSE field,
+    (the positions among the records that have it, their values); for records within records, (how
+    many each record holds, their fields)."""
+    fields = {}
+    for name, kind in kinds.items():
+        if kind == SPARSE:
+            having = [position for position, record in enumerate(records) if name in record]
+            fields[name] = (having, [records[position][name] for position in having])
+        elif isinstance(kind, dict):
+            nested = list(map(itemgetter(name), records))
+            fields[name] = (list(map(len, nested)), _fields_of(list(chain.from_iterable(nested)), kind))
+        else:
+            fields[name] = list(map(itemgetter(name), records))
+    return fields
 
 
 def _frozen(value):
@@ -257,7 +307,7 @@ def _frozen(value):
 
 
 class _Columns:
-    """The columns of one section's records, filled a chunk of records at a time."""
+    """The columns of one section's records, filled a chunk of records (or all their fields) at a time."""
 
     def __init__(self, kinds: dict):
         self.kinds = kinds
@@ -277,42 +327,38 @@ class _Columns:
             else:
                 self.columns[name] = {"offsets": [0], "columns": _Columns(kind)}
 
-    def add(self, records: list) -> None:
+    def add(self, fields: dict, count: int) -> None:
+        """The next `count` records, as _fields_of gives their fields."""
         for name, kind in self.kinds.items():
-            column = self.columns[name]
-            field = itemgetter(name)
+            column, values = self.columns[name], fields[name]
             if kind == VALUES:
-                column["values"].extend(map(field, records))
+                column["values"].extend(values)
             elif kind == TABLE:
-                table, index, positions = column["table"], column["index"], self.positions[name]
-                last = position = _UNSET  # the records one mark made hold the same span, expr and scope
-                for value in map(field, records):
-                    if value is not last:
-                        last = value
-                        key = _frozen(value)
-                        position = positions.get(key)
-                        if position is None:
-                            position = positions[key] = len(table)
-                            table.append(value)
-                    index.append(position)
+                table, positions = column["table"], self.positions[name]
+                keys = list(map(_frozen, values)) if dict in set(map(type, values)) else values
+                first = dict(zip(reversed(keys), reversed(values)))  # each key's value where it first appears
+                for key in dict.fromkeys(keys):  # the keys in the order they first appear
+                    if key not in positions:
+                        positions[key] = len(table)
+                        table.append(first[key])
+                column["index"].extend(map(positions.__getitem__, keys))
             elif kind == LISTS:
-                lists = list(map(field, records))
-                column["values"].extend(chain.from_iterable(lists))
-                offsets = accumulate(map(len, lists), initial=column["offsets"][-1])
+                column["values"].extend(chain.from_iterable(values))
+                offsets = accumulate(map(len, values), initial=column["offsets"][-1])
                 next(offsets)  # the first is already there
                 column["offsets"].extend(offsets)
             elif kind == SPARSE:
-                having = [position for position, record in enumerate(records, self.count) if name in record]
-                if having:
-                    column["at"].extend(having)
-                    column["values"].extend(records[position - self.count][name] for position in having)
+                having, sparse = values
+                column["at"].extend(map(self.count.__add__, having))
+                column["values"].extend(sparse)
             else:
-                nested = list(map(field, records))
-                offsets = accumulate(map(len, nested), initial=column["columns"].count)
+                lengths, inner = values
+                nested = column["columns"]
+                offsets = accumulate(lengths, initial=nested.count)
                 next(offsets)
                 column["offsets"].extend(offsets)
-                column["columns"].add(list(chain.from_iterable(nested)))
-        self.count += len(records)
+                nested.add(inner, sum(lengths))
+        self.count += count
 
     def written(self) -> dict:
         return {
