@@ -16,7 +16,7 @@ them back into the JSON answer's records.
 
 import io
 from itertools import accumulate, chain
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from typing import Callable, NamedTuple
 
 import pydantic_core
@@ -187,7 +187,34 @@ def _node_records(steps, measured, program, expected=None) -> Records:
             records.append(record)
         return records
 
-    return Records(len(nodes), make, NODE_COLUMNS)
+    def fields():
+        """make(0, len(nodes))'s fields, without a record per node."""
+        count, ops = len(nodes), list(map(attrgetter("op"), nodes))
+        span_records = {None: None}  # a mark's span -> its one span record
+        for span in dict.fromkeys(map(itemgetter(0), made)):
+            if span not in span_records:
+                span_records[span] = {"line": span[0], "column": span[1], "end_line": span[2], "end_column": span[3]}
+        powers = [i for i, op in enumerate(ops) if op == "**"]
+        measured_at = [] if measured is None else [i for i, node in enumerate(nodes) if node in measured]
+        return {
+            "id": range(count),
+            "label": labels,
+            "span": list(map(span_records.__getitem__, map(itemgetter(0), made))),
+            "expr": list(map(itemgetter(1), made)),
+            "scope": list(map(itemgetter(2), made)),
+            "op": ops,
+            "data": list(map(attrgetter("data"), nodes)),
+            "grad": list(map(attrgetter("grad"), nodes)),
+            "children": children,
+            "local_grads": local_grads,
+            "exponent": (powers, [nodes[i].exponent for i in powers]),
+            "numeric_grad": (measured_at, [measured[nodes[i]] for i in measured_at]),
+            "expected_grad": ([], [])
+            if expected is None
+            else (range(count), list(map(expected.__getitem__, range(count)))),
+        }
+
+    return Records(len(nodes), make, NODE_COLUMNS, fields)
 
 
 def _sort_records(sort_steps, ids) -> list:
@@ -301,6 +328,9 @@ def _fields_of(records: list, kinds: dict) -> dict:
     return fields
 
 
+_UNSET = object()
+
+
 def _frozen(value):
     """A TABLE value as a dict key: spans are dicts, scopes tuples, the rest strings or None."""
     return tuple(value.values()) if isinstance(value, dict) else value
@@ -334,14 +364,17 @@ class _Columns:
             if kind == VALUES:
                 column["values"].extend(values)
             elif kind == TABLE:
-                table, positions = column["table"], self.positions[name]
-                keys = list(map(_frozen, values)) if dict in set(map(type, values)) else values
-                first = dict(zip(reversed(keys), reversed(values)))  # each key's value where it first appears
-                for key in dict.fromkeys(keys):  # the keys in the order they first appear
-                    if key not in positions:
-                        positions[key] = len(table)
-                        table.append(first[key])
-                column["index"].extend(map(positions.__getitem__, keys))
+                table, index, positions = column["table"], column["index"], self.positions[name]
+                last = position = _UNSET  # the nodes one mark made hold the same span, expr and scope objects
+                for value in values:
+                    if value is not last:
+                        last = value
+                        key = _frozen(value)
+                        position = positions.get(key)
+                        if position is None:
+                            position = positions[key] = len(table)
+                            table.append(value)
+                    index.append(position)
             elif kind == LISTS:
                 column["values"].extend(chain.from_iterable(values))
                 offsets = accumulate(map(len, values), initial=column["offsets"][-1])

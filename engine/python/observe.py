@@ -58,7 +58,10 @@ INPUT_KINDS = (tuple, list, ProgramSet)
 def observe(output, walk, limits):
     """The graph `output` reaches, as plain data: {"nodes": [...], "output": id, "walk": [...],
     "inputs_are_sets": bool, "backward": bool}. Nodes come in creation order (ids are the order
-    objects were made); `walk` is None when the program never called the class's backward()."""
+    objects were made); `walk` is None when the program never called the class's backward(). The
+    observed walk is a list of steps (node, writes): the position in nodes of the node whose
+    `_backward` call the step is (None for a write outside any call, or a call of an object outside
+    the graph), and the grads it wrote, as (position, grad) pairs."""
     reached = {id(output): (output, node_fields(output))}  # id -> (object, its fields' names)
     pending = [output]
     while pending:
@@ -128,7 +131,7 @@ def observe(output, walk, limits):
     return {
         "nodes": nodes,
         "output": output.serial,
-        "walk": _steps(walk or [], reached),
+        "walk": _steps(walk or [], {id(obj): i for i, (obj, _) in enumerate(objects)}),
         "backward": walk is not None,
         "inputs_are_sets": inputs_are_sets,
     }
@@ -185,21 +188,23 @@ def derive_local_grads(op, data, inputs):
     return None
 
 
-def _steps(walk, reached):
+def _steps(walk, position):
     """The recorded walk as steps: each `_backward` call of a node is a step with the grads it
     wrote; a grad written outside any `_backward` call (the seed, a loop over the nodes) is a
-    step of its own. Writes to objects outside the graph are left out."""
+    step of its own. Writes to objects outside the graph (position: id(object) -> its position
+    in the graph's nodes) are left out, and so is a call that wrote none of the graph's grads."""
     steps = []
     for event in walk:
+        at = position.get(id(event[1]))
         if event[0] == "step":
-            steps.append({"node": event[1].serial if id(event[1]) in reached else None, "updates": []})
-        elif id(event[1]) in reached:
-            update = [event[1].serial, float(event[2]) if type(event[2]) in NUMBERS else None]
+            steps.append((at, []))
+        elif at is not None:
+            write = (at, float(event[2]) if type(event[2]) in NUMBERS else None)
             if event[3] and steps:  # written inside a _backward call
-                steps[-1]["updates"].append(update)
+                steps[-1][1].append(write)
             else:
-                steps.append({"node": None, "updates": [update]})
-    return steps
+                steps.append((None, [write]))
+    return [step for step in steps if step[0] is not None or step[1]]
 
 
 def as_engine_graph(graph):
@@ -226,24 +231,15 @@ def learner_walk(graph):
     input's local gradient times the node's grad at the time, is that node's step. Any other
     write (the seed, a reset) is a step with node None."""
     nodes = graph["nodes"]
+    walk = graph["walk"]
+    # A step that is one write outside any _backward call (most of a loop's): where and what it wrote.
+    single = [writes[0][0] if node is None and len(writes) == 1 else -1 for node, writes in walk]
+    after = [writes[0][1] if len(writes) == 1 else None for _, writes in walk]
+    return _attribute_loop_writes(walk, single, after, nodes)
+
+
+def _attribute_loop_writes(walk, single, after, nodes):
     position = {node["id"]: i for i, node in enumerate(nodes)}
-    # Each step as the walk's positions: a step that is one write outside any _backward call (most of a
-    # loop's) as where and what it wrote (single, after); any other as its node and writes (others).
-    single, after, others = [], [], {}
-    for step in graph["walk"]:
-        node, updates = step["node"], step["updates"]
-        if node is None and len(updates) == 1:
-            ((child, grad),) = updates
-            single.append(position[child])
-            after.append(grad)
-        elif node is not None or updates:
-            others[len(single)] = (position[node] if node is not None else None, [(position[c], g) for c, g in updates])
-            single.append(-1)
-            after.append(None)
-    return _attribute_loop_writes(single, after, others, nodes, position)
-
-
-def _attribute_loop_writes(single, after, others, nodes, position):
     children = [tuple(map(position.__getitem__, node["children"])) for node in nodes]
     with_inputs = {}  # the inputs in order -> the nodes that have them: a run of writes finds its node at once
     for i, inputs in enumerate(children):
@@ -278,11 +274,8 @@ def _attribute_loop_writes(single, after, others, nodes, position):
             end = k + len(children[parent])
             updates = list(zip(single[k:end], after[k:end]))
             node, k = parent, end
-        elif child >= 0:
-            node, updates = None, [(child, after[k])]
-            k += 1
         else:
-            node, updates = others[k]
+            node, updates = walk[k]
             k += 1
         for write, grad in updates:
             grads[write] = grad
