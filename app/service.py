@@ -121,11 +121,16 @@ def own_class_graph(observed: dict) -> schemas.Graph:
     _backward closures ran, in that order."""
     nodes = []
     with_grad = observed["backward"] and any(node["grad"] is not None for node in observed["nodes"])
+    arity = {}  # op -> the number of inputs of its rule, None when the check does not know it
     for node in observed["nodes"]:
-        known = canonical_op(node["op"])[0]
+        op = node["op"]
+        if op not in arity:
+            known = canonical_op(op)[0]
+            arity[op] = None if known is None else RULES[known][0]
         # An op applied to one input twice (x * x) whose inputs a set kept once has fewer inputs than
         # its rule: it is left out, and its (derived) local gradient is used as given.
-        op = node["op"] if known is not None and RULES[known][0] == len(node["children"]) else None
+        if arity[op] != len(node["children"]):
+            op = None
         local_grads = node["local_grads"]
         if local_grads is None:
             local_grads = [math.nan] * len(node["children"])

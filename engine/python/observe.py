@@ -43,6 +43,8 @@ def node_fields(obj):
     if type(obj) is not Instance:
         return None
     fields = obj.fields
+    if "data" in fields and "_children" in fields:  # the first of each, as the course's class names them
+        return ("data", "_children") if type(fields["_children"]) in INPUT_KINDS else None
     for data in DATA_FIELDS:
         if data in fields:
             for inputs in INPUT_FIELDS:
@@ -62,11 +64,12 @@ def observe(output, walk, limits):
     observed walk is a list of steps (node, writes): the position in nodes of the node whose
     `_backward` call the step is (None for a write outside any call, or a call of an object outside
     the graph), and the grads it wrote, as (position, grad) pairs."""
-    reached = {id(output): (output, node_fields(output))}  # id -> (object, its fields' names)
-    pending = [output]
+    names = node_fields(output)
+    reached = {id(output): (output, names)}  # id -> (object, its fields' names)
+    pending = [(output, names[1])]
+    max_nodes = limits.max_nodes
     while pending:
-        obj = pending.pop()
-        inputs = reached[id(obj)][1][1]
+        obj, inputs = pending.pop()
         for child in obj.fields[inputs]:
             if id(child) not in reached:
                 names = node_fields(child)
@@ -75,10 +78,9 @@ def observe(output, walk, limits):
                         f"a {obj.cls.name}'s {inputs} holds a {type_name(child)}: the inputs of a node must be nodes"
                     )
                 reached[id(child)] = (child, names)
-                pending.append(child)
-                if len(reached) > limits.max_nodes:
-                    limit = limits.max_nodes
-                    raise B.RunError(f"the graph has more than {limit:,} nodes; the limit is {limit:,}")
+                pending.append((child, names[1]))
+                if len(reached) > max_nodes:
+                    raise B.RunError(f"the graph has more than {max_nodes:,} nodes; the limit is {max_nodes:,}")
     objects = sorted(reached.values(), key=_serial)
     # Where each node was made: the program's code that returned it, else (made inside a method
     # and never returned to the program, as the -1 of `a - b`) the code that made the next node.
@@ -254,33 +256,33 @@ def _attribute_loop_writes(walk, single, after, nodes):
         child = single[k]
         parent = None
         if child >= 0:
-            candidates = []
-            for arity in arities:  # a run of single writes as long as some node's inputs, to those inputs
-                if k + arity > count:
-                    break
-                found = with_inputs.get((child,) if arity == 1 else tuple(single[k : k + arity]))
-                if found is not None:
-                    candidates += found
             # First as if every grad started at 0; then, for a backward() that did not reset them,
             # without checking the first write to each grad.
             for unknown_start in (False, True):
-                for p in candidates:
-                    if _passes_on(after, k, children[p], local_grads[p], grads[p], grads, written, unknown_start):
-                        parent = p
+                for arity in arities:  # a run of single writes as long as some node's inputs, to those inputs
+                    if k + arity > count:
+                        break
+                    for p in with_inputs.get((child,) if arity == 1 else tuple(single[k : k + arity]), ()):
+                        if _passes_on(after, k, children[p], local_grads[p], grads[p], grads, written, unknown_start):
+                            parent = p
+                            break
+                    if parent is not None:
                         break
                 if parent is not None:
                     break
-        if parent is not None:
-            end = k + len(children[parent])
-            updates = list(zip(single[k:end], after[k:end]))
-            node, k = parent, end
-        else:
-            node, updates = walk[k]
+        if parent is None:
+            node, writes = walk[k]
             k += 1
-        for write, grad in updates:
+        else:
+            node, end = parent, k + len(children[parent])
+            writes = list(zip(single[k:end], after[k:end]))
+            k = end
+        updates = []
+        for write, grad in writes:
             grads[write] = grad
             written[write] = True
-        attributed.append({"node": node, "updates": [{"child": write, "grad": grad} for write, grad in updates]})
+            updates.append({"child": write, "grad": grad})
+        attributed.append({"node": node, "updates": updates})
     return attributed
 
 
