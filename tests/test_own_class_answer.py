@@ -189,3 +189,48 @@ def test_a_loop_walk_over_a_node_used_by_many_is_walked_node_by_node():
     x = graph["nodes"][0]
     writes_to_x = [u["grad"] for step in walk for u in step["updates"] if u["child"] == 0]
     assert len(writes_to_x) == 300 and writes_to_x[-1] == x["grad"] == sum(range(1, 301))
+
+
+def _walk(answer):
+    return [(step["node"], [(u["child"], u["grad"]) for u in step["updates"]]) for step in answer["learner_walk"]]
+
+
+SQUARE_TIMES_W_PLUS_X = "\nx = Value(3.0)\nw = Value(5.0)\ny = x * x\ns = y * w\nout = s + x\nout.backward()\n"
+
+
+@pytest.mark.anyio
+async def test_a_loop_walk_is_attributed_write_by_write_to_the_nodes_that_passed_each_gradient_on(client):
+    # ids: x 0, w 1, y = x * x 2, s = y * w 3, out = s + x 4; y passes its gradient on to x twice
+    head = _text("course_value").split("\na = Value(2.0)")[0]
+    answer = await _answer(client, head + SQUARE_TIMES_W_PLUS_X)
+    assert _walk(answer) == [
+        (None, [(4, 1.0)]),  # the seed
+        (4, [(3, 1.0), (0, 1.0)]),
+        (3, [(2, 5.0), (1, 9.0)]),
+        (2, [(0, 16.0), (0, 31.0)]),  # x's grad after each of y's two writes: 1 + 3 * 5, then + 3 * 5
+    ]
+    # the same program with `=` where `+=` belongs: each write is local * the node's grad
+    mistaken = await _answer(client, head.replace("child.grad += local", "child.grad = local") + SQUARE_TIMES_W_PLUS_X)
+    assert _walk(mistaken) == [
+        (None, [(4, 1.0)]),
+        (4, [(3, 1.0), (0, 1.0)]),
+        (3, [(2, 5.0), (1, 9.0)]),
+        (2, [(0, 15.0), (0, 15.0)]),
+    ]
+    # backward() called again without resetting the grads: the first write to each grad adds to what the
+    # first call left, which the walk of the second call (run 1) never saw
+    again = await _answer(client, head + SQUARE_TIMES_W_PLUS_X + "out.backward()\n", run=1)
+    assert _walk(again) == [
+        (None, [(4, 1.0)]),
+        (4, [(3, 2.0), (0, 32.0)]),
+        (3, [(2, 15.0), (1, 27.0)]),
+        (2, [(0, 77.0), (0, 122.0)]),
+    ]
+
+
+@pytest.mark.anyio
+async def test_the_walk_of_closures_over_inputs_kept_in_a_set_is_one_step_per_call(client):
+    engine = Path(importlib.util.find_spec("micrograd.engine").origin).read_text(encoding="utf-8")
+    # ids: x 0, y = x * x 1 (its set holds x once), z = y + x 2; x's own _backward writes nothing
+    answer = await _answer(client, engine + "\nx = Value(2.0)\ny = x * x\nz = y + x\nz.backward()\n")
+    assert _walk(answer) == [(None, [(2, 1.0)]), (2, [(1, 1.0), (0, 1.0)]), (1, [(0, 3.0), (0, 5.0)]), (0, [])]
