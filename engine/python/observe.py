@@ -243,11 +243,13 @@ def learner_walk(graph):
 def _attribute_loop_writes(walk, single, after, nodes):
     position = {node["id"]: i for i, node in enumerate(nodes)}
     children = [tuple(map(position.__getitem__, node["children"])) for node in nodes]
-    with_inputs = {}  # the inputs in order -> the nodes that have them: a run of writes finds its node at once
+    # Per number of inputs, the inputs in order (one input: the input itself) -> the nodes that have them:
+    # a run of single writes finds the nodes it may be a step of at once.
+    users = {}
     for i, inputs in enumerate(children):
         if inputs:
-            with_inputs.setdefault(inputs, []).append(i)
-    arities = sorted({len(inputs) for inputs in with_inputs})
+            users.setdefault(len(inputs), {}).setdefault(inputs[0] if len(inputs) == 1 else inputs, []).append(i)
+    by_arity = sorted(users.items())
     local_grads = [node["local_grads"] for node in nodes]
     grads = [0.0] * len(nodes)  # each node's grad as the writes so far left it
     written = [False] * len(nodes)
@@ -259,10 +261,13 @@ def _attribute_loop_writes(walk, single, after, nodes):
             # First as if every grad started at 0; then, for a backward() that did not reset them,
             # without checking the first write to each grad.
             for unknown_start in (False, True):
-                for arity in arities:  # a run of single writes as long as some node's inputs, to those inputs
+                for arity, with_inputs in by_arity:  # the run as long as some node's inputs, to those inputs
                     if k + arity > count:
                         break
-                    for p in with_inputs.get((child,) if arity == 1 else tuple(single[k : k + arity]), ()):
+                    key = (
+                        child if arity == 1 else (child, single[k + 1]) if arity == 2 else tuple(single[k : k + arity])
+                    )
+                    for p in with_inputs.get(key, ()):
                         if _passes_on(after, k, children[p], local_grads[p], grads[p], grads, written, unknown_start):
                             parent = p
                             break
@@ -270,18 +275,22 @@ def _attribute_loop_writes(walk, single, after, nodes):
                         break
                 if parent is not None:
                     break
+        updates = []
         if parent is None:
             node, writes = walk[k]
             k += 1
+            for write, grad in writes:
+                grads[write] = grad
+                written[write] = True
+                updates.append({"child": write, "grad": grad})
         else:
             node, end = parent, k + len(children[parent])
-            writes = list(zip(single[k:end], after[k:end]))
+            for j in range(k, end):
+                write, grad = single[j], after[j]
+                grads[write] = grad
+                written[write] = True
+                updates.append({"child": write, "grad": grad})
             k = end
-        updates = []
-        for write, grad in writes:
-            grads[write] = grad
-            written[write] = True
-            updates.append({"child": write, "grad": grad})
         attributed.append({"node": node, "updates": updates})
     return attributed
 
