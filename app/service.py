@@ -127,14 +127,18 @@ def own_class_graph(observed: dict) -> schemas.Graph:
         if op not in arity:
             known = canonical_op(op)[0]
             arity[op] = None if known is None else RULES[known][0]
+        local_grads, grad = node["local_grads"], node["grad"]
         # An op applied to one input twice (x * x) whose inputs a set kept once has fewer inputs than
         # its rule: it is left out, and its (derived) local gradient is used as given.
-        if arity[op] != len(node["children"]):
+        left_out = op is not None and arity[op] != len(node["children"])
+        if not left_out and local_grads is not None and (grad is not None if with_grad else grad is None):
+            nodes.append(node)  # already as posted: read_graph reads only the fields a posted node has
+            continue
+        if left_out:
             op = None
-        local_grads = node["local_grads"]
         if local_grads is None:
             local_grads = [math.nan] * len(node["children"])
-        grad = (node["grad"] if node["grad"] is not None else 0.0) if with_grad else None
+        grad = (grad if grad is not None else 0.0) if with_grad else None
         nodes.append(
             {
                 "id": node["id"],
