@@ -147,10 +147,11 @@ def check(nodes, output, walk=None, language=None, max_steps=DEFAULT_MAX_STEPS, 
 
 def confirmed(values, children, grads, expected, output) -> Check | None:
     """check()'s answer where it is plainly "ok", found in one pass: every grad exactly the course's,
-    every + and * node's data and local gradients exactly their rule's, no other op (most large
-    graphs are these). values: the graph's Values, children before parents, a node's id its index;
-    children: per node, its inputs' ids; grads: {Value: the learner's grad}; expected: per node, the
-    course's gradient; output: the output's id. None where anything differs: then check() decides."""
+    every node with an op one of RULES' with its inputs, and its data and local gradients exactly what
+    the rule gives (as check() reads the op). values: the graph's Values, children before parents, a
+    node's id its index; children: per node, its inputs' ids; grads: {Value: the learner's grad};
+    expected: per node, the course's gradient; output: the output's id. None where anything differs:
+    then check() decides."""
     for i, value in enumerate(values):
         if grads.get(value) != expected[i]:  # None, NaN and any difference: the full check
             return None
@@ -158,18 +159,38 @@ def confirmed(values, children, grads, expected, output) -> Check | None:
         if op is None:  # a leaf, or an op not known: no rule to hold it to (as in check())
             continue
         inputs = children[i]
-        if len(inputs) != 2:
-            return None
-        a, b = values[inputs[0]].data, values[inputs[1]].data
-        if op == "+":
-            if value.data != a + b or tuple(value._local_grads) != (1.0, 1.0):
+        if len(inputs) == 2 and (op == "+" or op == "*"):  # most nodes: their rule written out
+            a, b = values[inputs[0]].data, values[inputs[1]].data
+            if op == "+":
+                if value.data != a + b or tuple(value._local_grads) != (1.0, 1.0):
+                    return None
+            elif value.data != a * b or tuple(value._local_grads) != (b, a):
                 return None
-        elif op != "*" or value.data != a * b or tuple(value._local_grads) != (b, a):
+            continue
+        op, n = rule_of(op, value.exponent, len(inputs))
+        if op is None:
+            return None
+        arity, forward, gradients = RULES[op]
+        if len(inputs) != arity or len(value._local_grads) != arity or (op == "**" and n is None):
+            return None  # not plainly its rule's node
+        xs = [values[c].data for c in inputs]
+        if value.data != forward(xs, n) or tuple(value._local_grads) != tuple(gradients(xs, value.data, n)):
             return None
     name = values[output].label or f"node {output}"
     message = f"Your gradients match the course's backward from {name} on every node."
     record = {"status": "ok", "wrong": [], "first": None, "message": message, "local": []}
     return Check(dict(enumerate(expected)), record)
+
+
+def rule_of(op, exponent, inputs: int) -> tuple[str | None, float | None]:
+    """(op, exponent) of the rule in RULES a node is held to, from its op, its exponent and how many
+    inputs it has: canonical_op's, with - of one input as neg and the node's own exponent for **."""
+    op, n = canonical_op(op)
+    if op == "-" and inputs == 1:
+        op = "neg"
+    if op == "**" and n is None:
+        n = exponent
+    return op, n
 
 
 class _Checker:
@@ -316,12 +337,7 @@ class _Checker:
 
     def _op_of(self, i):
         node = self.nodes[i]
-        op, n = canonical_op(node.op)
-        if op == "-" and len(self.children[i]) == 1:
-            op = "neg"
-        if op == "**" and n is None:
-            n = node.exponent
-        return op, n
+        return rule_of(node.op, node.exponent, len(self.children[i]))
 
     def _first_rule_problem(self, local, data_problems):
         """Wrong data first, the earliest made (the later ones may only follow from it); else the

@@ -436,3 +436,31 @@ def test_a_right_graph_of_sums_and_products_is_confirmed_as_check_answers():
 def test_anything_not_plainly_right_is_left_to_check(change):
     fast, full = both_checks(*traced_with_grads(residual(), change))
     assert fast is None and full.gradient_check["status"] in ("ok", "wrong")
+
+
+def every_op():
+    from engine import Value
+
+    x = Value(0.7, label="x")
+    y = Value(-1.3, label="y")
+    z = (x * y + x).tanh() + (x**3).exp() + (y * y).log() + (x - y).relu() + x / (y * y + 1)
+    z.label = "L"
+    return z
+
+
+def test_a_right_graph_of_every_op_is_confirmed_as_check_answers():
+    steps, grads = traced_with_grads(every_op())
+    assert {value.op for value in steps.nodes} >= {"+", "*", "**", "exp", "log", "relu", "tanh"}
+    fast, full = both_checks(steps, grads)
+    assert full.gradient_check["status"] == "ok"
+    assert fast == full
+
+
+@pytest.mark.parametrize("op", ["exp", "log", "relu", "tanh", "**"])
+def test_a_node_of_any_op_off_its_rule_is_left_to_check(op):
+    def change(nodes, grads):
+        node = next(node for node in nodes if node.op == op)
+        node._local_grads = (node._local_grads[0] * 1.5,)
+
+    fast, full = both_checks(*traced_with_grads(every_op(), change))
+    assert fast is None and full.gradient_check["status"] == "wrong" and full.gradient_check["local"]
