@@ -331,11 +331,6 @@ def _fields_of(records: list, kinds: dict) -> dict:
 _UNSET = object()
 
 
-def _frozen(value):
-    """A TABLE value as a dict key: spans are dicts, scopes tuples, the rest strings or None."""
-    return tuple(value.values()) if isinstance(value, dict) else value
-
-
 class _Columns:
     """The columns of one section's records, filled a chunk of records (or all their fields) at a time."""
 
@@ -343,7 +338,7 @@ class _Columns:
         self.kinds = kinds
         self.count = 0
         self.columns = {}
-        self.positions = {}  # per TABLE field: {frozen value: its position in the table}
+        self.positions = {}  # per TABLE field: {value (a span as its numbers): its position in the table}
         for name, kind in kinds.items():
             if kind == VALUES:
                 self.columns[name] = {"values": []}
@@ -369,7 +364,7 @@ class _Columns:
                 for value in values:
                     if value is not last:
                         last = value
-                        key = _frozen(value)
+                        key = tuple(value.values()) if type(value) is dict else value  # a span: its numbers
                         position = positions.get(key)
                         if position is None:
                             position = positions[key] = len(table)
