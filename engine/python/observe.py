@@ -96,7 +96,10 @@ def observe(output, walk, limits):
         if type(held) is ProgramSet:
             inputs_are_sets = True
         inputs = list(held)
-        data = _number(obj, data_field)
+        data = fields[data_field]
+        data = (
+            float(data) if type(data) in NUMBERS else _number(obj, data_field)
+        )  # _number raises, saying what it holds
         op = fields["_op"] if "_op" in fields else fields.get("op")  # the first of _op, op it holds
         if op is None or op == "":
             op = OP_OF_METHOD.get(obj.made_by, obj.made_by) if inputs else None
@@ -195,17 +198,20 @@ def _steps(walk, position):
     wrote; a grad written outside any `_backward` call (the seed, a loop over the nodes) is a
     step of its own. Writes to objects outside the graph (position: id(object) -> its position
     in the graph's nodes) are left out, and so is a call that wrote none of the graph's grads."""
-    steps = []
+    steps, calls = [], False
     for event in walk:
         at = position.get(id(event[1]))
         if event[0] == "step":
             steps.append((at, []))
+            calls = True
         elif at is not None:
             write = (at, float(event[2]) if type(event[2]) in NUMBERS else None)
             if event[3] and steps:  # written inside a _backward call
                 steps[-1][1].append(write)
             else:
                 steps.append((None, [write]))
+    if not calls:
+        return steps
     return [step for step in steps if step[0] is not None or step[1]]
 
 
