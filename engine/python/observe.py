@@ -97,9 +97,9 @@ def observe(output, walk, limits):
             inputs_are_sets = True
         inputs = list(held)
         data = fields[data_field]
-        data = (
-            float(data) if type(data) in NUMBERS else _number(obj, data_field)
-        )  # _number raises, saying what it holds
+        if type(data) not in NUMBERS:
+            _number(obj, data_field)  # raises, saying what it holds
+        data = float(data)
         op = fields["_op"] if "_op" in fields else fields.get("op")  # the first of _op, op it holds
         if op is None or op == "":
             op = OP_OF_METHOD.get(obj.made_by, obj.made_by) if inputs else None
