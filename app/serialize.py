@@ -5,13 +5,14 @@ from the Values and the steps as the trace recorded them. Where app.schemas decl
 record may hold a tuple (a node's scope and local_grads, as the engine keeps them): pydantic-core
 writes a tuple as the same JSON array, so the bytes are the same and no list is copied per node.
 
-The three long lists (nodes, sort steps, propagate steps) are `Records`: a count and a function
-that builds the records of any slice. backward_response() builds them whole, for the callers that
-keep the answer as data; backward_json() builds and writes them CHUNK at a time, so a 50,000-node
-answer never holds its ~80 MB of records at once, only their JSON. backward_columns() is the second
-writer of the same records: it builds them a chunk at a time too, and moves their fields into
+The three long lists (nodes, sort steps, propagate steps) are `Records`: a count, a function
+that builds the records of any slice, and one that gives every record's fields as lists.
+backward_response() builds the records whole, for the callers that keep the answer as data;
+backward_json() builds and writes them CHUNK at a time, so a 50,000-node answer never holds its
+~80 MB of records at once, only their JSON. backward_columns() is the second writer of the same
+records: it takes their fields straight from the trace, with no record per node or step, into
 columns (docs/api.md, "The columnar encoding"); tests/columnar.py and static/js/columns.js read
-them back into the JSON answer's records.
+them back into the JSON answer's records, and the tests hold both writers to the same answer.
 """
 
 import io
@@ -71,9 +72,7 @@ class Records(NamedTuple):
     count: int
     make: Callable[[int, int], list]  # (start, stop) -> the wire records of that slice
     columns: dict  # how backward_columns writes each field (NODE_COLUMNS, ...)
-    # Every record's fields at once, as _fields_of gives them from records: what backward_columns
-    # writes without building a record per step (the trace's steps); None: from the records.
-    fields: Callable[[], dict] | None = None
+    fields: Callable[[], dict]  # every record's fields at once, as _Columns.add takes them
 
 
 class Sections(dict):
@@ -295,44 +294,21 @@ def _write(value, out: io.BytesIO) -> None:
 
 
 def _in_columns(value):
-    """The answer with every Records section in its columns: from its fields where it has them, else
-    built a chunk of records at a time."""
+    """The answer with every Records section in its columns, from its fields."""
     if isinstance(value, Records):
         columns = _Columns(value.columns)
-        if value.fields is not None:
-            columns.add(value.fields(), value.count)
-        else:
-            for start in range(0, value.count, CHUNK):
-                records = value.make(start, min(start + CHUNK, value.count))
-                columns.add(_fields_of(records, value.columns), len(records))
+        columns.add(value.fields(), value.count)
         return {"count": value.count, "columns": columns.written()}
     if isinstance(value, Sections):
         return {key: _in_columns(item) for key, item in value.items()}
     return value
 
 
-def _fields_of(records: list, kinds: dict) -> dict:
-    """Each field of the records as _Columns.add takes it: a value per record; for a SPARSE field,
-    (the positions among the records that have it, their values); for records within records, (how
-    many each record holds, their fields)."""
-    fields = {}
-    for name, kind in kinds.items():
-        if kind == SPARSE:
-            having = [position for position, record in enumerate(records) if name in record]
-            fields[name] = (having, [records[position][name] for position in having])
-        elif isinstance(kind, dict):
-            nested = list(map(itemgetter(name), records))
-            fields[name] = (list(map(len, nested)), _fields_of(list(chain.from_iterable(nested)), kind))
-        else:
-            fields[name] = list(map(itemgetter(name), records))
-    return fields
-
-
 _UNSET = object()
 
 
 class _Columns:
-    """The columns of one section's records, filled a chunk of records (or all their fields) at a time."""
+    """The columns of one section's records, filled from their fields."""
 
     def __init__(self, kinds: dict):
         self.kinds = kinds
@@ -353,7 +329,9 @@ class _Columns:
                 self.columns[name] = {"offsets": [0], "columns": _Columns(kind)}
 
     def add(self, fields: dict, count: int) -> None:
-        """The next `count` records, as _fields_of gives their fields."""
+        """The next `count` records, as their fields: per field, a value per record; for a SPARSE
+        field, (the positions among these records that have it, their values); for records within
+        records (a dict kind), (how many each record holds, their fields)."""
         for name, kind in self.kinds.items():
             column, values = self.columns[name], fields[name]
             if kind == VALUES:
