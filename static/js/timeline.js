@@ -5,6 +5,12 @@
 //   stage 2 (propagate): a "seed" step (output.grad = 1), then one step per node walked.
 // The stack is replayed from the sort steps as a persistent linked list (each step shares the
 // cells below its top), so the stack at any step costs O(1) to keep and scrubbing is free.
+//
+// A microgpt step is 160,000 steps over 43,000 nodes: what is kept per node (its grad changes, the
+// updates it received, its users) is kept in CSR form (one flat list, and where each node's part
+// starts), and the stack's cells in typed arrays, not as an array or an object per node or cell,
+// whose allocation and garbage collection took most of the time of building the timeline
+// (docs/performance.md, "Where the first picture's time goes").
 
 import { formatNumber, grouped, nodeName } from "./format.js";
 
@@ -21,8 +27,99 @@ export const FLAG = {
 const TABLE_STACK_ENTRIES = 6;
 const TABLE_SORTED_ENTRIES = 8;
 
-function push(below, node, index) {
-  return { node, index, below, size: below ? below.size + 1 : 1 };
+/** Stage 1's persistent stack: cell c holds (node[c], index[c]) above cell below[c] (-1: the bottom); a step keeps its top cell (-1: empty). */
+function stackCells(capacity) {
+  const cells = { node: new Int32Array(capacity), index: new Int32Array(capacity), below: new Int32Array(capacity), size: new Int32Array(capacity), count: 0 };
+  cells.push = (below, node, index) => {
+    const c = cells.count++;
+    cells.node[c] = node;
+    cells.index[c] = index;
+    cells.below[c] = below;
+    cells.size[c] = below < 0 ? 1 : cells.size[below] + 1;
+    return c;
+  };
+  return cells;
+}
+
+/**
+ * Where each node's part of a flat list starts, for `count(visit)` entries: visit(id) is called
+ * once per entry, in the order the entries are filled. start[id]..start[id + 1] is node id's part.
+ */
+function partStarts(n, count) {
+  const start = new Int32Array(n + 1);
+  count((id) => {
+    start[id + 1] += 1;
+  });
+  for (let id = 0; id < n; id++) start[id + 1] += start[id];
+  return start;
+}
+
+/**
+ * Every grad change of the walk, per node in step order (gradAt reads them): `changes(record)`
+ * calls record(id, k, value) for each, in step order, twice (counting, then filling).
+ */
+function gradChanges(n, changes) {
+  const gradStart = partStarts(n, (count) => changes((id) => count(id)));
+  const gradStep = new Int32Array(gradStart[n]);
+  const gradValue = new Array(gradStart[n]);
+  const next = gradStart.slice(0, n);
+  changes((id, k, value) => {
+    const at = next[id]++;
+    gradStep[at] = k;
+    gradValue[at] = value;
+  });
+  return { gradStart, gradStep, gradValue };
+}
+
+/**
+ * The updates each node received, in step order, from the steps of kind "propagate" (a node's
+ * own step: the learner's writes outside any node's step are no node's contribution): the update
+ * objects themselves, each with its `step`.
+ */
+function contributionsOf(n, steps) {
+  const each = (visit) => {
+    for (const step of steps) if (step.kind === "propagate") for (const u of step.updates) visit(u);
+  };
+  const contributionStart = partStarts(n, (count) => each((u) => count(u.child)));
+  const contributed = new Array(contributionStart[n]);
+  const next = contributionStart.slice(0, n);
+  each((u) => {
+    contributed[next[u.child]++] = u;
+  });
+  return { contributionStart, contributed };
+}
+
+/** The updates node `id` received up to step k (all of them by default), in step order: {step, parent, slot, child, local, parentGrad, delta, before, after}. */
+export function contributionsTo(tl, id, k = Infinity) {
+  const list = [];
+  for (let at = tl.contributionStart[id]; at < tl.contributionStart[id + 1] && tl.contributed[at].step <= k; at++) list.push(tl.contributed[at]);
+  return list;
+}
+
+const users = new WeakMap(); // timeline -> its nodes' users (parentsOf), built when a story first asks
+
+/** The nodes that take node `id` as an input, with the input slot, in id order: [{parent, slot}]. */
+export function parentsOf(tl, id) {
+  let index = users.get(tl);
+  if (!index) {
+    const { nodes, n } = tl;
+    const each = (visit) => {
+      for (const node of nodes) node.children.forEach((child, slot) => visit(child, node.id, slot));
+    };
+    const start = partStarts(n, (count) => each((child) => count(child)));
+    const parent = new Int32Array(start[n]);
+    const slotOf = new Int32Array(start[n]);
+    const next = start.slice(0, n);
+    each((child, id, slot) => {
+      parent[next[child]] = id;
+      slotOf[next[child]++] = slot;
+    });
+    index = { start, parent, slot: slotOf };
+    users.set(tl, index);
+  }
+  const list = [];
+  for (let at = index.start[id]; at < index.start[id + 1]; at++) list.push({ parent: index.parent[at], slot: index.slot[at] });
+  return list;
 }
 
 /** The course's walk from the trace, or (walk "learner") the learner's own backward, from the
@@ -37,19 +134,17 @@ export function buildTimeline(model, { walk: which = "course" } = {}) {
   const recursive = order.length === 0 && walk.length > 0; // the variant that skips the sort
   const steps = [];
 
-  const parents = nodes.map(() => []);
-  for (const node of nodes) node.children.forEach((child, slot) => parents[child].push({ parent: node.id, slot }));
-
   // Stage 1: replay the stack.
   const emitStep = new Int32Array(n).fill(-1);
   const sortPosition = new Int32Array(n).fill(-1);
-  let stack = recursive ? null : push(null, output, 0);
+  const cells = stackCells(1 + 2 * sort.length); // a step pushes at most two cells
+  let stack = recursive ? -1 : cells.push(-1, output, 0);
   let sorted = 0;
   steps.push({ stage: "sort", kind: "start", node: output, stack, sorted });
   for (const s of sort) {
-    let rest = stack ? stack.below : null; // pop
-    if (s.action !== "emit") rest = push(rest, s.node, s.index + 1);
-    if (s.action === "descend") rest = push(rest, s.child, 0);
+    let rest = stack >= 0 ? cells.below[stack] : -1; // pop
+    if (s.action !== "emit") rest = cells.push(rest, s.node, s.index + 1);
+    if (s.action === "descend") rest = cells.push(rest, s.child, 0);
     if (s.action === "emit") {
       if (emitStep[s.node] < 0) {
         emitStep[s.node] = steps.length;
@@ -63,20 +158,11 @@ export function buildTimeline(model, { walk: which = "course" } = {}) {
   const sortEnd = steps.length - 1;
 
   // Stage 2: every grad change, kept per node for look-up by step.
-  const gradSteps = nodes.map(() => []);
-  const gradValues = nodes.map(() => []);
   const current = new Float64Array(n);
-  const contributions = nodes.map(() => []);
   const walkStep = new Int32Array(n).fill(-1);
-  const setGrad = (id, k, value) => {
-    gradSteps[id].push(k);
-    gradValues[id].push(value);
-    current[id] = value;
-  };
-
   const propagateStart = steps.length;
   steps.push({ stage: "propagate", kind: "seed", node: output });
-  setGrad(output, propagateStart, 1);
+  current[output] = 1;
   // The recursive walk records one update per step, entering a node or coming back to it after
   // a child's subtree; replaying its stack gives each update's input slot (which edge it is).
   const recursion = [];
@@ -96,21 +182,22 @@ export function buildTimeline(model, { walk: which = "course" } = {}) {
       entering = p.updates.length > 0;
     }
     const updates = p.updates.map((u, index) => {
-      const slot = firstSlot + index;
       const before = current[u.child];
-      setGrad(u.child, k, u.grad);
-      const update = { parent: p.node, slot, child: u.child, local: u.local_grad, parentGrad: p.grad, delta: u.delta, before, after: u.grad };
-      contributions[u.child].push({ step: k, ...update });
-      return update;
+      current[u.child] = u.grad;
+      return { step: k, parent: p.node, slot: firstSlot + index, child: u.child, local: u.local_grad, parentGrad: p.grad, delta: u.delta, before, after: u.grad };
     });
     steps.push({ stage: "propagate", kind: "propagate", node: p.node, grad: p.grad, updates, resumed, position: recursive ? null : order.length - 1 - i });
   });
+  const grads = gradChanges(n, (record) => {
+    record(output, propagateStart, 1);
+    for (let k = propagateStart + 1; k < steps.length; k++) for (const u of steps[k].updates) record(u.child, k, u.after);
+  });
 
   return {
-    model, nodes, n, output, order, steps, parents, recursive,
+    model, nodes, n, output, order, steps, cells, recursive,
     checksVisited: model.variant !== "no-visited-check",
     sortEnd, propagateStart, last: steps.length - 1,
-    emitStep, sortPosition, walkStep, gradSteps, gradValues, contributions,
+    emitStep, sortPosition, walkStep, ...grads, ...contributionsOf(n, steps),
   };
 }
 
@@ -124,15 +211,10 @@ export function buildTimeline(model, { walk: which = "course" } = {}) {
 function buildLearnerTimeline(model) {
   const { nodes, output } = model;
   const n = nodes.length;
-  const parents = nodes.map(() => []);
-  for (const node of nodes) node.children.forEach((child, slot) => parents[child].push({ parent: node.id, slot }));
-  const gradSteps = nodes.map(() => []);
-  const gradValues = nodes.map(() => []);
   const current = new Float64Array(n); // a grad not written yet reads 0, as a fresh Value's
-  const contributions = nodes.map(() => []);
   const walkStep = new Int32Array(n).fill(-1);
   const visits = new Int32Array(n);
-  const steps = [{ stage: "sort", kind: "start", node: output, stack: null, sorted: 0 }];
+  const steps = [{ stage: "sort", kind: "start", node: output, stack: -1, sorted: 0 }];
   const walked = model.learner_walk.filter((s) => s.node !== null).map((s) => s.node);
   const order = walked.slice().reverse(); // read from its end, as the course's walk reads its sorted list
   let position = order.length;
@@ -140,8 +222,8 @@ function buildLearnerTimeline(model) {
     const k = steps.length;
     const owner = learnerStep.node;
     if (owner === null) {
-      const updates = learnerStep.updates.map((u) => ({ parent: null, slot: null, child: u.child, local: null, parentGrad: null, delta: null, before: current[u.child], after: u.grad }));
-      for (const u of updates) setGrad(u.child, k, u.after);
+      const updates = learnerStep.updates.map((u) => ({ step: k, parent: null, slot: null, child: u.child, local: null, parentGrad: null, delta: null, before: current[u.child], after: u.grad }));
+      for (const u of updates) current[u.child] = u.after;
       const node = updates[0]?.child ?? output;
       const kind = node === output && updates.length === 1 ? "seed" : "write";
       steps.push({ stage: "propagate", kind, node, grad: current[node], updates, resumed: false, position: null, learner: true });
@@ -156,53 +238,50 @@ function buildLearnerTimeline(model) {
       if (slot >= 0) used.add(slot);
       const local = slot >= 0 ? nodes[owner].local_grads[slot] : null;
       const before = current[u.child];
-      const update = { parent: owner, slot, child: u.child, local, parentGrad: grad, delta: u.grad - before, before, after: u.grad };
-      setGrad(u.child, k, u.grad);
-      contributions[u.child].push({ step: k, ...update });
-      return update;
+      current[u.child] = u.grad;
+      return { step: k, parent: owner, slot, child: u.child, local, parentGrad: grad, delta: u.grad - before, before, after: u.grad };
     });
     position -= 1;
     steps.push({ stage: "propagate", kind: "propagate", node: owner, grad, updates, resumed: false, position, visit: visits[owner], learner: true });
   }
-
-  function setGrad(id, k, value) {
-    gradSteps[id].push(k);
-    gradValues[id].push(value);
-    current[id] = value;
-  }
+  const grads = gradChanges(n, (record) => {
+    for (let k = 1; k < steps.length; k++) for (const u of steps[k].updates) record(u.child, k, u.after);
+  });
 
   return {
-    model, nodes, n, output, order, steps, parents, recursive: false, learner: true,
+    model, nodes, n, output, order, steps, cells: stackCells(0), recursive: false, learner: true,
     checksVisited: true,
     sortEnd: 0, propagateStart: 1, last: steps.length - 1,
-    emitStep: new Int32Array(n).fill(-1), sortPosition: new Int32Array(n).fill(-1), walkStep, gradSteps, gradValues, contributions,
+    emitStep: new Int32Array(n).fill(-1), sortPosition: new Int32Array(n).fill(-1), walkStep, ...grads, ...contributionsOf(n, steps),
   };
 }
 
 /** The grad a node shows at step k: null while not yet reached; at the end every grad is shown. */
 export function gradAt(tl, id, k) {
-  const at = tl.gradSteps[id];
+  const { gradStart, gradStep } = tl;
   // Binary search for the last change at or before step k.
-  let lo = 0;
-  let hi = at.length;
+  const first = gradStart[id];
+  let lo = first;
+  let hi = gradStart[id + 1];
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    if (at[mid] <= k) lo = mid + 1;
+    if (gradStep[mid] <= k) lo = mid + 1;
     else hi = mid;
   }
-  if (lo > 0) return tl.gradValues[id][lo - 1];
+  if (lo > first) return tl.gradValue[lo - 1];
   return k >= tl.last ? tl.nodes[id].grad : null;
 }
 
 /** The stack at step k, top first, at most `limit` entries, and its full size. */
 export function stackAt(tl, k, limit = Infinity) {
   const step = tl.steps[k];
+  const { cells } = tl;
   const entries = [];
-  let cell = step.stage === "sort" ? step.stack : null;
-  const size = cell ? cell.size : 0;
-  while (cell && entries.length < limit) {
-    entries.push({ node: cell.node, index: cell.index });
-    cell = cell.below;
+  let cell = step.stage === "sort" ? step.stack : -1;
+  const size = cell >= 0 ? cells.size[cell] : 0;
+  while (cell >= 0 && entries.length < limit) {
+    entries.push({ node: cells.node[cell], index: cells.index[cell] });
+    cell = cells.below[cell];
   }
   return { entries, size };
 }
@@ -230,7 +309,7 @@ export function frameAt(tl, k) {
   const edges = [];
   let focus = null;
   if (step.stage === "sort") {
-    for (let cell = step.stack; cell; cell = cell.below) flags[cell.node] |= FLAG.STACK;
+    for (let cell = step.stack; cell >= 0; cell = tl.cells.below[cell]) flags[tl.cells.node[cell]] |= FLAG.STACK;
     for (let id = 0; id < n; id++) if (tl.emitStep[id] >= 0 && tl.emitStep[id] <= k) flags[id] |= FLAG.SORTED;
     if (step.kind !== "start") {
       focus = step.node;
@@ -396,13 +475,13 @@ export function tableRow(tl, k) {
 /** A node's story at step k: how it was made, its local gradients, where its grad came from. */
 export function storyAt(tl, id, k) {
   const node = tl.nodes[id];
-  const reached = tl.contributions[id].filter((c) => c.step <= k);
+  const reached = contributionsTo(tl, id, k);
   const seeded = id === tl.output && k >= tl.propagateStart;
   return {
     node,
     name: name(tl, id),
     inputs: node.children.map((child, slot) => ({ id: child, name: name(tl, child), data: tl.nodes[child].data, local: node.local_grads[slot] })),
-    parents: tl.parents[id].map((p) => ({ id: p.parent, name: name(tl, p.parent), slot: p.slot })),
+    parents: parentsOf(tl, id).map((p) => ({ id: p.parent, name: name(tl, p.parent), slot: p.slot })),
     sortPosition: tl.sortPosition[id] >= 0 && tl.emitStep[id] <= k ? tl.sortPosition[id] : null,
     grad: gradAt(tl, id, k),
     seeded,
@@ -513,8 +592,8 @@ export function boxStepSummary(tl, levels, j) {
     if (!seen.has(step.node)) {
       seen.add(step.node);
       summary.nodes += 1;
-      for (const c of tl.contributions[step.node]) {
-        if (c.step > last || (c.parent !== null && itemOf[c.parent] === box)) continue;
+      for (const c of contributionsTo(tl, step.node, last)) {
+        if (c.parent !== null && itemOf[c.parent] === box) continue;
         summary.arrived.sum += delta(c);
         summary.arrived.count += 1;
       }
