@@ -197,7 +197,7 @@ export function buildTimeline(model, { walk: which = "course" } = {}) {
     model, nodes, n, output, order, steps, cells, recursive,
     checksVisited: model.variant !== "no-visited-check",
     sortEnd, propagateStart, last: steps.length - 1,
-    emitStep, sortPosition, walkStep, ...grads, ...contributionsOf(n, steps),
+    emitStep, sortPosition, walkStep, ...grads, ...contributionsOf(n, steps), ...stepIndex(nodes, steps),
   };
 }
 
@@ -252,7 +252,7 @@ function buildLearnerTimeline(model) {
     model, nodes, n, output, order, steps, cells: stackCells(0), recursive: false, learner: true,
     checksVisited: true,
     sortEnd: 0, propagateStart: 1, last: steps.length - 1,
-    emitStep: new Int32Array(n).fill(-1), sortPosition: new Int32Array(n).fill(-1), walkStep, ...grads, ...contributionsOf(n, steps),
+    emitStep: new Int32Array(n).fill(-1), sortPosition: new Int32Array(n).fill(-1), walkStep, ...grads, ...contributionsOf(n, steps), ...stepIndex(nodes, steps),
   };
 }
 
@@ -501,9 +501,20 @@ export function storyAt(tl, id, k) {
 
 const RECEIVERS_LISTED = 4; // items named in a box step's caption
 
-function isLeafStep(tl, step) {
-  if (tl.nodes[step.node].children.length > 0) return false;
+function isLeafStep(nodes, step) {
+  if (nodes[step.node].children.length > 0) return false;
   return step.stage === "sort" ? step.kind === "emit" : step.kind === "propagate" && (step.updates?.length ?? 0) === 0;
+}
+
+/** Each step's node, and 1 for a leaf's step (isLeafStep), as typed arrays: levelTimeline reads these at every fold, not the steps. */
+function stepIndex(nodes, steps) {
+  const stepNode = new Int32Array(steps.length);
+  const leafStep = new Uint8Array(steps.length);
+  steps.forEach((step, k) => {
+    stepNode[k] = step.node;
+    leafStep[k] = isLeafStep(nodes, step) ? 1 : 0;
+  });
+  return { stepNode, leafStep };
 }
 
 /**
@@ -519,6 +530,8 @@ export function levelTimeline(tl, folded) {
     return { folded: null, from: iota, to: iota, item: new Int32Array(count).fill(-1), focus: null, levelOf: iota, last: tl.last, sortEnd: tl.sortEnd, propagateStart: tl.propagateStart };
   }
   const { items, itemOf } = folded;
+  const { stepNode, leafStep, propagateStart } = tl;
+  const isBox = Uint8Array.from(items, (it) => (it.box ? 1 : 0));
   const from = new Int32Array(count);
   const to = new Int32Array(count);
   const item = new Int32Array(count);
@@ -526,19 +539,19 @@ export function levelTimeline(tl, folded) {
   const levelOf = new Int32Array(count);
   let j = -1;
   for (let k = 0; k < count; k++) {
-    const step = tl.steps[k];
-    const at = itemOf[step.node];
-    const box = items[at].box ? at : -1;
+    const node = stepNode[k];
+    const at = itemOf[node];
+    const box = isBox[at] ? at : -1;
     const run = j >= 0 ? item[j] : -1;
-    const sameStage = k > 0 && tl.steps[k - 1].stage === step.stage;
-    if (run >= 0 && sameStage && (box === run || isLeafStep(tl, step))) {
+    const sameStage = k > 0 && k !== propagateStart; // the stage changes once, at the seed
+    if (run >= 0 && sameStage && (box === run || leafStep[k])) {
       to[j] = k;
-      if (box === run) focus[j] = step.node;
+      if (box === run) focus[j] = node;
     } else {
       j += 1;
       from[j] = to[j] = k;
       item[j] = box;
-      focus[j] = step.node;
+      focus[j] = node;
     }
     levelOf[k] = j;
   }
