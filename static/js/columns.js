@@ -100,12 +100,71 @@ function propagateOf(section, number) {
   return steps;
 }
 
+// The trace's steps are made when first read (a getter in the decoded answer's trace), not with the
+// answer: the page's timeline reads the trace as columns (traceColumns), and 160,000 step records of a
+// microgpt step it never reads would only cost their making and their garbage collection.
+const traceColumnsOf = new WeakMap(); // a decoded answer's trace -> () => its columns
+
 /**
  * The columnar answer (parsed) -> the object the JSON answer parses to, its nodes' and trace's number
  * fields read through `number`. The argument is not changed.
  */
 export function decodeColumns(columnar, number = asIs) {
   const answer = { ...columnar, nodes: nodesOf(columnar.nodes, number) };
-  if (columnar.trace) answer.trace = { ...columnar.trace, sort: sortOf(columnar.trace.sort), propagate: propagateOf(columnar.trace.propagate, number) };
+  if (columnar.trace) answer.trace = traceOf(columnar.trace, number);
   return answer;
+}
+
+function traceOf(trace, number) {
+  // The fields are checked now: an answer this page cannot read is refused whole, not when a step is first read.
+  columnsOf(trace.sort, "sort steps", SORT_FIELDS);
+  columnsOf(columnsOf(trace.propagate, "propagate steps", PROPAGATE_FIELDS).updates, "updates", UPDATE_FIELDS);
+  const decoded = { ...trace };
+  const made = { sort: () => sortOf(trace.sort), propagate: () => propagateOf(trace.propagate, number) };
+  for (const [field, make] of Object.entries(made)) {
+    let steps = null;
+    Object.defineProperty(decoded, field, {
+      enumerable: true,
+      configurable: true,
+      get: () => (steps ??= make()),
+      set: (value) => {
+        steps = value;
+      },
+    });
+  }
+  let columns = null;
+  traceColumnsOf.set(decoded, () => (columns ??= { sort: sortColumns(trace.sort), propagate: propagateColumns(trace.propagate, number) }));
+  return decoded;
+}
+
+function sortColumns(section) {
+  const { node, index, action, child } = columnsOf(section, "sort steps", SORT_FIELDS);
+  return { node: node.values, index: index.values, action: action.index.map((at) => action.table[at]), child: child.values };
+}
+
+function propagateColumns(section, number) {
+  const { node, grad, updates } = columnsOf(section, "propagate steps", PROPAGATE_FIELDS);
+  const { child, local_grad, delta, grad: after } = columnsOf(updates, "updates", UPDATE_FIELDS);
+  const revived = (values) => (number === asIs ? values : values.map(number));
+  return { node: node.values, grad: revived(grad.values), start: updates.offsets, child: child.values, local_grad: revived(local_grad.values), delta: revived(delta.values), after: revived(after.values) };
+}
+
+/**
+ * An answer's trace as columns, whichever encoding it came in (null: no trace). sort: node, index,
+ * action, child, one entry a step; propagate: node and grad a step, and its updates' child,
+ * local_grad, delta and after (the child's grad after it) at start[i]..start[i + 1]. Read only.
+ */
+export function traceColumns(answer) {
+  const trace = answer.trace;
+  if (!trace) return null;
+  const columns = traceColumnsOf.get(trace);
+  if (columns) return columns();
+  const { sort, propagate } = trace; // the JSON answer's steps
+  const start = [0];
+  for (const step of propagate) start.push(start.at(-1) + step.updates.length);
+  const updates = propagate.flatMap((step) => step.updates);
+  return {
+    sort: { node: sort.map((s) => s.node), index: sort.map((s) => s.index), action: sort.map((s) => s.action), child: sort.map((s) => s.child) },
+    propagate: { node: propagate.map((p) => p.node), grad: propagate.map((p) => p.grad), start, child: updates.map((u) => u.child), local_grad: updates.map((u) => u.local_grad), delta: updates.map((u) => u.delta), after: updates.map((u) => u.grad) },
+  };
 }

@@ -12,6 +12,7 @@
 // whose allocation and garbage collection took most of the time of building the timeline
 // (docs/performance.md, "Where the first picture's time goes").
 
+import { traceColumns } from "./columns.js";
 import { formatNumber, grouped, nodeName } from "./format.js";
 
 /** Bits of a node's state at a step (frame.flags). */
@@ -129,31 +130,36 @@ export function buildTimeline(model, { walk: which = "course" } = {}) {
   const { nodes, output } = model;
   const n = nodes.length;
   const order = model.order ?? [];
-  const sort = model.trace?.sort ?? [];
-  const walk = model.trace?.propagate ?? [];
-  const recursive = order.length === 0 && walk.length > 0; // the variant that skips the sort
+  const trace = traceColumns(model);
+  const sort = trace?.sort ?? { node: [], index: [], action: [], child: [] };
+  const walk = trace?.propagate ?? { node: [], grad: [], start: [0] };
+  const recursive = order.length === 0 && walk.node.length > 0; // the variant that skips the sort
   const steps = [];
 
   // Stage 1: replay the stack.
   const emitStep = new Int32Array(n).fill(-1);
   const sortPosition = new Int32Array(n).fill(-1);
-  const cells = stackCells(1 + 2 * sort.length); // a step pushes at most two cells
+  const cells = stackCells(1 + 2 * sort.node.length); // a step pushes at most two cells
   let stack = recursive ? -1 : cells.push(-1, output, 0);
   let sorted = 0;
   steps.push({ stage: "sort", kind: "start", node: output, stack, sorted });
-  for (const s of sort) {
+  for (let i = 0; i < sort.node.length; i++) {
+    const action = sort.action[i];
+    const node = sort.node[i];
+    const index = sort.index[i];
+    const child = sort.child[i];
     let rest = stack >= 0 ? cells.below[stack] : -1; // pop
-    if (s.action !== "emit") rest = cells.push(rest, s.node, s.index + 1);
-    if (s.action === "descend") rest = cells.push(rest, s.child, 0);
-    if (s.action === "emit") {
-      if (emitStep[s.node] < 0) {
-        emitStep[s.node] = steps.length;
-        sortPosition[s.node] = sorted;
+    if (action !== "emit") rest = cells.push(rest, node, index + 1);
+    if (action === "descend") rest = cells.push(rest, child, 0);
+    if (action === "emit") {
+      if (emitStep[node] < 0) {
+        emitStep[node] = steps.length;
+        sortPosition[node] = sorted;
       }
       sorted += 1;
     }
     stack = rest;
-    steps.push({ stage: "sort", kind: s.action, node: s.node, index: s.index, child: s.child, stack, sorted });
+    steps.push({ stage: "sort", kind: action, node, index, child, stack, sorted });
   }
   const sortEnd = steps.length - 1;
 
@@ -167,27 +173,33 @@ export function buildTimeline(model, { walk: which = "course" } = {}) {
   // a child's subtree; replaying its stack gives each update's input slot (which edge it is).
   const recursion = [];
   let entering = true;
-  walk.forEach((p, i) => {
+  for (let i = 0; i < walk.node.length; i++) {
     const k = steps.length;
-    if (walkStep[p.node] < 0) walkStep[p.node] = k;
+    const node = walk.node[i];
+    const grad = walk.grad[i];
+    const first = walk.start[i];
+    const count = walk.start[i + 1] - first;
+    if (walkStep[node] < 0) walkStep[node] = k;
     let firstSlot = 0;
     let resumed = false;
     if (recursive) {
-      if (entering) recursion.push({ node: p.node, next: 0 });
-      else while (recursion.length > 1 && recursion.at(-1).node !== p.node) recursion.pop();
+      if (entering) recursion.push({ node, next: 0 });
+      else while (recursion.length > 1 && recursion.at(-1).node !== node) recursion.pop();
       const top = recursion.at(-1);
       firstSlot = top.next;
       resumed = firstSlot > 0;
-      top.next += p.updates.length;
-      entering = p.updates.length > 0;
+      top.next += count;
+      entering = count > 0;
     }
-    const updates = p.updates.map((u, index) => {
-      const before = current[u.child];
-      current[u.child] = u.grad;
-      return { step: k, parent: p.node, slot: firstSlot + index, child: u.child, local: u.local_grad, parentGrad: p.grad, delta: u.delta, before, after: u.grad };
-    });
-    steps.push({ stage: "propagate", kind: "propagate", node: p.node, grad: p.grad, updates, resumed, position: recursive ? null : order.length - 1 - i });
-  });
+    const updates = new Array(count);
+    for (let u = 0; u < count; u++) {
+      const child = walk.child[first + u];
+      const after = walk.after[first + u];
+      updates[u] = { step: k, parent: node, slot: firstSlot + u, child, local: walk.local_grad[first + u], parentGrad: grad, delta: walk.delta[first + u], before: current[child], after };
+      current[child] = after;
+    }
+    steps.push({ stage: "propagate", kind: "propagate", node, grad, updates, resumed, position: recursive ? null : order.length - 1 - i });
+  }
   const grads = gradChanges(n, (record) => {
     record(output, propagateStart, 1);
     for (let k = propagateStart + 1; k < steps.length; k++) for (const u of steps[k].updates) record(u.child, k, u.after);
