@@ -486,8 +486,20 @@ export function closedSet(model, instances, collapsed, key) {
   return next;
 }
 
+const lastBoxes = new WeakMap(); // instances -> {model, key, boxes}: the last collapsed set's boxesOf (defaultCollapsed counts the set collapsedGraph then makes)
+
 /** Which box (an index into `scopes`, the outermost collapsed instances) each node goes into, -1 for none: collapsedGraph's first half. */
 function boxesOf(model, instances, collapsed) {
+  const key = [...collapsed].sort().join("\n");
+  const last = lastBoxes.get(instances);
+  if (last && last.model === model && last.key === key) return last.boxes;
+  const boxes = boxesOfSet(model, instances, collapsed);
+  lastBoxes.set(instances, { model, key, boxes });
+  return boxes;
+}
+
+/** boxesOf's answer, made (read only: it may be shared by the next call with the same set). */
+function boxesOfSet(model, instances, collapsed) {
   const boxOf = new Int32Array(model.nodes.length).fill(-1);
   const scopes = [];
   for (const s of instances) {

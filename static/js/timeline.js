@@ -42,52 +42,51 @@ function stackCells(capacity) {
   return cells;
 }
 
-/**
- * Where each node's part of a flat list starts, for `count(visit)` entries: visit(id) is called
- * once per entry, in the order the entries are filled. start[id]..start[id + 1] is node id's part.
- */
-function partStarts(n, count) {
-  const start = new Int32Array(n + 1);
-  count((id) => {
-    start[id + 1] += 1;
-  });
-  for (let id = 0; id < n; id++) start[id + 1] += start[id];
-  return start;
+/** Prefix sums in place: counts at [id + 1] become where each id's part of a flat list starts. */
+function startsFrom(counts) {
+  for (let id = 1; id < counts.length; id++) counts[id] += counts[id - 1];
+  return counts;
 }
 
 /**
- * Every grad change of the walk, per node in step order (gradAt reads them): `changes(record)`
- * calls record(id, k, value) for each, in step order, twice (counting, then filling).
+ * Per node, in step order, from the steps' updates (steps[first] on, after `seed`: [node, step] of
+ * the output's grad set to 1, or null): every grad change (gradAt reads them), and the updates it
+ * received in a node's own step (kind "propagate"; a learner's write outside any node's step is no
+ * node's contribution), each the update object itself, with its `step`. Plain loops: one to count, one to fill.
  */
-function gradChanges(n, changes) {
-  const gradStart = partStarts(n, (count) => changes((id) => count(id)));
+function perNodeLists(n, steps, first, seed) {
+  const gradStart = new Int32Array(n + 1);
+  const contributionStart = new Int32Array(n + 1);
+  if (seed) gradStart[seed[0] + 1] += 1;
+  for (let k = first; k < steps.length; k++) {
+    const { kind, updates } = steps[k];
+    for (let u = 0; u < updates.length; u++) {
+      gradStart[updates[u].child + 1] += 1;
+      if (kind === "propagate") contributionStart[updates[u].child + 1] += 1;
+    }
+  }
+  startsFrom(gradStart);
+  startsFrom(contributionStart);
   const gradStep = new Int32Array(gradStart[n]);
   const gradValue = new Array(gradStart[n]);
-  const next = gradStart.slice(0, n);
-  changes((id, k, value) => {
-    const at = next[id]++;
-    gradStep[at] = k;
-    gradValue[at] = value;
-  });
-  return { gradStart, gradStep, gradValue };
-}
-
-/**
- * The updates each node received, in step order, from the steps of kind "propagate" (a node's
- * own step: the learner's writes outside any node's step are no node's contribution): the update
- * objects themselves, each with its `step`.
- */
-function contributionsOf(n, steps) {
-  const each = (visit) => {
-    for (const step of steps) if (step.kind === "propagate") for (const u of step.updates) visit(u);
-  };
-  const contributionStart = partStarts(n, (count) => each((u) => count(u.child)));
   const contributed = new Array(contributionStart[n]);
-  const next = contributionStart.slice(0, n);
-  each((u) => {
-    contributed[next[u.child]++] = u;
-  });
-  return { contributionStart, contributed };
+  const nextGrad = gradStart.slice(0, n);
+  const nextContribution = contributionStart.slice(0, n);
+  if (seed) {
+    gradStep[nextGrad[seed[0]]] = seed[1];
+    gradValue[nextGrad[seed[0]]++] = 1;
+  }
+  for (let k = first; k < steps.length; k++) {
+    const { kind, updates } = steps[k];
+    for (let u = 0; u < updates.length; u++) {
+      const update = updates[u];
+      const at = nextGrad[update.child]++;
+      gradStep[at] = k;
+      gradValue[at] = update.after;
+      if (kind === "propagate") contributed[nextContribution[update.child]++] = update;
+    }
+  }
+  return { gradStart, gradStep, gradValue, contributionStart, contributed };
 }
 
 /** The updates node `id` received up to step k (all of them by default), in step order: {step, parent, slot, child, local, parentGrad, delta, before, after}. */
@@ -107,7 +106,11 @@ export function parentsOf(tl, id) {
     const each = (visit) => {
       for (const node of nodes) node.children.forEach((child, slot) => visit(child, node.id, slot));
     };
-    const start = partStarts(n, (count) => each((child) => count(child)));
+    const start = new Int32Array(n + 1);
+    each((child) => {
+      start[child + 1] += 1;
+    });
+    startsFrom(start);
     const parent = new Int32Array(start[n]);
     const slotOf = new Int32Array(start[n]);
     const next = start.slice(0, n);
@@ -200,16 +203,12 @@ export function buildTimeline(model, { walk: which = "course" } = {}) {
     }
     steps.push({ stage: "propagate", kind: "propagate", node, grad, updates, resumed, position: recursive ? null : order.length - 1 - i });
   }
-  const grads = gradChanges(n, (record) => {
-    record(output, propagateStart, 1);
-    for (let k = propagateStart + 1; k < steps.length; k++) for (const u of steps[k].updates) record(u.child, k, u.after);
-  });
 
   return {
     model, nodes, n, output, order, steps, cells, recursive,
     checksVisited: model.variant !== "no-visited-check",
     sortEnd, propagateStart, last: steps.length - 1,
-    emitStep, sortPosition, walkStep, ...grads, ...contributionsOf(n, steps), ...stepIndex(nodes, steps),
+    emitStep, sortPosition, walkStep, ...perNodeLists(n, steps, propagateStart + 1, [output, propagateStart]), ...stepIndex(nodes, steps),
   };
 }
 
@@ -256,15 +255,12 @@ function buildLearnerTimeline(model) {
     position -= 1;
     steps.push({ stage: "propagate", kind: "propagate", node: owner, grad, updates, resumed: false, position, visit: visits[owner], learner: true });
   }
-  const grads = gradChanges(n, (record) => {
-    for (let k = 1; k < steps.length; k++) for (const u of steps[k].updates) record(u.child, k, u.after);
-  });
 
   return {
     model, nodes, n, output, order, steps, cells: stackCells(0), recursive: false, learner: true,
     checksVisited: true,
     sortEnd: 0, propagateStart: 1, last: steps.length - 1,
-    emitStep: new Int32Array(n).fill(-1), sortPosition: new Int32Array(n).fill(-1), walkStep, ...grads, ...contributionsOf(n, steps), ...stepIndex(nodes, steps),
+    emitStep: new Int32Array(n).fill(-1), sortPosition: new Int32Array(n).fill(-1), walkStep, ...perNodeLists(n, steps, 1, null), ...stepIndex(nodes, steps),
   };
 }
 
@@ -522,10 +518,10 @@ function isLeafStep(nodes, step) {
 function stepIndex(nodes, steps) {
   const stepNode = new Int32Array(steps.length);
   const leafStep = new Uint8Array(steps.length);
-  steps.forEach((step, k) => {
-    stepNode[k] = step.node;
-    leafStep[k] = isLeafStep(nodes, step) ? 1 : 0;
-  });
+  for (let k = 0; k < steps.length; k++) {
+    stepNode[k] = steps[k].node;
+    leafStep[k] = isLeafStep(nodes, steps[k]) ? 1 : 0;
+  }
   return { stepNode, leafStep };
 }
 
