@@ -717,8 +717,11 @@ export function startValuegraph(root, { location = window.location, history = wi
 
   // ---- showing a step ----
   /** What node step k shows at the level shown: its level step's frame. */
+  let lastShown = null; // {tl, levels, j, frame}: a graph's load and its first step show one frame (each a pass over every node)
   function shownFrame(k) {
-    return levelFrameAt(tl, levels, levels.levelOf[k]);
+    const j = levels.levelOf[k];
+    if (lastShown?.tl !== tl || lastShown.levels !== levels || lastShown.j !== j) lastShown = { tl, levels, j, frame: levelFrameAt(tl, levels, j) };
+    return lastShown.frame;
   }
 
   function showStep(k, how) {

@@ -141,7 +141,7 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
     return placed;
   }
 
-  /** Draw the boxes and the edges into them (after render.js drew the placement). */
+  /** Draw the boxes and the edges into them (after render.js drew the placement); applyFrame then writes their grads lines. */
   function draw(placement) {
     boxEls = new Map();
     shownBoxes = [];
@@ -190,7 +190,6 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
       boxEls.set(item.index, box.node());
     }
     applyClasses();
-    showGrads();
   }
 
   /** Each box's grads line and accessible name (which starts with the text on screen) at the step shown. */
