@@ -10,7 +10,7 @@
 // updates it received, its users) is kept in CSR form (one flat list, and where each node's part
 // starts), and the stack's cells in typed arrays, not as an array or an object per node or cell,
 // whose allocation and garbage collection took most of the time of building the timeline
-// (docs/performance.md, "Where the first picture's time goes").
+// (docs/performance.md, "The page's part of the first picture").
 
 import { traceColumns } from "./columns.js";
 import { formatNumber, grouped, nodeName } from "./format.js";
