@@ -589,13 +589,14 @@ export function collapsedGraph(model, instances, collapsed) {
 /** For every box item: the nodes outside it that it uses (in) and its members used outside it (out), in one pass. */
 export function boxPorts(model, items, itemOf) {
   const ports = new Map(items.filter((item) => item.box).map((item) => [item.index, { inputs: new Set(), outputs: new Set() }]));
+  const byItem = items.map((item) => ports.get(item.index) ?? null); // an array, not a Map look-up, for each of 100,000 edges
   for (const node of model.nodes) {
     const to = itemOf[node.id];
     for (const c of node.children) {
       const from = itemOf[c];
       if (from === to) continue;
-      ports.get(to)?.inputs.add(c);
-      ports.get(from)?.outputs.add(c);
+      byItem[to]?.inputs.add(c);
+      byItem[from]?.outputs.add(c);
     }
   }
   const sorted = (set) => [...set].sort((x, y) => x - y);
