@@ -1,7 +1,9 @@
 """static/js/columns.js and api.js's graphOf, run by node on real answers of the app (in-process): the
 columnar answer decodes to the JSON answer's object exactly (every field, in the JSON record's order,
 every value), for every shape a column takes; graphOf reads either encoding by its Content-Type into
-the same object with its numbers revived; an answer whose fields the page does not know is refused."""
+the same object with its numbers revived, and traceColumns reads the same trace columns (what the
+timeline reads) from either, before and after the columnar answer's steps are first read; an answer
+whose fields the page does not know is refused."""
 
 import json
 import shutil
@@ -43,7 +45,7 @@ CASES = {
 }
 
 CHECK = """
-import { decodeColumns } from %(columns)s;
+import { decodeColumns, traceColumns } from %(columns)s;
 import { graphOf } from %(api)s;
 import { deepStrictEqual } from "node:assert";
 import { readFileSync } from "node:fs";
@@ -55,14 +57,23 @@ for (const [name, { json, columns }] of Object.entries(answers)) {
   const decoded = decodeColumns(columnar);
   const read = graphOf(JSON.parse(columns), "Application/VND.valuegraph.columns+json; charset=utf-8");
   const readJson = graphOf(JSON.parse(json), "application/json");
+  // the trace as columns (the timeline reads it so) is the same from either encoding, taken before
+  // the columnar answer's steps are first read, and after
+  const columnsFirst = traceColumns(read);
   let same = true;
   try { deepStrictEqual(read, readJson); } catch { same = false; }  // NaN equals NaN here (Object.is)
+  let sameColumns = true;
+  try {
+    deepStrictEqual(columnsFirst, traceColumns(readJson));
+    deepStrictEqual(traceColumns(read), traceColumns(readJson));
+  } catch { sameColumns = false; }
   const nodes = columnar.nodes.columns;
   results[name] = {
     // the same text as the JSON answer parsed and written again: fields, their order and values
     exact: JSON.stringify(decoded) === JSON.stringify(JSON.parse(json)),
     untouched: JSON.stringify(columnar) === before,
     same,
+    sameColumns,
     shapes: {
       exponent: nodes.exponent.at.length, numeric_grad: nodes.numeric_grad.at.length,
       expected_grad: nodes.expected_grad.at.length, scopes: nodes.scope.table.length,
@@ -110,7 +121,7 @@ async def test_columns_decode_exactly_and_graph_of_reads_both(make_client, tmp_p
 
     for name in CASES:
         result = results[name]
-        assert result["exact"] and result["untouched"] and result["same"], (name, result)
+        assert result["exact"] and result["untouched"] and result["same"] and result["sameColumns"], (name, result)
     shapes = {name: results[name]["shapes"] for name in CASES}
     assert shapes["check, no trace"]["exponent"] == 1 and shapes["check, no trace"]["numeric_grad"] >= 1
     assert shapes["a posted graph"]["expected_grad"] == 4

@@ -25,6 +25,11 @@ export function number(x) {
 }
 
 export function reviveNumbers(response) {
+  return reviveOthers(reviveRecords(response));
+}
+
+/** The numbers of the nodes and the trace's steps (decodeColumns revives these as it makes them). */
+function reviveRecords(response) {
   for (const node of response.nodes) {
     node.data = number(node.data);
     node.grad = number(node.grad);
@@ -34,11 +39,6 @@ export function reviveNumbers(response) {
     if ("exponent" in node) node.exponent = number(node.exponent);
     if ("expected_grad" in node) node.expected_grad = number(node.expected_grad);
   }
-  for (const problem of response.gradient_check?.local ?? []) {
-    problem.stored = number(problem.stored);
-    problem.expected = number(problem.expected);
-  }
-  for (const run of response.runs ?? []) run.data = number(run.data);
   for (const step of response.trace?.propagate ?? []) {
     step.grad = number(step.grad);
     for (const u of step.updates) {
@@ -47,6 +47,16 @@ export function reviveNumbers(response) {
       u.grad = number(u.grad);
     }
   }
+  return response;
+}
+
+/** The numbers outside the nodes and the trace: the gradient check's and the backward() calls'. */
+function reviveOthers(response) {
+  for (const problem of response.gradient_check?.local ?? []) {
+    problem.stored = number(problem.stored);
+    problem.expected = number(problem.expected);
+  }
+  for (const run of response.runs ?? []) run.data = number(run.data);
   return response;
 }
 
@@ -100,7 +110,7 @@ export async function fetchBackward(request, { signal, baseUrl = "", fields = {}
  */
 export function graphOf(body, contentType) {
   const columns = (contentType ?? "").split(";")[0].trim().toLowerCase() === COLUMNS_MEDIA_TYPE;
-  return reviveNumbers(columns ? decodeColumns(body) : body);
+  return columns ? reviveOthers(decodeColumns(body, number)) : reviveNumbers(body);
 }
 
 /** A /backward answer (or the same answer from GET /runs/{id}/graph): the response, or a thrown ProgramError. */

@@ -50,7 +50,7 @@ export function createCodeLink(root, { rows, onLine = () => {} } = {}) {
   let text = null; // the program the model was made from
   let drawnText = null; // the program the layer last showed
   let starts = [0];
-  let byLine = new Map(); // line -> node ids whose span covers it
+  let byLine = null; // line -> node ids whose span covers it: made when a line is first pointed at, not with each graph
   let hoverIds = [];
   let walkId = null;
   let pointedLine = null; // the line under the mouse, or the caret's line while the editor has focus
@@ -71,15 +71,7 @@ export function createCodeLink(root, { rows, onLine = () => {} } = {}) {
     model = newModel;
     text = program;
     starts = lineStarts(program);
-    byLine = new Map();
-    for (const node of model.nodes) {
-      const span = node.span;
-      if (!span) continue;
-      for (let line = span.line; line <= span.end_line; line++) {
-        if (!byLine.has(line)) byLine.set(line, []);
-        byLine.get(line).push(node.id);
-      }
-    }
+    byLine = null;
     // hoverIds and walkId stay: the page shows the new graph's step and story before it links.
     pointedLine = null;
     pointedBy = null;
@@ -104,7 +96,19 @@ export function createCodeLink(root, { rows, onLine = () => {} } = {}) {
 
   /** Nodes made on a line (1-based), in id order. */
   function nodesOnLine(line) {
-    return current() ? byLine.get(line) ?? [] : [];
+    if (!current()) return [];
+    if (byLine === null) {
+      byLine = new Map();
+      for (const node of model.nodes) {
+        const span = node.span;
+        if (!span) continue;
+        for (let line = span.line; line <= span.end_line; line++) {
+          if (!byLine.has(line)) byLine.set(line, []);
+          byLine.get(line).push(node.id);
+        }
+      }
+    }
+    return byLine.get(line) ?? [];
   }
 
   // ---- drawing the layer ----

@@ -1,7 +1,9 @@
 // The columnar encoding of /backward's answer (docs/api.md, "The columnar encoding"), read back
 // into the records of the JSON answer: decodeColumns(columnar) deep-equals the JSON answer of the
 // same request, with its keys in the same order. Pure data: no DOM, no fetch. Non-finite numbers
-// stay the strings "NaN", "Infinity" and "-Infinity" here, as in the JSON answer (api.js revives them).
+// stay the strings "NaN", "Infinity" and "-Infinity" here, as in the JSON answer, unless a `number`
+// is given to read each number field through: api.js passes its reviver, so that the records are
+// revived as they are made rather than in a second pass over 100,000 of them.
 //
 // Each kind of record is made by one object literal naming its fields in the JSON answer's order,
 // not by adding fields one at a time in a loop over the column names: V8 gives the records of one
@@ -47,23 +49,26 @@ function listOf(values, start, end) {
   }
 }
 
-function nodesOf(section) {
+const asIs = (x) => x;
+
+function nodesOf(section, number) {
   const { id, label, span, expr, scope, op, data, grad, children, local_grads, exponent, numeric_grad, expected_grad } = columnsOf(section, "nodes", NODE_FIELDS);
   const ids = id.values, labels = label.values, datas = data.values, grads = grad.values;
   const spans = span.table, spanAt = span.index, exprs = expr.table, exprAt = expr.index;
   const scopes = scope.table, scopeAt = scope.index, ops = op.table, opAt = op.index;
   const childOffsets = children.offsets, childValues = children.values;
-  const localOffsets = local_grads.offsets, localValues = local_grads.values;
+  const localOffsets = local_grads.offsets;
+  const localValues = number === asIs ? local_grads.values : local_grads.values.map(number); // a new list: the argument is not changed
   // A SPARSE field is in the records its "at" lists, in order: a cursor each walks them with the
   // records, and adds the field after the others, where the JSON record has it.
   let e = 0, n = 0, x = 0;
   const count = section.count;
   const nodes = new Array(count);
   for (let i = 0; i < count; i++) {
-    const node = { id: ids[i], label: labels[i], span: spans[spanAt[i]], expr: exprs[exprAt[i]], scope: scopes[scopeAt[i]], op: ops[opAt[i]], data: datas[i], grad: grads[i], children: listOf(childValues, childOffsets[i], childOffsets[i + 1]), local_grads: listOf(localValues, localOffsets[i], localOffsets[i + 1]) };
-    if (exponent.at[e] === i) node.exponent = exponent.values[e++];
-    if (numeric_grad.at[n] === i) node.numeric_grad = numeric_grad.values[n++];
-    if (expected_grad.at[x] === i) node.expected_grad = expected_grad.values[x++];
+    const node = { id: ids[i], label: labels[i], span: spans[spanAt[i]], expr: exprs[exprAt[i]], scope: scopes[scopeAt[i]], op: ops[opAt[i]], data: number(datas[i]), grad: number(grads[i]), children: listOf(childValues, childOffsets[i], childOffsets[i + 1]), local_grads: listOf(localValues, localOffsets[i], localOffsets[i + 1]) };
+    if (exponent.at[e] === i) node.exponent = number(exponent.values[e++]);
+    if (numeric_grad.at[n] === i) node.numeric_grad = number(numeric_grad.values[n++]);
+    if (expected_grad.at[x] === i) node.expected_grad = number(expected_grad.values[x++]);
     nodes[i] = node;
   }
   return nodes;
@@ -77,7 +82,7 @@ function sortOf(section) {
   return steps;
 }
 
-function propagateOf(section) {
+function propagateOf(section, number) {
   const { node, grad, updates } = columnsOf(section, "propagate steps", PROPAGATE_FIELDS);
   const { child, local_grad, delta, grad: childGrad } = columnsOf(updates, "updates", UPDATE_FIELDS);
   const nodes = node.values, grads = grad.values, offsets = updates.offsets;
@@ -88,16 +93,78 @@ function propagateOf(section) {
     const stepUpdates = new Array(offsets[i + 1] - start);
     for (let k = 0; k < stepUpdates.length; k++) {
       const u = start + k;
-      stepUpdates[k] = { child: children[u], local_grad: localGrads[u], delta: deltas[u], grad: childGrads[u] };
+      stepUpdates[k] = { child: children[u], local_grad: number(localGrads[u]), delta: number(deltas[u]), grad: number(childGrads[u]) };
     }
-    steps[i] = { node: nodes[i], grad: grads[i], updates: stepUpdates };
+    steps[i] = { node: nodes[i], grad: number(grads[i]), updates: stepUpdates };
   }
   return steps;
 }
 
-/** The columnar answer (parsed) -> the object the JSON answer parses to. The argument is not changed. */
-export function decodeColumns(columnar) {
-  const answer = { ...columnar, nodes: nodesOf(columnar.nodes) };
-  if (columnar.trace) answer.trace = { ...columnar.trace, sort: sortOf(columnar.trace.sort), propagate: propagateOf(columnar.trace.propagate) };
+// The trace's steps are made when first read (a getter in the decoded answer's trace), not with the
+// answer: the page's timeline reads the trace as columns (traceColumns), and 160,000 step records of a
+// microgpt step it never reads would only cost their making and their garbage collection.
+const traceColumnsOf = new WeakMap(); // a decoded answer's trace -> () => its columns
+
+/**
+ * The columnar answer (parsed) -> the object the JSON answer parses to, its nodes' and trace's number
+ * fields read through `number`. The argument is not changed.
+ */
+export function decodeColumns(columnar, number = asIs) {
+  const answer = { ...columnar, nodes: nodesOf(columnar.nodes, number) };
+  if (columnar.trace) answer.trace = traceOf(columnar.trace, number);
   return answer;
+}
+
+function traceOf(trace, number) {
+  // The fields are checked now: an answer this page cannot read is refused whole, not when a step is first read.
+  columnsOf(trace.sort, "sort steps", SORT_FIELDS);
+  columnsOf(columnsOf(trace.propagate, "propagate steps", PROPAGATE_FIELDS).updates, "updates", UPDATE_FIELDS);
+  const decoded = { ...trace };
+  const made = { sort: () => sortOf(trace.sort), propagate: () => propagateOf(trace.propagate, number) };
+  for (const [field, make] of Object.entries(made)) {
+    let steps = null;
+    Object.defineProperty(decoded, field, {
+      enumerable: true,
+      configurable: true,
+      get: () => (steps ??= make()),
+      set: (value) => {
+        steps = value;
+      },
+    });
+  }
+  let columns = null;
+  traceColumnsOf.set(decoded, () => (columns ??= { sort: sortColumns(trace.sort), propagate: propagateColumns(trace.propagate, number) }));
+  return decoded;
+}
+
+function sortColumns(section) {
+  const { node, index, action, child } = columnsOf(section, "sort steps", SORT_FIELDS);
+  return { node: node.values, index: index.values, action: action.index.map((at) => action.table[at]), child: child.values };
+}
+
+function propagateColumns(section, number) {
+  const { node, grad, updates } = columnsOf(section, "propagate steps", PROPAGATE_FIELDS);
+  const { child, local_grad, delta, grad: after } = columnsOf(updates, "updates", UPDATE_FIELDS);
+  const revived = (values) => (number === asIs ? values : values.map(number));
+  return { node: node.values, grad: revived(grad.values), start: updates.offsets, child: child.values, local_grad: revived(local_grad.values), delta: revived(delta.values), after: revived(after.values) };
+}
+
+/**
+ * An answer's trace as columns, whichever encoding it came in (null: no trace). sort: node, index,
+ * action, child, one entry a step; propagate: node and grad a step, and its updates' child,
+ * local_grad, delta and after (the child's grad after it) at start[i]..start[i + 1]. Read only.
+ */
+export function traceColumns(answer) {
+  const trace = answer.trace;
+  if (!trace) return null;
+  const columns = traceColumnsOf.get(trace);
+  if (columns) return columns();
+  const { sort, propagate } = trace; // the JSON answer's steps
+  const start = [0];
+  for (const step of propagate) start.push(start.at(-1) + step.updates.length);
+  const updates = propagate.flatMap((step) => step.updates);
+  return {
+    sort: { node: sort.map((s) => s.node), index: sort.map((s) => s.index), action: sort.map((s) => s.action), child: sort.map((s) => s.child) },
+    propagate: { node: propagate.map((p) => p.node), grad: propagate.map((p) => p.grad), start, child: updates.map((u) => u.child), local_grad: updates.map((u) => u.local_grad), delta: updates.map((u) => u.delta), after: updates.map((u) => u.grad) },
+  };
 }

@@ -12,13 +12,11 @@ const MAX_WIDTH = 9;
 export function edgeFlows(tl) {
   const flows = new Map();
   let largest = 0;
-  for (const list of tl.contributions) {
-    for (const c of list) {
-      const key = `${c.parent}:${c.slot}`;
-      if (!flows.has(key)) flows.set(key, []);
-      flows.get(key).push({ step: c.step, delta: c.delta });
-      if (Number.isFinite(c.delta)) largest = Math.max(largest, Math.abs(c.delta));
-    }
+  for (const c of tl.contributed) { // every update a node received, node by node
+    const key = `${c.parent}:${c.slot}`;
+    if (!flows.has(key)) flows.set(key, []);
+    flows.get(key).push({ step: c.step, delta: c.delta });
+    if (Number.isFinite(c.delta)) largest = Math.max(largest, Math.abs(c.delta));
   }
   return { flows, largest };
 }

@@ -547,15 +547,17 @@ export function startValuegraph(root, { location = window.location, history = wi
     if (setsNote) setsNote.hidden = response.inputs_in_sets !== true;
   }
 
-  // A big graph is loaded in several tasks (timeline, layout, first nodes, the rest in frames),
+  // A big graph is loaded in several tasks (scopes, timeline, first nodes, the rest in frames),
   // so that no single task blocks the page for long. `source`: the program it came from, if any.
   async function load(response, step, current, source = null) {
     const atEnd = tl !== null && controls.step === tl.last;
     await nextTask();
-    const timeline = buildTimeline(response, { walk: showWalkChoice(response) });
-    await nextTask();
     if (!current()) return;
-    await scopes.prepare(response, source); // which scopes are collapsed, and their layout
+    // Which scopes are collapsed; the server lays out their view while the timeline is built.
+    const prepared = scopes.prepare(response, source);
+    await nextTask();
+    const timeline = buildTimeline(response, { walk: showWalkChoice(response) });
+    await prepared;
     if (!current()) return;
     model = response;
     tl = timeline;
@@ -717,8 +719,11 @@ export function startValuegraph(root, { location = window.location, history = wi
 
   // ---- showing a step ----
   /** What node step k shows at the level shown: its level step's frame. */
+  let lastShown = null; // {tl, levels, j, frame}: a graph's load and its first step show one frame (each a pass over every node)
   function shownFrame(k) {
-    return levelFrameAt(tl, levels, levels.levelOf[k]);
+    const j = levels.levelOf[k];
+    if (lastShown?.tl !== tl || lastShown.levels !== levels || lastShown.j !== j) lastShown = { tl, levels, j, frame: levelFrameAt(tl, levels, j) };
+    return lastShown.frame;
   }
 
   function showStep(k, how) {

@@ -49,6 +49,7 @@ const STATE_CLASSES = [
 const LABEL_CHARS = 4; // a name longer than this is drawn smaller in the record's label cell,
 const LONG_LABEL_CHARS = 8; // and cut to this many characters (whole in its tooltip)
 const FORCE = 255; // a flags value no frame has: forces a node to be redrawn
+const CHAR_WIDTH = 7.8; // an edge label's character, until it can be measured (a view not laid out)
 
 
 /** Whether a polyline [x0, y0, x1, y1, ...] has a segment that crosses or lies in the box. */
@@ -114,7 +115,8 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
   let nodeEls = [];
   let drawnIds = []; // the ids with a node element: a folded graph draws few of its nodes
   let parts = [];
-  let baseClass = [];
+  let baseClass = []; // per node id, its fixed classes (baseClassOf): made for the nodes drawn, when first drawn
+  let warned = new Set(); // nodes a warning points at
   let notes = new Map(); // id -> what the gradient check says is wrong there (a learner's own class)
   let shownGrad = [];
   let shownFlags = new Uint8Array(0);
@@ -124,7 +126,7 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
   let hovered = null;
   let linked = new Set(); // nodes made by the code line pointed at in the editor
   let drawToken = 0;
-  let charWidth = 7.8;
+  let charWidth = null; // measureCharWidth's, once it could measure
   let lastFrame = null;
   let obstacles = null; // records, op circles and pills the update callouts must not cover (built when first needed)
   let edgePoints = null; // compact view: each edge's polyline, [x0, y0, x1, y1, ...]
@@ -246,12 +248,16 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
     return `${nodeName(node)}  ${formatNumber(node.data)} │ ${value === null || value === undefined ? "·" : formatNumber(value)}`;
   }
 
+  /** A character's width in an edge label (monospace, one size: measured once), or null while the view is not laid out. */
   function measureCharWidth() {
     const probe = labelLayer.append("text").attr("class", "vg-edge-text").text("0000000000");
-    const width = probe.node().getComputedTextLength?.() || 78;
+    const width = probe.node().getComputedTextLength?.() || 0;
     probe.remove();
-    return width / 10;
+    return width > 0 ? width / 10 : null;
   }
+  // Measured now, as the page starts: measuring forces a layout of the whole page, which in a big
+  // graph's first picture (tables, scope list and boxes just made) took 40-60 ms.
+  charWidth = measureCharWidth();
 
   /** Draw a new graph. Resolves to true when every chunk is on screen, false if a newer draw replaced it. */
   async function setGraph(newModel, newPlacement, newTimeline) {
@@ -280,12 +286,9 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
     lastFrame = null; // the caller applies the new program's frame
     pinned = pinned !== null && pinned < n ? pinned : null;
     hovered = null;
-    const warned = new Set((model.warnings ?? []).map((w) => w.node));
+    warned = new Set((model.warnings ?? []).map((w) => w.node));
     notes = checkNotes(model);
-    baseClass = model.nodes.map(
-      (d) =>
-        `vg-node vg-kind-${d.op ? "op" : d.label === null ? "const" : "named"}${d.id === model.output ? " vg-output" : ""}${warned.has(d.id) ? " vg-origin" : ""}${notes.has(d.id) ? " is-wrong" : ""}`,
-    );
+    baseClass = new Array(n);
     if (modeChanged || compact || wasOnCanvas) {
       edgeLayer.selectAll("*").remove();
       labelLayer.selectAll("*").remove();
@@ -310,10 +313,10 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
       drawCompactEdges();
       return drawNodes(token, CHUNK.compact, enterCompact, () => {});
     }
-    charWidth = measureCharWidth();
+    charWidth ??= measureCharWidth();
     const animate = !modeChanged;
     drawFullEdges(animate);
-    const enterFull = (enter) => enter.append("g").attr("class", (d) => baseClass[d.id]).attr("transform", (d) => translate(d.id));
+    const enterFull = (enter) => enter.append("g").attr("class", (d) => baseClassOf(d.id)).attr("transform", (d) => translate(d.id));
     return drawNodes(token, CHUNK.full, enterFull, (nodes) => fillFull(nodes, animate));
   }
 
@@ -323,15 +326,21 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
    */
   async function drawNodes(token, chunkSize, enter, update) {
     const n = model.nodes.length;
-    const chunks = d3.range(0, n, chunkSize);
+    // The chunks with a node shown: a folded graph (hidden: inside a collapsed scope) draws few of its nodes.
+    const chunks = [];
+    for (let id = 0; id < n; id++) {
+      if (placement.nodes[id].hidden) continue;
+      const first = id - (id % chunkSize);
+      if (chunks.at(-1) !== first) chunks.push(first);
+    }
     const groups = nodeLayer.selectAll("g.vg-chunk").data(chunks, (first) => first).join("g").attr("class", "vg-chunk");
     const groupEls = groups.nodes();
-    let drawn = 0; // nodes drawn since the last frame: chunks of hidden nodes (collapsed scopes) cost no frame
+    let drawn = 0; // nodes drawn since the last frame
     for (let c = 0; c < chunks.length; c++) {
       if (token !== drawToken) return false;
       const first = chunks[c];
-      const last = Math.min(n, first + chunkSize);
-      const shown = model.nodes.slice(first, last).filter((d) => !placement.nodes[d.id].hidden); // hidden: inside a collapsed scope
+      const last = c + 1 < chunks.length ? chunks[c + 1] : n; // a chunk ends where the next one shown starts
+      const shown = model.nodes.slice(first, Math.min(last, first + chunkSize)).filter((d) => !placement.nodes[d.id].hidden);
       const nodes = d3.select(groupEls[c]).selectAll("g.vg-node").data(shown, (d) => d.id)
         .join(enter, (existing) => existing, (exit) => exit.remove());
       const ids = [];
@@ -350,6 +359,7 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
         await nextFrame();
       }
     }
+    if (chunks.length === 0) onProgress(n, n);
     return token === drawToken;
   }
 
@@ -421,7 +431,7 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
 
   function enterCompact(enter) {
     const { width: W, height: H } = placement.geometry.box;
-    const node = enter.append("g").attr("class", (d) => baseClass[d.id]).attr("data-node-id", (d) => d.id).attr("transform", (d) => translate(d.id));
+    const node = enter.append("g").attr("class", (d) => baseClassOf(d.id)).attr("data-node-id", (d) => d.id).attr("transform", (d) => translate(d.id));
     node.append("rect").attr("class", "vg-box").attr("x", -W / 2).attr("y", -H / 2).attr("width", W).attr("height", H).attr("rx", 4);
     node.append("text").attr("class", "vg-compact-text").attr("x", -W / 2 + 5).attr("y", 4);
     node.each(function (d) {
@@ -509,8 +519,17 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
     tspans.attr("x", 0).attr("dy", (_, i) => (i === 0 ? `${0.35 - 0.55 * (lines.length - 1)}em` : "1.1em")).text((line) => line);
   }
 
+  /** A node's fixed classes: its kind, and whether it is the output, a warning's origin, wrong by the gradient check. */
+  function baseClassOf(id) {
+    if (baseClass[id] === undefined) {
+      const d = model.nodes[id];
+      baseClass[id] = `vg-node vg-kind-${d.op ? "op" : d.label === null ? "const" : "named"}${d.id === model.output ? " vg-output" : ""}${warned.has(d.id) ? " vg-origin" : ""}${notes.has(d.id) ? " is-wrong" : ""}`;
+    }
+    return baseClass[id];
+  }
+
   function classFor(id, flags, hasGrad) {
-    let cls = baseClass[id];
+    let cls = baseClassOf(id);
     for (const [bit, name] of STATE_CLASSES) if (flags & bit) cls += name;
     if (hasGrad) cls += " has-grad";
     if (id === pinned) cls += " is-pinned";
@@ -621,7 +640,7 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
   function pillSize(text) {
     const split = text.indexOf(" += ");
     const lines = split < 0 ? [text] : [text.slice(0, split + 3), text.slice(split + 4)];
-    return { lines, width: Math.max(...lines.map((line) => line.length)) * charWidth + 14, height: 20 * lines.length - 2 * (lines.length - 1) };
+    return { lines, width: Math.max(...lines.map((line) => line.length)) * (charWidth ?? CHAR_WIDTH) + 14, height: 20 * lines.length - 2 * (lines.length - 1) };
   }
 
   function buildObstacles() {

@@ -75,29 +75,36 @@ const BOX_GROW = 26; // a box is this much taller than a record (rows are 30 px 
  * and `code` (what that line says: `source`'s line when given, the program the graph came from,
  * else the code of the run's widest expression); `lines` counts an instance's line boxes.
  */
+const NO_SCOPE = [];
+
 export function scopeInstances(model, source = null) {
   const instances = [];
   const seen = new Map(); // path -> how many instances of it so far
   const open = [];
   const innermost = new Array(model.nodes.length); // each node's innermost instance, or null
+  let previous = null; // the scope of the node before: nodes of one call share one scope list (the columnar answer's table)
   for (const node of model.nodes) {
-    const scope = node.scope ?? [];
-    let depth = 0;
-    while (depth < open.length && depth < scope.length && open[depth].name === scope[depth]) depth++;
-    open.length = depth;
-    for (let d = depth; d < scope.length; d++) {
-      const path = scope.slice(0, d + 1).join(SEPARATOR);
-      const count = seen.get(path) ?? 0;
-      seen.set(path, count + 1);
-      const parent = d > 0 ? open[d - 1] : null;
-      const instance = { key: `${path}#${count}`, name: scope[d], path, depth: d, first: node.id, last: node.id, parent, children: [], lines: 0 };
-      if (parent) parent.children.push(instance);
-      instances.push(instance);
-      open.push(instance);
+    const scope = node.scope ?? NO_SCOPE;
+    if (scope !== previous) {
+      let depth = 0;
+      while (depth < open.length && depth < scope.length && open[depth].name === scope[depth]) depth++;
+      for (let d = depth; d < open.length; d++) open[d].last = node.id - 1; // closed: its last node was the one before
+      open.length = depth;
+      for (let d = depth; d < scope.length; d++) {
+        const path = scope.slice(0, d + 1).join(SEPARATOR);
+        const count = seen.get(path) ?? 0;
+        seen.set(path, count + 1);
+        const parent = d > 0 ? open[d - 1] : null;
+        const instance = { key: `${path}#${count}`, name: scope[d], path, depth: d, first: node.id, last: node.id, parent, children: [], lines: 0 };
+        if (parent) parent.children.push(instance);
+        instances.push(instance);
+        open.push(instance);
+      }
+      previous = scope;
     }
-    for (const instance of open) instance.last = node.id;
     innermost[node.id] = open.length ? open[open.length - 1] : null;
   }
+  for (const instance of open) instance.last = model.nodes.length - 1;
   const lines = lineInstances(model, instances, innermost, seen, source);
   for (const line of lines) line.parent?.children.sort((a, b) => a.first - b.first);
   const all = lines.length ? [...instances, ...lines] : instances;
@@ -241,9 +248,14 @@ function lineInstances(model, instances, innermost, seen, source) {
 function unreadableLevels(model, top, owner) {
   const levelOf = (s) => (s === null ? top : boxable(s) ? s : (s.parent ?? top)); // a one-node call's value is its caller's
   const items = new Map(); // level -> its own values
-  for (let id = 0; id < model.nodes.length; id++) {
-    const level = levelOf(owner[id] ?? null);
-    items.set(level, (items.get(level) ?? 0) + 1);
+  const n = model.nodes.length;
+  for (let id = 0; id < n; ) { // a run of nodes of one owner at a time
+    const at = owner[id] ?? null;
+    let end = id + 1;
+    while (end < n && (owner[end] ?? null) === at) end++;
+    const level = levelOf(at);
+    items.set(level, (items.get(level) ?? 0) + end - id);
+    id = end;
   }
   const unreadable = new Set();
   for (const [level, own] of items) {
@@ -303,7 +315,8 @@ const indexes = new WeakMap(); // instances -> scopeIndex's answer, computed onc
 /**
  * What every question about a model's scopes needs, computed once (O(nodes × depth)): each
  * instance's index (instance.index), each node's innermost scope (-1: none; line boxes and groups left out) and users (the
- * nodes that take it as an input, in CSR form: users[userStart[id] .. userStart[id + 1]]).
+ * nodes that take it as an input, in CSR form: users[userStart[id] .. userStart[id + 1]]); and the leaves with users (no
+ * inputs, one user or more: the values a box may take in), in id order.
  */
 export function scopeIndex(model, instances) {
   let index = indexes.get(instances);
@@ -319,8 +332,12 @@ export function scopeIndex(model, instances) {
   for (let id = 0; id < n; id++) userStart[id + 1] += userStart[id];
   const users = new Int32Array(userStart[n]);
   const filled = userStart.slice(0, n);
-  for (const node of model.nodes) for (const c of node.children) users[filled[c]++] = node.id;
-  index = { model, innermost, userStart, users, byKey: new Map(instances.map((s) => [s.key, s])) };
+  const leaves = [];
+  for (const node of model.nodes) {
+    if (node.children.length === 0 && userStart[node.id + 1] > userStart[node.id]) leaves.push(node.id);
+    for (const c of node.children) users[filled[c]++] = node.id;
+  }
+  index = { model, innermost, userStart, users, leaves, byKey: new Map(instances.map((s) => [s.key, s])) };
   indexes.set(instances, index);
   return index;
 }
@@ -345,16 +362,14 @@ export function frontier(instances, depth) {
  * in one box goes into that box, and a box left empty is dropped).
  */
 export function frontierSizes(model, instances) {
-  const { innermost, userStart, users } = scopeIndex(model, instances);
+  const { innermost, userStart, users, leaves } = scopeIndex(model, instances);
   const depths = instances.reduce((most, s) => Math.max(most, s.depth + 1), 0);
   const looseAt = new Int32Array(depths + 1); // nodes loose from this depth on
-  const leaves = []; // nodes with no inputs but with users
-  for (const node of model.nodes) {
-    const inner = innermost[node.id];
+  for (let id = 0; id < model.nodes.length; id++) {
+    const inner = innermost[id];
     const scope = inner >= 0 ? instances[inner] : null;
-    if (node.children.length === 0 && userStart[node.id + 1] > userStart[node.id]) leaves.push(node.id);
     let from = 0; // the depth from which it is loose
-    if (node.id < model.output && scope) {
+    if (id < model.output && scope) {
       if (!hasSubScopes(scope) && boxable(scope)) continue; // a box at every depth
       from = hasSubScopes(scope) ? scope.depth + 1 : scope.depth; // (a one-node call is no box even at its depth)
     }
@@ -471,8 +486,20 @@ export function closedSet(model, instances, collapsed, key) {
   return next;
 }
 
+const lastBoxes = new WeakMap(); // instances -> {model, key, boxes}: the last collapsed set's boxesOf (defaultCollapsed counts the set collapsedGraph then makes)
+
 /** Which box (an index into `scopes`, the outermost collapsed instances) each node goes into, -1 for none: collapsedGraph's first half. */
 function boxesOf(model, instances, collapsed) {
+  const key = [...collapsed].sort().join("\n");
+  const last = lastBoxes.get(instances);
+  if (last && last.model === model && last.key === key) return last.boxes;
+  const boxes = boxesOfSet(model, instances, collapsed);
+  lastBoxes.set(instances, { model, key, boxes });
+  return boxes;
+}
+
+/** boxesOf's answer, made (read only: it may be shared by the next call with the same set). */
+function boxesOfSet(model, instances, collapsed) {
   const boxOf = new Int32Array(model.nodes.length).fill(-1);
   const scopes = [];
   for (const s of instances) {
@@ -483,28 +510,31 @@ function boxesOf(model, instances, collapsed) {
     for (let id = s.first; id <= Math.min(s.last, model.output - 1); id++) boxOf[id] = scopes.length; // the output stays in view
     scopes.push(s);
   }
-  const { userStart, users } = scopeIndex(model, instances);
-  for (const node of model.nodes) {
-    const [from, to] = [userStart[node.id], userStart[node.id + 1]];
-    if (node.children.length || from === to) continue;
+  const { userStart, users, leaves } = scopeIndex(model, instances);
+  for (const id of leaves) {
+    const [from, to] = [userStart[id], userStart[id + 1]];
     const box = boxOf[users[from]];
     let all = box >= 0;
     for (let u = from + 1; all && u < to; u++) all = boxOf[users[u]] === box;
-    if (all) boxOf[node.id] = box;
+    if (all) boxOf[id] = box;
   }
   return { boxOf, scopes };
 }
 
 /** How many items collapsedGraph makes of a collapsed set, without making them. */
 export function itemCount(model, instances, collapsed) {
-  const { boxOf } = boxesOf(model, instances, collapsed);
-  const boxes = new Set();
+  const { boxOf, scopes } = boxesOf(model, instances, collapsed);
+  const kept = new Uint8Array(scopes.length); // 1: the box keeps a member
   let loose = 0;
+  let boxes = 0;
   for (const box of boxOf) {
     if (box < 0) loose += 1;
-    else boxes.add(box);
+    else if (kept[box] === 0) {
+      kept[box] = 1;
+      boxes += 1;
+    }
   }
-  return loose + boxes.size;
+  return loose + boxes;
 }
 
 /**
@@ -559,13 +589,14 @@ export function collapsedGraph(model, instances, collapsed) {
 /** For every box item: the nodes outside it that it uses (in) and its members used outside it (out), in one pass. */
 export function boxPorts(model, items, itemOf) {
   const ports = new Map(items.filter((item) => item.box).map((item) => [item.index, { inputs: new Set(), outputs: new Set() }]));
+  const byItem = items.map((item) => ports.get(item.index) ?? null); // an array, not a Map look-up, for each of 100,000 edges
   for (const node of model.nodes) {
     const to = itemOf[node.id];
     for (const c of node.children) {
       const from = itemOf[c];
       if (from === to) continue;
-      ports.get(to)?.inputs.add(c);
-      ports.get(from)?.outputs.add(c);
+      byItem[to]?.inputs.add(c);
+      byItem[from]?.outputs.add(c);
     }
   }
   const sorted = (set) => [...set].sort((x, y) => x - y);

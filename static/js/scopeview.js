@@ -53,6 +53,7 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
   /**
    * For a newly loaded model: its scopes, the collapsed set (kept when the scopes are the same), and
    * its layout. `source`: the program it came from, when the page has it (line boxes show its lines).
+   * The layout is asked of the server before this first waits: the caller can do its own work meanwhile.
    */
   async function prepare(newModel, source = null) {
     model = newModel;
@@ -64,7 +65,6 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
       collapsed = new Set(home);
     }
     layouts.clear();
-    await new Promise((resolve) => setTimeout(resolve, 0)); // a big graph's scopes and its folded view in two tasks, so neither blocks the page long
     if ((await load()) instanceof Error) {
       collapsed = new Set(); // a file without its opening view: expanded, as before views
       const whole = await loadWhole();
@@ -141,7 +141,7 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
     return placed;
   }
 
-  /** Draw the boxes and the edges into them (after render.js drew the placement). */
+  /** Draw the boxes and the edges into them (after render.js drew the placement); applyFrame then writes their grads lines. */
   function draw(placement) {
     boxEls = new Map();
     shownBoxes = [];
@@ -190,7 +190,6 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
       boxEls.set(item.index, box.node());
     }
     applyClasses();
-    showGrads();
   }
 
   /** Each box's grads line and accessible name (which starts with the text on screen) at the step shown. */

@@ -5,7 +5,14 @@
 //   stage 2 (propagate): a "seed" step (output.grad = 1), then one step per node walked.
 // The stack is replayed from the sort steps as a persistent linked list (each step shares the
 // cells below its top), so the stack at any step costs O(1) to keep and scrubbing is free.
+//
+// A microgpt step is 160,000 steps over 43,000 nodes: what is kept per node (its grad changes, the
+// updates it received, its users) is kept in CSR form (one flat list, and where each node's part
+// starts), and the stack's cells in typed arrays, not as an array or an object per node or cell,
+// whose allocation and garbage collection took most of the time of building the timeline
+// (docs/performance.md, "The page's part of the first picture").
 
+import { traceColumns } from "./columns.js";
 import { formatNumber, grouped, nodeName } from "./format.js";
 
 /** Bits of a node's state at a step (frame.flags). */
@@ -21,8 +28,102 @@ export const FLAG = {
 const TABLE_STACK_ENTRIES = 6;
 const TABLE_SORTED_ENTRIES = 8;
 
-function push(below, node, index) {
-  return { node, index, below, size: below ? below.size + 1 : 1 };
+/** Stage 1's persistent stack: cell c holds (node[c], index[c]) above cell below[c] (-1: the bottom); a step keeps its top cell (-1: empty). */
+function stackCells(capacity) {
+  const cells = { node: new Int32Array(capacity), index: new Int32Array(capacity), below: new Int32Array(capacity), size: new Int32Array(capacity), count: 0 };
+  cells.push = (below, node, index) => {
+    const c = cells.count++;
+    cells.node[c] = node;
+    cells.index[c] = index;
+    cells.below[c] = below;
+    cells.size[c] = below < 0 ? 1 : cells.size[below] + 1;
+    return c;
+  };
+  return cells;
+}
+
+/** Prefix sums in place: counts at [id + 1] become where each id's part of a flat list starts. */
+function startsFrom(counts) {
+  for (let id = 1; id < counts.length; id++) counts[id] += counts[id - 1];
+  return counts;
+}
+
+/**
+ * Per node, in step order, from the steps' updates (steps[first] on, after `seed`: [node, step] of
+ * the output's grad set to 1, or null): every grad change (gradAt reads them), and the updates it
+ * received in a node's own step (kind "propagate"; a learner's write outside any node's step is no
+ * node's contribution), each the update object itself, with its `step`. Plain loops: one to count, one to fill.
+ */
+function perNodeLists(n, steps, first, seed) {
+  const gradStart = new Int32Array(n + 1);
+  const contributionStart = new Int32Array(n + 1);
+  if (seed) gradStart[seed[0] + 1] += 1;
+  for (let k = first; k < steps.length; k++) {
+    const { kind, updates } = steps[k];
+    for (let u = 0; u < updates.length; u++) {
+      gradStart[updates[u].child + 1] += 1;
+      if (kind === "propagate") contributionStart[updates[u].child + 1] += 1;
+    }
+  }
+  startsFrom(gradStart);
+  startsFrom(contributionStart);
+  const gradStep = new Int32Array(gradStart[n]);
+  const gradValue = new Array(gradStart[n]);
+  const contributed = new Array(contributionStart[n]);
+  const nextGrad = gradStart.slice(0, n);
+  const nextContribution = contributionStart.slice(0, n);
+  if (seed) {
+    gradStep[nextGrad[seed[0]]] = seed[1];
+    gradValue[nextGrad[seed[0]]++] = 1;
+  }
+  for (let k = first; k < steps.length; k++) {
+    const { kind, updates } = steps[k];
+    for (let u = 0; u < updates.length; u++) {
+      const update = updates[u];
+      const at = nextGrad[update.child]++;
+      gradStep[at] = k;
+      gradValue[at] = update.after;
+      if (kind === "propagate") contributed[nextContribution[update.child]++] = update;
+    }
+  }
+  return { gradStart, gradStep, gradValue, contributionStart, contributed };
+}
+
+/** The updates node `id` received up to step k (all of them by default), in step order: {step, parent, slot, child, local, parentGrad, delta, before, after}. */
+export function contributionsTo(tl, id, k = Infinity) {
+  const list = [];
+  for (let at = tl.contributionStart[id]; at < tl.contributionStart[id + 1] && tl.contributed[at].step <= k; at++) list.push(tl.contributed[at]);
+  return list;
+}
+
+const users = new WeakMap(); // timeline -> its nodes' users (parentsOf), built when a story first asks
+
+/** The nodes that take node `id` as an input, with the input slot, in id order: [{parent, slot}]. */
+export function parentsOf(tl, id) {
+  let index = users.get(tl);
+  if (!index) {
+    const { nodes, n } = tl;
+    const each = (visit) => {
+      for (const node of nodes) node.children.forEach((child, slot) => visit(child, node.id, slot));
+    };
+    const start = new Int32Array(n + 1);
+    each((child) => {
+      start[child + 1] += 1;
+    });
+    startsFrom(start);
+    const parent = new Int32Array(start[n]);
+    const slotOf = new Int32Array(start[n]);
+    const next = start.slice(0, n);
+    each((child, id, slot) => {
+      parent[next[child]] = id;
+      slotOf[next[child]++] = slot;
+    });
+    index = { start, parent, slot: slotOf };
+    users.set(tl, index);
+  }
+  const list = [];
+  for (let at = index.start[id]; at < index.start[id + 1]; at++) list.push({ parent: index.parent[at], slot: index.slot[at] });
+  return list;
 }
 
 /** The course's walk from the trace, or (walk "learner") the learner's own backward, from the
@@ -32,85 +133,82 @@ export function buildTimeline(model, { walk: which = "course" } = {}) {
   const { nodes, output } = model;
   const n = nodes.length;
   const order = model.order ?? [];
-  const sort = model.trace?.sort ?? [];
-  const walk = model.trace?.propagate ?? [];
-  const recursive = order.length === 0 && walk.length > 0; // the variant that skips the sort
+  const trace = traceColumns(model);
+  const sort = trace?.sort ?? { node: [], index: [], action: [], child: [] };
+  const walk = trace?.propagate ?? { node: [], grad: [], start: [0] };
+  const recursive = order.length === 0 && walk.node.length > 0; // the variant that skips the sort
   const steps = [];
-
-  const parents = nodes.map(() => []);
-  for (const node of nodes) node.children.forEach((child, slot) => parents[child].push({ parent: node.id, slot }));
 
   // Stage 1: replay the stack.
   const emitStep = new Int32Array(n).fill(-1);
   const sortPosition = new Int32Array(n).fill(-1);
-  let stack = recursive ? null : push(null, output, 0);
+  const cells = stackCells(1 + 2 * sort.node.length); // a step pushes at most two cells
+  let stack = recursive ? -1 : cells.push(-1, output, 0);
   let sorted = 0;
   steps.push({ stage: "sort", kind: "start", node: output, stack, sorted });
-  for (const s of sort) {
-    let rest = stack ? stack.below : null; // pop
-    if (s.action !== "emit") rest = push(rest, s.node, s.index + 1);
-    if (s.action === "descend") rest = push(rest, s.child, 0);
-    if (s.action === "emit") {
-      if (emitStep[s.node] < 0) {
-        emitStep[s.node] = steps.length;
-        sortPosition[s.node] = sorted;
+  for (let i = 0; i < sort.node.length; i++) {
+    const action = sort.action[i];
+    const node = sort.node[i];
+    const index = sort.index[i];
+    const child = sort.child[i];
+    let rest = stack >= 0 ? cells.below[stack] : -1; // pop
+    if (action !== "emit") rest = cells.push(rest, node, index + 1);
+    if (action === "descend") rest = cells.push(rest, child, 0);
+    if (action === "emit") {
+      if (emitStep[node] < 0) {
+        emitStep[node] = steps.length;
+        sortPosition[node] = sorted;
       }
       sorted += 1;
     }
     stack = rest;
-    steps.push({ stage: "sort", kind: s.action, node: s.node, index: s.index, child: s.child, stack, sorted });
+    steps.push({ stage: "sort", kind: action, node, index, child, stack, sorted });
   }
   const sortEnd = steps.length - 1;
 
   // Stage 2: every grad change, kept per node for look-up by step.
-  const gradSteps = nodes.map(() => []);
-  const gradValues = nodes.map(() => []);
   const current = new Float64Array(n);
-  const contributions = nodes.map(() => []);
   const walkStep = new Int32Array(n).fill(-1);
-  const setGrad = (id, k, value) => {
-    gradSteps[id].push(k);
-    gradValues[id].push(value);
-    current[id] = value;
-  };
-
   const propagateStart = steps.length;
   steps.push({ stage: "propagate", kind: "seed", node: output });
-  setGrad(output, propagateStart, 1);
+  current[output] = 1;
   // The recursive walk records one update per step, entering a node or coming back to it after
   // a child's subtree; replaying its stack gives each update's input slot (which edge it is).
   const recursion = [];
   let entering = true;
-  walk.forEach((p, i) => {
+  for (let i = 0; i < walk.node.length; i++) {
     const k = steps.length;
-    if (walkStep[p.node] < 0) walkStep[p.node] = k;
+    const node = walk.node[i];
+    const grad = walk.grad[i];
+    const first = walk.start[i];
+    const count = walk.start[i + 1] - first;
+    if (walkStep[node] < 0) walkStep[node] = k;
     let firstSlot = 0;
     let resumed = false;
     if (recursive) {
-      if (entering) recursion.push({ node: p.node, next: 0 });
-      else while (recursion.length > 1 && recursion.at(-1).node !== p.node) recursion.pop();
+      if (entering) recursion.push({ node, next: 0 });
+      else while (recursion.length > 1 && recursion.at(-1).node !== node) recursion.pop();
       const top = recursion.at(-1);
       firstSlot = top.next;
       resumed = firstSlot > 0;
-      top.next += p.updates.length;
-      entering = p.updates.length > 0;
+      top.next += count;
+      entering = count > 0;
     }
-    const updates = p.updates.map((u, index) => {
-      const slot = firstSlot + index;
-      const before = current[u.child];
-      setGrad(u.child, k, u.grad);
-      const update = { parent: p.node, slot, child: u.child, local: u.local_grad, parentGrad: p.grad, delta: u.delta, before, after: u.grad };
-      contributions[u.child].push({ step: k, ...update });
-      return update;
-    });
-    steps.push({ stage: "propagate", kind: "propagate", node: p.node, grad: p.grad, updates, resumed, position: recursive ? null : order.length - 1 - i });
-  });
+    const updates = new Array(count);
+    for (let u = 0; u < count; u++) {
+      const child = walk.child[first + u];
+      const after = walk.after[first + u];
+      updates[u] = { step: k, parent: node, slot: firstSlot + u, child, local: walk.local_grad[first + u], parentGrad: grad, delta: walk.delta[first + u], before: current[child], after };
+      current[child] = after;
+    }
+    steps.push({ stage: "propagate", kind: "propagate", node, grad, updates, resumed, position: recursive ? null : order.length - 1 - i });
+  }
 
   return {
-    model, nodes, n, output, order, steps, parents, recursive,
+    model, nodes, n, output, order, steps, cells, recursive,
     checksVisited: model.variant !== "no-visited-check",
     sortEnd, propagateStart, last: steps.length - 1,
-    emitStep, sortPosition, walkStep, gradSteps, gradValues, contributions,
+    emitStep, sortPosition, walkStep, ...perNodeLists(n, steps, propagateStart + 1, [output, propagateStart]), ...stepIndex(nodes, steps),
   };
 }
 
@@ -124,15 +222,10 @@ export function buildTimeline(model, { walk: which = "course" } = {}) {
 function buildLearnerTimeline(model) {
   const { nodes, output } = model;
   const n = nodes.length;
-  const parents = nodes.map(() => []);
-  for (const node of nodes) node.children.forEach((child, slot) => parents[child].push({ parent: node.id, slot }));
-  const gradSteps = nodes.map(() => []);
-  const gradValues = nodes.map(() => []);
   const current = new Float64Array(n); // a grad not written yet reads 0, as a fresh Value's
-  const contributions = nodes.map(() => []);
   const walkStep = new Int32Array(n).fill(-1);
   const visits = new Int32Array(n);
-  const steps = [{ stage: "sort", kind: "start", node: output, stack: null, sorted: 0 }];
+  const steps = [{ stage: "sort", kind: "start", node: output, stack: -1, sorted: 0 }];
   const walked = model.learner_walk.filter((s) => s.node !== null).map((s) => s.node);
   const order = walked.slice().reverse(); // read from its end, as the course's walk reads its sorted list
   let position = order.length;
@@ -140,8 +233,8 @@ function buildLearnerTimeline(model) {
     const k = steps.length;
     const owner = learnerStep.node;
     if (owner === null) {
-      const updates = learnerStep.updates.map((u) => ({ parent: null, slot: null, child: u.child, local: null, parentGrad: null, delta: null, before: current[u.child], after: u.grad }));
-      for (const u of updates) setGrad(u.child, k, u.after);
+      const updates = learnerStep.updates.map((u) => ({ step: k, parent: null, slot: null, child: u.child, local: null, parentGrad: null, delta: null, before: current[u.child], after: u.grad }));
+      for (const u of updates) current[u.child] = u.after;
       const node = updates[0]?.child ?? output;
       const kind = node === output && updates.length === 1 ? "seed" : "write";
       steps.push({ stage: "propagate", kind, node, grad: current[node], updates, resumed: false, position: null, learner: true });
@@ -156,53 +249,47 @@ function buildLearnerTimeline(model) {
       if (slot >= 0) used.add(slot);
       const local = slot >= 0 ? nodes[owner].local_grads[slot] : null;
       const before = current[u.child];
-      const update = { parent: owner, slot, child: u.child, local, parentGrad: grad, delta: u.grad - before, before, after: u.grad };
-      setGrad(u.child, k, u.grad);
-      contributions[u.child].push({ step: k, ...update });
-      return update;
+      current[u.child] = u.grad;
+      return { step: k, parent: owner, slot, child: u.child, local, parentGrad: grad, delta: u.grad - before, before, after: u.grad };
     });
     position -= 1;
     steps.push({ stage: "propagate", kind: "propagate", node: owner, grad, updates, resumed: false, position, visit: visits[owner], learner: true });
   }
 
-  function setGrad(id, k, value) {
-    gradSteps[id].push(k);
-    gradValues[id].push(value);
-    current[id] = value;
-  }
-
   return {
-    model, nodes, n, output, order, steps, parents, recursive: false, learner: true,
+    model, nodes, n, output, order, steps, cells: stackCells(0), recursive: false, learner: true,
     checksVisited: true,
     sortEnd: 0, propagateStart: 1, last: steps.length - 1,
-    emitStep: new Int32Array(n).fill(-1), sortPosition: new Int32Array(n).fill(-1), walkStep, gradSteps, gradValues, contributions,
+    emitStep: new Int32Array(n).fill(-1), sortPosition: new Int32Array(n).fill(-1), walkStep, ...perNodeLists(n, steps, 1, null), ...stepIndex(nodes, steps),
   };
 }
 
 /** The grad a node shows at step k: null while not yet reached; at the end every grad is shown. */
 export function gradAt(tl, id, k) {
-  const at = tl.gradSteps[id];
+  const { gradStart, gradStep } = tl;
   // Binary search for the last change at or before step k.
-  let lo = 0;
-  let hi = at.length;
+  const first = gradStart[id];
+  let lo = first;
+  let hi = gradStart[id + 1];
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    if (at[mid] <= k) lo = mid + 1;
+    if (gradStep[mid] <= k) lo = mid + 1;
     else hi = mid;
   }
-  if (lo > 0) return tl.gradValues[id][lo - 1];
+  if (lo > first) return tl.gradValue[lo - 1];
   return k >= tl.last ? tl.nodes[id].grad : null;
 }
 
 /** The stack at step k, top first, at most `limit` entries, and its full size. */
 export function stackAt(tl, k, limit = Infinity) {
   const step = tl.steps[k];
+  const { cells } = tl;
   const entries = [];
-  let cell = step.stage === "sort" ? step.stack : null;
-  const size = cell ? cell.size : 0;
-  while (cell && entries.length < limit) {
-    entries.push({ node: cell.node, index: cell.index });
-    cell = cell.below;
+  let cell = step.stage === "sort" ? step.stack : -1;
+  const size = cell >= 0 ? cells.size[cell] : 0;
+  while (cell >= 0 && entries.length < limit) {
+    entries.push({ node: cells.node[cell], index: cells.index[cell] });
+    cell = cells.below[cell];
   }
   return { entries, size };
 }
@@ -230,7 +317,7 @@ export function frameAt(tl, k) {
   const edges = [];
   let focus = null;
   if (step.stage === "sort") {
-    for (let cell = step.stack; cell; cell = cell.below) flags[cell.node] |= FLAG.STACK;
+    for (let cell = step.stack; cell >= 0; cell = tl.cells.below[cell]) flags[tl.cells.node[cell]] |= FLAG.STACK;
     for (let id = 0; id < n; id++) if (tl.emitStep[id] >= 0 && tl.emitStep[id] <= k) flags[id] |= FLAG.SORTED;
     if (step.kind !== "start") {
       focus = step.node;
@@ -396,13 +483,13 @@ export function tableRow(tl, k) {
 /** A node's story at step k: how it was made, its local gradients, where its grad came from. */
 export function storyAt(tl, id, k) {
   const node = tl.nodes[id];
-  const reached = tl.contributions[id].filter((c) => c.step <= k);
+  const reached = contributionsTo(tl, id, k);
   const seeded = id === tl.output && k >= tl.propagateStart;
   return {
     node,
     name: name(tl, id),
     inputs: node.children.map((child, slot) => ({ id: child, name: name(tl, child), data: tl.nodes[child].data, local: node.local_grads[slot] })),
-    parents: tl.parents[id].map((p) => ({ id: p.parent, name: name(tl, p.parent), slot: p.slot })),
+    parents: parentsOf(tl, id).map((p) => ({ id: p.parent, name: name(tl, p.parent), slot: p.slot })),
     sortPosition: tl.sortPosition[id] >= 0 && tl.emitStep[id] <= k ? tl.sortPosition[id] : null,
     grad: gradAt(tl, id, k),
     seeded,
@@ -422,9 +509,20 @@ export function storyAt(tl, id, k) {
 
 const RECEIVERS_LISTED = 4; // items named in a box step's caption
 
-function isLeafStep(tl, step) {
-  if (tl.nodes[step.node].children.length > 0) return false;
+function isLeafStep(nodes, step) {
+  if (nodes[step.node].children.length > 0) return false;
   return step.stage === "sort" ? step.kind === "emit" : step.kind === "propagate" && (step.updates?.length ?? 0) === 0;
+}
+
+/** Each step's node, and 1 for a leaf's step (isLeafStep), as typed arrays: levelTimeline reads these at every fold, not the steps. */
+function stepIndex(nodes, steps) {
+  const stepNode = new Int32Array(steps.length);
+  const leafStep = new Uint8Array(steps.length);
+  for (let k = 0; k < steps.length; k++) {
+    stepNode[k] = steps[k].node;
+    leafStep[k] = isLeafStep(nodes, steps[k]) ? 1 : 0;
+  }
+  return { stepNode, leafStep };
 }
 
 /**
@@ -440,6 +538,8 @@ export function levelTimeline(tl, folded) {
     return { folded: null, from: iota, to: iota, item: new Int32Array(count).fill(-1), focus: null, levelOf: iota, last: tl.last, sortEnd: tl.sortEnd, propagateStart: tl.propagateStart };
   }
   const { items, itemOf } = folded;
+  const { stepNode, leafStep, propagateStart } = tl;
+  const isBox = Uint8Array.from(items, (it) => (it.box ? 1 : 0));
   const from = new Int32Array(count);
   const to = new Int32Array(count);
   const item = new Int32Array(count);
@@ -447,19 +547,19 @@ export function levelTimeline(tl, folded) {
   const levelOf = new Int32Array(count);
   let j = -1;
   for (let k = 0; k < count; k++) {
-    const step = tl.steps[k];
-    const at = itemOf[step.node];
-    const box = items[at].box ? at : -1;
+    const node = stepNode[k];
+    const at = itemOf[node];
+    const box = isBox[at] ? at : -1;
     const run = j >= 0 ? item[j] : -1;
-    const sameStage = k > 0 && tl.steps[k - 1].stage === step.stage;
-    if (run >= 0 && sameStage && (box === run || isLeafStep(tl, step))) {
+    const sameStage = k > 0 && k !== propagateStart; // the stage changes once, at the seed
+    if (run >= 0 && sameStage && (box === run || leafStep[k])) {
       to[j] = k;
-      if (box === run) focus[j] = step.node;
+      if (box === run) focus[j] = node;
     } else {
       j += 1;
       from[j] = to[j] = k;
       item[j] = box;
-      focus[j] = step.node;
+      focus[j] = node;
     }
     levelOf[k] = j;
   }
@@ -513,8 +613,8 @@ export function boxStepSummary(tl, levels, j) {
     if (!seen.has(step.node)) {
       seen.add(step.node);
       summary.nodes += 1;
-      for (const c of tl.contributions[step.node]) {
-        if (c.step > last || (c.parent !== null && itemOf[c.parent] === box)) continue;
+      for (const c of contributionsTo(tl, step.node, last)) {
+        if (c.parent !== null && itemOf[c.parent] === box) continue;
         summary.arrived.sum += delta(c);
         summary.arrived.count += 1;
       }
