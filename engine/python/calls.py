@@ -135,6 +135,8 @@ class Calls:
             result = self.on_fresh_stack(function.body, frame)
         else:
             result = function.body(frame)
+            if function.defines_functions:
+                free_if_unreachable(frame)
         self.scope = outer
         self.call_site = site  # a built-in that calls again (map) calls from the same place
         self.depth -= 1
@@ -205,6 +207,7 @@ class FreshStack:
                 self.outcome = (True, job[0](*job[1]))
             except BaseException as error:  # handed to the waiting thread, which raises it
                 self.outcome = (False, error)
+            job = None  # the call's frame is the caller's again (see free_if_unreachable)
             self.done.release()
 
     def run(self, function, args, poll, stop):
@@ -222,7 +225,7 @@ class FreshStack:
         except BaseException:
             stop()
             raise
-        (finished, value), self.outcome = self.outcome, None
+        (finished, value), self.outcome, self.job = self.outcome, None, None
         if finished:
             return value
         raise value
@@ -244,6 +247,23 @@ HOP_CHECK_DEPTH = 8  # program calls open before the stack's depth is checked
 # half of the recursion limit that hop_frames leaves
 HOP_CHECK_EVERY = 4
 STOPPED = 1 << 62  # a step count past every statement limit
+
+
+def free_if_unreachable(frame):
+    """Empty a finished call's variables when nothing but the functions it defined refers to its frame
+    and nothing refers to those functions but the frame: then the frame and they are a reference cycle
+    that only the cyclic collector would free, holding all the call made (a backward's inner `visit`
+    keeps its frame's list of every node of the step). Read from reference counts, so a frame that a
+    returned or stored closure, a class, a generator or another frame still reaches is left as it is."""
+    variables = frame.vars
+    inner = 0
+    for value in variables.values():
+        if type(value) is Function and value.closure is frame:
+            if sys.getrefcount(value) != 3:  # the dict's, `value`'s and getrefcount's argument's
+                return
+            inner += 1
+    if sys.getrefcount(frame) == 3 + inner:  # the caller's, `frame`'s, getrefcount's argument's, and the closures
+        variables.clear()
 
 
 def _stack_is_deep(frames):
@@ -302,6 +322,17 @@ def _local_names(function) -> frozenset:
         elif type(node) not in (ast.Lambda, ast.ListComp, ast.DictComp, ast.GeneratorExp):
             pending.extend(ast.iter_child_nodes(node))
     return frozenset(names)
+
+
+def _defines_functions(function) -> bool:
+    """Whether a function's own code (not that of a function inside it) has a def, lambda or class."""
+    pending = list(function.body)
+    while pending:
+        node = pending.pop()
+        if type(node) in (ast.FunctionDef, ast.Lambda, ast.ClassDef):
+            return True
+        pending.extend(ast.iter_child_nodes(node))
+    return False
 
 
 def _nonlocal_names(function) -> frozenset:
@@ -428,6 +459,7 @@ class CallCompiler:
         prelude = self.prelude
         self.state.code[(prelude, node.lineno, node.col_offset)] = body
         fill = field_filler(node, self.span(node.body[0])) if in_class and name == "__init__" else None
+        defines = _defines_functions(node)
         if fill is not None:
             self.state.fills[body] = fill
 
@@ -435,7 +467,9 @@ class CallCompiler:
             values = {param: default(frame) for param, default in defaults.items()} if defaults else {}
             closure = frame.parent if in_class else frame  # methods do not see the class body's names
             scope_name = f"{frame.vars['__class_name__']}.{name}" if in_class else name
-            frame.vars[name] = Function(name, scope_name, params, values, body, closure, False, prelude, *stars)
+            frame.vars[name] = Function(
+                name, scope_name, params, values, body, closure, False, prelude, *stars, defines_functions=defines
+            )
             return None
 
         return run

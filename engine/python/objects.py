@@ -23,6 +23,7 @@ class Function:
         "double_star",
         "keyword_only",
         "plain",
+        "defines_functions",
     )
 
     def __init__(
@@ -38,6 +39,7 @@ class Function:
         star=None,
         double_star=None,
         keyword_only=(),
+        defines_functions=False,
     ):
         self.name = name
         self.scope_name = scope_name  # as it shows in a node's scope: "f", "MLP.__call__"
@@ -53,6 +55,9 @@ class Function:
         # takes its parameters only as they are listed (no *args, **kwargs, keyword-only): a call
         # passing exactly that many by position binds them without calls.py's _bind
         self.plain = star is None and double_star is None and not keyword_only
+        # its body has a def, lambda or class of its own: a call's frame may end in a reference cycle
+        # with them (calls.free_if_unreachable)
+        self.defines_functions = defines_functions
 
     def __repr__(self):
         return f"<function {self.name}>"
