@@ -4,21 +4,11 @@ block reports a failure at its statement, names a function likely holds are read
 `obj.field`, `xs[i]`, `a + b`, `x in s`, `for a, b in ...` and `obj.field += ...` have inline cases.
 Each program here prints the same lines as CPython, and each error keeps its message and place."""
 
-import contextlib
-import io
-
 import pytest
 
 from engine import Limits, ProgramError
 from engine.python import run_python
-
-
-def cpython_printed(text: str) -> list[str]:
-    printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):
-        exec(compile(text, "<program>", "exec"), {"__name__": "__main__"})  # the test's own programs
-    return printed.getvalue().splitlines()
-
+from tests.cpython import cpython_printed
 
 CALLS = """
 def plain(a, b):

@@ -2,21 +2,12 @@
 once when nothing else reaches them, so a backward's inner `visit` does not hold every node of the
 step until the cyclic collector runs; left as they are whenever anything still reaches them."""
 
-import contextlib
 import gc
-import io
 import tracemalloc
 
 from engine import Limits
 from engine.python import run_python
-
-
-def cpython_printed(text: str) -> list[str]:
-    printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):
-        exec(compile(text, "<program>", "exec"), {"__name__": "__main__"})  # the test's own programs
-    return printed.getvalue().splitlines()
-
+from tests.cpython import cpython_printed
 
 REACHED = """
 def counter():
