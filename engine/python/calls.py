@@ -424,9 +424,10 @@ def field_filler(node, place):
 
     def fill(state, instance, init, args):
         if len(args) != given:
-            if len(args) > given or any(name not in init.defaults for name in params[1 + len(args) :]):
+            missing = params[1 + len(args) :]
+            if len(args) > given or any(name not in init.defaults for name in missing):
                 return False
-            args = (*args, *(init.defaults[name] for name in params[1 + len(args) :]))
+            args = (*args, *map(init.defaults.__getitem__, missing))
         slots = instance.cls.slots
         if (slots is not None and not fields <= slots) or (writes_grad and state.walk is not None):
             return False

@@ -79,7 +79,7 @@ class Class:
             self.slots = frozenset(names)
         # no __eq__ of its own or a base's: its instances are equal only to themselves, so a set can
         # hold them (`node not in seen`). A class's attributes are fixed once its body has run.
-        self.equal_by_identity = not self.defines("__eq__")
+        self.equal_by_identity = self.get("__eq__", MISSING) is MISSING
 
     def mro(self):
         """This class and its bases, depth first, left to right, each once."""
@@ -97,10 +97,6 @@ class Class:
         if found is MISSING:
             raise KeyError(name)
         return found
-
-    def defines(self, name):
-        """Whether the class or a base has the attribute."""
-        return self.get(name, MISSING) is not MISSING
 
     def get(self, name, default=None):
         """lookup's attribute, or `default` when neither the class nor a base has it."""

@@ -267,15 +267,11 @@ class StatementCompiler:
                     fields = obj.fields
                     old = fields[name]
                     new = value(frame)
-                    if (
-                        on_floats is not None
-                        and (type(old) is float or type(new) is float)
-                        and type(old) in NUMBERS
-                        and type(new) in NUMBERS
-                    ):
-                        result = on_floats(old, new)  # a float: what operation() gives, without its checks
-                    elif type(old) in NUMBERS and type(new) in NUMBERS:
-                        result = operation(old, new)
+                    if type(old) in NUMBERS and type(new) in NUMBERS:
+                        if on_floats is not None and (type(old) is float or type(new) is float):
+                            result = on_floats(old, new)  # a float: what operation() gives, without its checks
+                        else:
+                            result = operation(old, new)
                     else:
                         result = combine(old, new)
                     if obj.cls.slots is None or name in obj.cls.slots:
