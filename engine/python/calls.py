@@ -130,7 +130,16 @@ class Calls:
         site = self.call_site
         self.depth += 1
         if len(outer) < LONGEST_SCOPE:
-            self.scope = outer + (self.call_name(outer, function.scope_name, site),) if scope is None else scope
+            if scope is not None:
+                self.scope = scope
+            else:
+                # call_name's first case inline: a call's first call (a backward's `visit` makes one per node)
+                made = self.calls_made.get(len(outer))
+                if made is None or made[0] is not outer:
+                    self.calls_made[len(outer)] = (outer, function.scope_name, site)
+                    self.scope = outer + (function.scope_name,)
+                else:
+                    self.scope = outer + (self.call_name(outer, function.scope_name, site),)
         if self.depth >= HOP_CHECK_DEPTH and not self.depth % HOP_CHECK_EVERY and _stack_is_deep(self.hop_frames):
             result = self.on_fresh_stack(function.body, frame)
         else:
@@ -147,11 +156,17 @@ class Calls:
         code that calls it among the places that called it in the same call or loop pass (`outer`):
         `table`, `table (2)`, ... Calls from one place (a comprehension's, map's) share its name;
         calls from different places would otherwise read as one scope when made back to back, as
-        a page groups a scope's nodes by consecutive runs. `site`: the call's extent."""
+        a page groups a scope's nodes by consecutive runs. `site`: the call's extent.
+        self.calls_made[len(outer)]: (outer, name, site) after outer's first call (call_function
+        records it), (outer, {name: {site: number}}) after more."""
         made = self.calls_made.get(len(outer))
         if made is None or made[0] is not outer:  # the first call in this scope instance
-            self.calls_made[len(outer)] = (outer, {name: {site: 1}})
+            self.calls_made[len(outer)] = (outer, name, site)
             return name
+        if len(made) == 3:  # one call so far
+            if made[1] == name and made[2] == site:
+                return name
+            made = self.calls_made[len(outer)] = (outer, {made[1]: {made[2]: 1}})
         places = made[1].get(name)
         if places is None:
             made[1][name] = {site: 1}
@@ -619,7 +634,7 @@ class CallCompiler:
                 target = callee(frame)
                 scope = walked_scope(frame, walk, target) if walk is not None and type(target) is Instance else None
                 values = positional(frame)
-                named = {} if named_arguments is None else named_arguments(frame)
+                named = NO_KEYWORDS if named_arguments is None else named_arguments(frame)
                 if not prelude:
                     state.entry = extent
                     state.entry_node = node

@@ -36,7 +36,7 @@ class State(Calls):
         self.depth = 0
         self.scope = ()
         self.call_site = None  # extent of the call expression being made (calls.py call_name)
-        self.calls_made = {}  # scope depth -> (scope instance, {function: {call site: number}})
+        self.calls_made = {}  # scope depth -> the calls made in the scope instance there (Calls.call_name)
         self.entry = None  # extent of the program's call that is running micrograd's nn code
         self.entry_node = None  # and its syntax node, to place errors inside that code
         self.source = None  # the program's Source
