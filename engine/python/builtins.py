@@ -31,7 +31,7 @@ FORMAT_SPEC = r"[<>^=]?[+\- ]?#?0?\d{0,3}[,_]?(?:\.\d{1,2})?[eEfFgGdn%]?"
 FLOAT_OPERATIONS = {"Add": operator.add, "Sub": operator.sub, "Mult": operator.mul}
 
 
-def _number(x):
+def whole_or_float(x):
     """An int result that grew past 64 bits becomes a float (Infinity past float's range)."""
     if type(x) is int and not -BIG <= x <= BIG:
         try:
@@ -58,7 +58,7 @@ def add(a, b):
         _value_or_fail("+", a, b)
         return a + b
     if ta in NUMBERS and tb in NUMBERS:
-        return _number(a + b)
+        return whole_or_float(a + b)
     if ta is tb and ta in (list, tuple, str):
         return a + b  # lengths checked by the caller
     raise _operands_error("+", a, b)
@@ -70,7 +70,7 @@ def sub(a, b):
         _value_or_fail("-", a, b)
         return a - b
     if ta in NUMBERS and tb in NUMBERS:
-        return _number(a - b)
+        return whole_or_float(a - b)
     raise _operands_error("-", a, b)
 
 
@@ -80,7 +80,7 @@ def mul(a, b):
         _value_or_fail("*", a, b)
         return a * b
     if ta in NUMBERS and tb in NUMBERS:
-        return _number(a * b)
+        return whole_or_float(a * b)
     if ta in (list, tuple, str) and tb in (int, bool) or tb in (list, tuple, str) and ta in (int, bool):
         return a * b  # lengths checked by the caller
     raise _operands_error("*", a, b)
@@ -109,7 +109,7 @@ def power(a, b):
         if ta is not float and tb is not float and b >= 0:
             if abs(a) > 1 and b * max(int(a).bit_length(), 1) > 64:
                 return ieee.power(float(a), float(b))
-            return _number(a**b)
+            return whole_or_float(a**b)
         return ieee.power(float(a), float(b))
     raise _operands_error("**", a, b)
 
@@ -148,7 +148,7 @@ def negate(a):
     if type(a) is Value:
         return -a
     if type(a) in NUMBERS:
-        return _number(-a)
+        return whole_or_float(-a)
     raise RunError(NOT_ON_STRINGS if type(a) is str else f"`-` does not work on {type_name(a)}")
 
 
@@ -410,7 +410,7 @@ def builtin_round(state, args, kwargs):
         if digits is None:
             raise RunError(f"round() of {show(number, 20)} is not a whole number")
         return number
-    return _number(round(number)) if digits is None else round(number, max(-400, min(400, int(digits))))
+    return whole_or_float(round(number)) if digits is None else round(number, max(-400, min(400, int(digits))))
 
 
 def builtin_hasattr(state, args, kwargs):
@@ -479,7 +479,7 @@ def _to_int(state, args, kwargs):
     if type(value) in NUMBERS:
         if value != value or value in (math.inf, -math.inf):
             raise RunError(f"int() of {show(value, 20)} is not a whole number")
-        return _number(int(value))
+        return whole_or_float(int(value))
     if type(value) is str and len(value) < 100:
         try:
             return int(value)
@@ -757,7 +757,7 @@ def set_value_attribute(value, name, new):
                 f".{name} takes a plain number, not {type_name(new)}"
                 + ("; write .data of the other Value" if type(new) is Value else "")
             )
-        setattr(value, name, float(_number(new)))
+        setattr(value, name, float(whole_or_float(new)))
     elif name == "label":
         if type(new) is not str:
             raise RunError(f".label takes a string, not {type_name(new)}")

@@ -10,6 +10,7 @@ from ..syntax import Span
 from ..value import Value
 from . import builtins as B
 from . import model
+from .idioms import sort_in_one_step
 from .objects import (
     MISSING,
     BoundMethod,
@@ -468,7 +469,7 @@ class CallCompiler:
         outer_walks, self.walks = self.walks, []  # a function's calls run in its own frame
         outer_locals, self.locals = self.locals, _local_names(node)
         outer_in_method, self.in_method = self.in_method, self.in_method or in_class
-        body = self.function_body(node.body)
+        body = sort_in_one_step(self, node, self.function_body(node.body))
         self.nonlocals, self.walks, self.in_method = outer_nonlocals, outer_walks, outer_in_method
         self.locals = outer_locals
         name = node.name

@@ -14,6 +14,7 @@ from ..value import Value
 from . import builtins as B
 from . import model
 from .calls import Calls
+from .idioms import ONE_STEP
 from .objects import Function, Instance, show, type_name
 from .observe import node_fields, observe
 
@@ -54,6 +55,7 @@ class State(Calls):
         self.instances = 0  # instances of the program's classes made so far (their serials)
         self.walk = None  # while the program's own backward() runs: what it does, in order
         self.in_step = False  # a node's _backward closure is running
+        self.sorting = ONE_STEP  # how a backward's textbook topological sort runs (idioms.py)
         self.observed = None  # the graph of the program's own class at the chosen backward() call
         self.observed_run = None
         self.code = {}  # compiled function bodies by where they are written (calls.py): a snapshot names them

@@ -1,0 +1,338 @@
+"""Code shapes the interpreter runs as one step: the two loops of a value class's backward() that
+every course program writes the same way, the textbook topological sort
+
+    def visit(node):
+        if node not in seen:
+            seen.add(node)
+            for child in node._children:
+                visit(child)
+            order.append(node)
+
+and the gradient's accumulation into a node's children
+
+    for child, local in zip(node._children, node._local_grads):
+        child.grad += local * node.grad
+
+Run a statement and a call at a time, they are most of a training step's time. Recognised by their
+syntax trees, whatever their names, each runs in a loop of its own doing what each statement and
+call would have done: the same nodes added and appended in the same order, the same gradients
+written (and recorded for the check), the same statements counted. Where a statement could do
+otherwise (a node of a class that defines __eq__, a child that is no instance, a field missing, a
+gradient that is no number, a limit that a call or statement would pass), nothing is changed and
+the code runs as written, so errors, limits and their places stay the interpreter's own."""
+
+import ast
+
+from . import builtins as B
+from .objects import Function, Instance, ProgramSet
+
+# how a call of a sort's function runs: one step, or written out (a fallback runs the whole recursion
+# below it as written, so its nested calls do not each walk their graph again)
+ONE_STEP, AS_WRITTEN = "one step", "as written"
+
+
+def sorting_visit(node):
+    """For `def f(p)` whose body is the sort above, (p, seen, order, field, call node) by name;
+    else None."""
+    arguments = node.args
+    if (
+        len(arguments.args) != 1
+        or arguments.defaults
+        or arguments.vararg
+        or arguments.kwarg
+        or arguments.kwonlyargs
+        or arguments.posonlyargs
+        or len(node.body) != 1
+        or node.decorator_list
+    ):
+        return None
+    param = arguments.args[0].arg
+    test = node.body[0]
+    if type(test) is not ast.If or test.orelse or len(test.body) != 3 or type(test.test) is not ast.Compare:
+        return None
+    compare = test.test
+    if (
+        _name(compare.left) != param
+        or len(compare.ops) != 1
+        or type(compare.ops[0]) is not ast.NotIn
+        or _name(compare.comparators[0]) is None
+    ):
+        return None
+    seen = compare.comparators[0].id
+    add, loop, append = test.body
+    added = _method_call(add, "add")
+    appended = _method_call(append, "append")
+    if added is None or appended is None or added[1] != param or appended[1] != param:
+        return None
+    order = appended[0]
+    if (
+        type(loop) is not ast.For
+        or loop.orelse
+        or _name(loop.target) is None
+        or type(loop.iter) is not ast.Attribute
+        or _name(loop.iter.value) != param
+        or len(loop.body) != 1
+        or type(loop.body[0]) is not ast.Expr
+    ):
+        return None
+    child = loop.target.id
+    call = loop.body[0].value
+    if (
+        type(call) is not ast.Call
+        or _name(call.func) != node.name
+        or call.keywords
+        or len(call.args) != 1
+        or _name(call.args[0]) != child
+    ):
+        return None
+    names = {param, added[0], order, child, node.name}
+    if len(names) != 5 or added[0] != seen:
+        return None
+    return param, seen, order, loop.iter.attr, call
+
+
+def _name(node):
+    return node.id if type(node) is ast.Name else None
+
+
+def _method_call(statement, method):
+    """(owner name, argument name) of the statement `owner.method(argument)`, else None."""
+    call = statement.value if type(statement) is ast.Expr else None
+    if (
+        type(call) is not ast.Call
+        or type(call.func) is not ast.Attribute
+        or call.func.attr != method
+        or call.keywords
+        or len(call.args) != 1
+    ):
+        return None
+    owner, argument = _name(call.func.value), _name(call.args[0])
+    return None if owner is None or argument is None else (owner, argument)
+
+
+def walk_graph(state, root, seen, order, field, depth):
+    """The sort from `root`, as one step: (nodes added to `seen` in order, nodes appended to
+    `order` in order, statements run, nested calls made) when every statement would do what
+    the loop here does and no limit would be passed; else None, with nothing changed. `depth`: the
+    call depth the first call runs at."""
+    limits = state.limits
+    statements = 1  # the first call's `if`
+    if root in seen.items:
+        return [], [], statements, 0
+    added, appended, marked = [root], [], {root}
+    children = _children(root, field, seen, order)
+    if children is None:
+        return None
+    statements += 3 + len(children)
+    calls = 0
+    deepest = depth
+    stack = [(root, iter(children))]
+    while stack:
+        node, pending = stack[-1]
+        child = next(pending, stack)  # the stack itself: no child left
+        if child is stack:
+            stack.pop()
+            appended.append(node)
+            continue
+        calls += 1
+        statements += 1
+        if depth + len(stack) > deepest:  # the call from depth + len(stack) - 1 opens one more
+            deepest = depth + len(stack)
+        if type(child) is not Instance or not child.cls.equal_by_identity:
+            return None
+        if child in marked or child in seen.items:
+            continue
+        grandchildren = _children(child, field, seen, order)
+        if grandchildren is None:
+            return None
+        marked.add(child)
+        added.append(child)
+        statements += 3 + len(grandchildren)
+        stack.append((child, iter(grandchildren)))
+    if (
+        deepest > limits.max_call_depth
+        or state.steps + statements > limits.max_statements
+        or len(seen.items) + len(added) > limits.max_collection_length
+        or len(order) + len(appended) > limits.max_collection_length
+    ):
+        return None
+    return added, appended, statements, calls
+
+
+def _children(node, field, seen, order):
+    """What a loop over node.field walks, when it is one of the node's own fields and a list, a tuple
+    or a set, but not the set or list the sort adds to (a loop over them would see them change); else
+    None."""
+    value = node.fields.get(field)
+    kind = type(value)
+    if value is seen or value is order:
+        return None
+    if kind is ProgramSet:
+        return value.items  # its items in the order they were added, as iterating the set gives them
+    return value if kind is tuple or kind is list else None
+
+
+def sort_in_one_step(compiler, node, body):
+    """The function body of `def` node: `body` (as written), or, for the sort above, one that runs the
+    sort in one step where it can."""
+    shape = None if compiler.prelude else sorting_visit(node)
+    if shape is None:
+        return body
+    param, seen_name, order_name, field, call = shape
+    state = compiler.state
+    extent = compiler.source.extent(call)
+
+    def run(frame):
+        if state.sorting is ONE_STEP:
+            root = frame.vars[param]
+            seen, order, itself = (_find(compiler, frame, name) for name in (seen_name, order_name, node.name))
+            if (
+                type(seen) is ProgramSet
+                and type(order) is list
+                and type(itself) is Function
+                and itself.body is run
+                and type(root) is Instance
+                and root.cls.equal_by_identity
+            ):
+                walked = walk_graph(state, root, seen, order, field, state.depth)
+                if walked is not None:
+                    added, appended, statements, calls = walked
+                    seen.items.update(dict.fromkeys(added))
+                    order.extend(appended)
+                    state.steps += statements
+                    if calls:  # the last call a statement made: its place, as the call's code sets it
+                        state.entry, state.entry_node = extent, call
+                    return None
+        outer, state.sorting = state.sorting, AS_WRITTEN
+        try:
+            return body(frame)
+        finally:
+            state.sorting = outer
+
+    return run
+
+
+def accumulating_loop(node):
+    """For the `for` node of the accumulation above, (child, local, node, children field, locals
+    field, gradient field, whether the product is written `local * node.grad`) by name; else None."""
+    target, call = node.target, node.iter
+    if (
+        node.orelse
+        or len(node.body) != 1
+        or type(target) is not ast.Tuple
+        or len(target.elts) != 2
+        or type(call) is not ast.Call
+        or _name(call.func) != "zip"
+        or call.keywords
+        or len(call.args) != 2
+    ):
+        return None
+    child, local = (_name(element) for element in target.elts)
+    fields = [_field_of(argument) for argument in call.args]
+    if child is None or local is None or child == local or None in fields or fields[0][0] != fields[1][0]:
+        return None
+    owner = fields[0][0]
+    update = node.body[0]
+    if (
+        type(update) is not ast.AugAssign
+        or type(update.op) is not ast.Add
+        or _field_of(update.target) is None
+        or _field_of(update.target)[0] != child
+        or type(update.value) is not ast.BinOp
+        or type(update.value.op) is not ast.Mult
+    ):
+        return None
+    gradient = update.target.attr
+    product = update.value
+    if _name(product.left) == local and _field_of(product.right) == (owner, gradient):
+        local_first = True
+    elif _name(product.right) == local and _field_of(product.left) == (owner, gradient):
+        local_first = False
+    else:
+        return None
+    if owner in (child, local, "zip"):
+        return None
+    return child, local, owner, fields[0][1], fields[1][1], gradient, local_first
+
+
+def _field_of(node):
+    """(name, field) of `name.field`, else None."""
+    if type(node) is ast.Attribute and type(node.value) is ast.Name:
+        return node.value.id, node.attr
+    return None
+
+
+NUMBERS = B.NUMBERS
+
+
+def accumulate(state, owner, children, locals_, gradient, local_first):
+    """The accumulation's passes as one step, when every pass would do what the loop here does:
+    the pairs it walks (zip's, up to the shorter), else None with nothing changed."""
+    if type(children) not in (list, tuple) or type(locals_) not in (list, tuple):
+        return None
+    pairs = list(zip(children, locals_))
+    if state.steps + len(pairs) > state.limits.max_statements:
+        return None
+    owner_fields = owner.fields
+    if type(owner_fields.get(gradient)) not in NUMBERS:
+        return None
+    for child, local in pairs:
+        if type(child) is not Instance or type(local) not in NUMBERS:
+            return None
+        slots = child.cls.slots
+        if type(child.fields.get(gradient)) not in NUMBERS or (slots is not None and gradient not in slots):
+            return None
+    # numbers only from here: B.mul and B.add give a number, never an error
+    walk = state.walk
+    for child, local in pairs:
+        state.steps += 1
+        fields = child.fields
+        product = local * owner_fields[gradient] if local_first else owner_fields[gradient] * local
+        if type(product) is int:
+            product = B.whole_or_float(product)
+        result = fields[gradient] + product
+        if type(result) is int:
+            result = B.whole_or_float(result)
+        fields[gradient] = result
+        if walk is not None:
+            walk.append(("grad", child, result, state.in_step))
+    return pairs
+
+
+def accumulate_in_one_step(compiler, node, loop):
+    """The `for` statement `node`'s code: `loop` (as written), or, for the accumulation above, one
+    that runs its passes in one step where it can."""
+    shape = None if compiler.prelude else accumulating_loop(node)
+    if shape is None:
+        return loop
+    child_name, local_name, owner_name, children_field, locals_field, gradient, local_first = shape
+    state = compiler.state
+    call = node.iter
+    extent, expr = compiler.site(call)
+    zip_builtin = compiler.builtins["zip"]
+
+    def run(frame):
+        owner = _find(compiler, frame, owner_name)
+        if _find(compiler, frame, "zip") is zip_builtin and type(owner) is Instance:
+            fields = owner.fields
+            if children_field in fields and locals_field in fields:
+                pairs = accumulate(state, owner, fields[children_field], fields[locals_field], gradient, local_first)
+                if pairs is not None:
+                    # what the call of zip leaves, as the call's code sets it
+                    state.entry, state.entry_node, state.call_site = extent, call, extent
+                    state.site = (extent, expr, state.scope)
+                    if pairs:
+                        frame.vars[child_name], frame.vars[local_name] = pairs[-1]
+                    return None
+        return loop(frame)
+
+    return run
+
+
+def _find(compiler, frame, name):
+    """The name as the code would read it: the frame, those around it, the built-ins (None: none has it)."""
+    while frame is not None:
+        if name in frame.vars:
+            return frame.vars[name]
+        frame = frame.parent
+    return compiler.builtins.get(name)

@@ -1,0 +1,305 @@
+"""The two loops of a value class's backward() that run as one step (engine/python/idioms.py): the
+textbook topological sort and the gradient's accumulation. Each program here runs twice, with the
+shapes recognised and with them run as written, and must print the same lines, count the same
+statements, leave the same graph and fail with the same message at the same place; where CPython
+can run it, it prints what CPython prints. The counters show which way each loop actually ran."""
+
+import pytest
+
+from engine import Limits, ProgramError
+from engine.python import idioms, run_python
+from tests.cpython import cpython_printed
+
+VALUE_CLASS = """
+class Value:
+    __slots__ = ('data', 'grad', '_children', '_local_grads', 'label')
+
+    def __init__(self, data, children=(), local_grads=(), label=''):
+        self.data = data
+        self.grad = 0
+        self._children = children
+        self._local_grads = local_grads
+        self.label = label
+
+    def __add__(self, other):
+        other = other if isinstance(other, Value) else Value(other)
+        return Value(self.data + other.data, (self, other), (1, 1))
+
+    def __mul__(self, other):
+        other = other if isinstance(other, Value) else Value(other)
+        return Value(self.data * other.data, (self, other), (other.data, self.data))
+
+    def backward(self):
+        topo = []
+        visited = set()
+        def build_topo(v):
+            if v not in visited:
+                visited.add(v)
+                for child in v._children:
+                    build_topo(child)
+                topo.append(v)
+        build_topo(self)
+        self.grad = 1
+        for v in reversed(topo):
+            for child, local_grad in zip(v._children, v._local_grads):
+                child.grad += local_grad * v.grad
+        return topo
+"""
+
+COURSE = (
+    VALUE_CLASS
+    + """
+a, b, c = Value(2.0, label='a'), Value(-3.0, label='b'), Value(10.0, label='c')
+e = a * b
+e.label = 'e'
+d = e + c
+d.label = 'd'
+L = d * a + a * a
+L.label = 'L'
+order = L.backward()
+print([v.label for v in order])
+print(a.grad, b.grad, c.grad, e.grad, d.grad, L.grad)
+again = L.backward()
+print(len(again), a.grad, b.grad)
+"""
+)
+
+# the course's names changed, the product written the other way round, children in a set and in
+# lists, the sort's set and list made in the function around it
+RENAMED = """
+class Node:
+    def __init__(self, data, prev=(), grads=()):
+        self.data = data
+        self.grad = 0.0
+        self.prev = set(prev)
+        self.order = list(prev)
+        self.grads = list(grads)
+
+def mul(x, y):
+    return Node(x.data * y.data, (x, y), (y.data, x.data))
+
+def add(x, y):
+    return Node(x.data + y.data, (x, y), (1.0, 1.0))
+
+def backprop(root):
+    seen = set()
+    ordered = []
+    def walk(n):
+        if n not in seen:
+            seen.add(n)
+            for p in n.prev:
+                walk(p)
+            ordered.append(n)
+    walk(root)
+    root.grad = 1.0
+    for n in reversed(ordered):
+        for parent, g in zip(n.order, n.grads):
+            parent.grad += n.grad * g
+    return ordered
+
+xs = [Node(float(i) + 0.5) for i in range(6)]
+total = xs[0]
+for i in range(1, 6):
+    total = add(mul(total, xs[i]), xs[i - 1])
+walked = backprop(total)
+print(len(walked), [round(x.grad, 6) for x in xs])
+"""
+
+
+def run(text, *, one_step=True, monkeypatch=None, shows_graph=True, **limits):
+    """(printed lines, runs, observed graph, statement counts at each progress point) of a run, or
+    the ProgramError it fails with."""
+    if not one_step:
+        monkeypatch.setattr(idioms, "sorting_visit", lambda node: None)
+        monkeypatch.setattr(idioms, "accumulating_loop", lambda node: None)
+    counts = []
+    try:
+        result = run_python(
+            text, Limits(**limits), progress=lambda state: counts.append(state.steps), shows_graph=shows_graph
+        )
+    except ProgramError as error:
+        return ("error", error.message, error.span)
+    finally:
+        monkeypatch.undo()
+    return (result.printed, result.runs, result.graph, counts)
+
+
+@pytest.fixture
+def ways(monkeypatch):
+    """ways(text, **limits) -> (one step, as written, {loop: [one step, as written] counts})."""
+
+    def both(text, shows_graph=True, **limits):
+        taken = {"sort": [0, 0], "accumulation": [0, 0]}
+        walk_graph, accumulate = idioms.walk_graph, idioms.accumulate
+
+        def counted_walk(*arguments):
+            result = walk_graph(*arguments)
+            taken["sort"][result is None] += 1
+            return result
+
+        def counted_accumulate(*arguments):
+            result = accumulate(*arguments)
+            taken["accumulation"][result is None] += 1
+            return result
+
+        monkeypatch.setattr(idioms, "walk_graph", counted_walk)
+        monkeypatch.setattr(idioms, "accumulate", counted_accumulate)
+        one_step = run(text, monkeypatch=monkeypatch, shows_graph=shows_graph, **limits)
+        as_written = run(text, one_step=False, monkeypatch=monkeypatch, shows_graph=shows_graph, **limits)
+        return one_step, as_written, taken
+
+    return both
+
+
+def test_the_course_backward_runs_in_one_step_and_means_the_same(ways):
+    one_step, as_written, taken = ways(COURSE)
+    assert one_step == as_written
+    assert one_step[0] == cpython_printed(COURSE)
+    assert one_step[0][0] == "['a', 'b', 'e', 'c', 'd', '', '', 'L']"  # the sort's order, children first
+    assert taken == {"sort": [2, 0], "accumulation": [16, 0]}  # two backward() calls, 8 nodes each
+    assert one_step[2] is not None and len(one_step[2]["nodes"]) == 8  # the learner's graph, observed
+
+
+def test_any_names_sets_of_children_and_the_product_either_way(ways):
+    one_step, as_written, taken = ways(RENAMED, shows_graph=False)  # no class named as a value class
+    assert one_step == as_written
+    assert one_step[0] == cpython_printed(RENAMED)
+    assert taken["sort"] == [1, 0] and taken["accumulation"][0] == 16 and taken["accumulation"][1] == 0
+
+
+@pytest.mark.parametrize(
+    "changes, ends, fallbacks",
+    [
+        # leaves without the field: the class's default serves them, so the sort runs as written
+        (
+            [
+                ("__slots__ = ('data', 'grad', '_children', '_local_grads', 'label')", "_children = ()"),
+                (
+                    "        self._children = children\n",
+                    "        if children:\n            self._children = children\n",
+                ),
+            ],
+            "printed",
+            {"sort": 2},
+        ),
+        # a class that defines __eq__ cannot be in a set: the program's own error, at its place
+        (
+            [
+                (
+                    "    def backward(self):",
+                    "    def __eq__(self, other):\n        return False\n\n    def backward(self):",
+                )
+            ],
+            "error",
+            {},
+        ),
+        # a child that is no instance: the error reading its field
+        ([("a, b, c = Value(2.0, label='a')", "a, b, c = Value(2.0, (1.5,), (1,), label='a')")], "error", {"sort": 1}),
+        # local gradients that are values of the class: the accumulation makes nodes, as written
+        (
+            [
+                ("(other.data, self.data))", "(other, self))"),
+                (
+                    "    def backward(self):",
+                    "    def __radd__(self, other):\n        return self + other\n\n"
+                    "    def __rmul__(self, other):\n        return self * other\n\n    def backward(self):",
+                ),
+            ],
+            "ran",  # its gradients are values, printed as objects: not CPython's text
+            {"accumulation": 3},
+        ),
+    ],
+)
+def test_what_the_loops_cannot_do_runs_as_written(ways, changes, ends, fallbacks):
+    text = COURSE
+    for change in changes:
+        assert change[0] in text
+        text = text.replace(*change)
+    one_step, as_written, taken = ways(text, shows_graph=ends == "error")
+    assert one_step == as_written
+    assert (one_step[0] == "error") == (ends == "error"), one_step
+    if ends == "printed":
+        assert one_step[0] == cpython_printed(text)
+    for loop, count in fallbacks.items():
+        assert taken[loop][1] >= count  # the loop found it could not, and ran as written
+
+
+def test_a_shadowed_zip_or_a_rebound_sort_function_runs_as_written(ways):
+    shadowed = COURSE.replace("a, b, c = ", "def zip(xs, ys):\n    return []\n\na, b, c = ")
+    one_step, as_written, taken = ways(shadowed)
+    assert one_step == as_written and taken["accumulation"] == [0, 0]
+    assert one_step[0] == cpython_printed(shadowed) != cpython_printed(COURSE)  # no gradient arrived
+    rebound = VALUE_CLASS + (
+        "x = Value(1.0)\ny = x * 2.0 + x\nseen, order = set(), []\n"
+        "def visit(v):\n    if v not in seen:\n        seen.add(v)\n        for c in v._children:\n"
+        "            visit(c)\n        order.append(v)\n"
+        "first = visit\ndef visit(v):\n    order.append('the second visit')\n"
+        "first(y)\nprint(len(order), len([v for v in order if v == 'the second visit']))\n"
+    )
+    one_step, as_written, taken = ways(rebound, shows_graph=False)
+    assert one_step == as_written and one_step[0] == cpython_printed(rebound) == ["3 2"]
+    assert taken["sort"] == [0, 0]  # its recursive call is another function's: run as written
+
+
+def test_the_statement_limit_stops_at_the_same_statement(ways):
+    one_step, _, _ = ways(COURSE)
+    total = one_step[3][-1]  # the statements run by the last print
+    for limit in (total - 1, total - 40, total // 2 + 7, total // 2):
+        stopped, as_written, taken = ways(COURSE, max_statements=limit)
+        assert stopped == as_written
+        assert stopped[0] == "error" and "statements" in stopped[1]
+    assert ways(COURSE, max_statements=total + 5)[0][0] != "error"
+
+
+def test_the_call_depth_limit_and_collection_limit_fail_as_written(ways):
+    chain = VALUE_CLASS + (
+        "x = Value(1.0)\ny = x\nfor i in range(60):\n    y = y * 1.01\nprint(len(y.backward()), round(x.grad, 9))\n"
+    )
+    fine, as_written, taken = ways(chain)
+    assert fine == as_written and fine[0] == cpython_printed(chain) and taken["sort"] == [1, 0]
+    for depth in (20, 61, 62, 63, 64):
+        one_step, as_written, _ = ways(chain, max_call_depth=depth)
+        assert one_step == as_written
+    assert ways(chain, max_call_depth=20)[0][0] == "error"
+    assert ways(chain, max_call_depth=200)[0][0] != "error"
+    one_step, as_written, _ = ways(chain, max_collection_length=100)
+    assert one_step == as_written and one_step[0] == "error" and "100" in one_step[1]
+
+
+def test_recognised_shapes_and_near_misses():
+    import ast
+
+    def shape(text, finder):
+        node = ast.parse(text).body[0]
+        return finder(node)
+
+    sort = (
+        "def f(v):\n    if v not in s:\n        s.add(v)\n        for c in v.kids:\n            f(c)\n"
+        "        o.append(v)\n"
+    )
+    assert shape(sort, idioms.sorting_visit)[:4] == ("v", "s", "o", "kids")
+    for near_miss in (
+        sort.replace("f(c)", "g(c)"),  # calls another function
+        sort.replace("f(c)", "f(v)"),  # calls itself on the node again
+        sort.replace("o.append(v)", "o.append(c)"),
+        sort.replace("s.add(v)", "t.add(v)"),  # adds to another set than it tests
+        sort.replace("for c in", "for v in"),  # the loop rebinds the node
+        sort.replace("not in", "in"),
+        sort.replace("def f(v):", "def f(v, w=1):"),
+        sort + "    return v\n",
+        sort.replace("        o.append(v)\n", "        o.append(v)\n    else:\n        pass\n"),
+    ):
+        assert shape(near_miss, idioms.sorting_visit) is None, near_miss
+    loop = "for c, g in zip(n.kids, n.grads):\n    c.grad += g * n.grad\n"
+    assert shape(loop, idioms.accumulating_loop) == ("c", "g", "n", "kids", "grads", "grad", True)
+    assert shape(loop.replace("g * n.grad", "n.grad * g"), idioms.accumulating_loop)[-1] is False
+    for near_miss in (
+        loop.replace("c.grad +=", "c.grad -="),
+        loop.replace("g * n.grad", "g + n.grad"),
+        loop.replace("n.grads", "m.grads"),  # fields of two nodes
+        loop.replace("g * n.grad", "g * c.grad"),
+        loop.replace("c.grad +=", "c.data +="),  # another field than the one the product reads
+        loop.replace("zip(", "enumerate(").replace(", n.grads", ""),
+        loop + "    print(c)\n",
+    ):
+        assert shape(near_miss, idioms.accumulating_loop) is None, near_miss
