@@ -224,6 +224,20 @@ def test_what_the_loops_cannot_do_runs_as_written(ways, changes, ends, fallbacks
         assert taken[loop][1] >= count  # the loop found it could not, and ran as written
 
 
+def test_a_field_other_than_grad_is_accumulated_but_not_walked(ways):
+    text = (
+        COURSE.replace("'label')", "'label', 'acc')")
+        .replace("        self.label = label\n", "        self.label = label\n        self.acc = 0\n")
+        .replace("child.grad += local_grad * v.grad", "child.acc += local_grad * v.acc")
+        .replace("        self.grad = 1\n", "        self.acc = 1\n")
+    )
+    text += "print(a.acc, b.acc, e.acc)\n"
+    one_step, as_written, taken = ways(text)
+    assert one_step == as_written and taken["accumulation"] == [16, 0]
+    assert one_step[0] == cpython_printed(text)
+    assert one_step[2]["nodes"][0]["grad"] == 0  # the graph's grads: none written, none walked
+
+
 def test_a_shadowed_zip_or_a_rebound_sort_function_runs_as_written(ways):
     shadowed = COURSE.replace("a, b, c = ", "def zip(xs, ys):\n    return []\n\na, b, c = ")
     one_step, as_written, taken = ways(shadowed)

@@ -283,7 +283,7 @@ def accumulate(state, owner, children, locals_, gradient, local_first):
         if type(child.fields.get(gradient)) not in NUMBERS or (slots is not None and gradient not in slots):
             return None
     # numbers only from here: B.mul and B.add give a number, never an error
-    walk = state.walk
+    walk = state.walk if gradient == "grad" else None  # the writes of a `.grad` are steps of the walk
     for child, local in pairs:
         state.steps += 1
         fields = child.fields
@@ -303,7 +303,7 @@ def accumulate_in_one_step(compiler, node, loop):
     """The `for` statement `node`'s code: `loop` (as written), or, for the accumulation above, one
     that runs its passes in one step where it can."""
     shape = None if compiler.prelude else accumulating_loop(node)
-    if shape is None:
+    if shape is None or not compiler.nonlocals.isdisjoint(shape[:2]):  # a pass stores its pair in the frame
         return loop
     child_name, local_name, owner_name, children_field, locals_field, gradient, local_first = shape
     state = compiler.state
