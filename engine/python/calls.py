@@ -96,7 +96,9 @@ class Calls:
         if kind is Class:
             self.instances += 1
             instance = Instance(callee, self.instances)
-            init = callee.get("__init__", MISSING)
+            init = self.inits.get(callee)
+            if init is None:  # a class's attributes are fixed once its body has run
+                init = self.inits[callee] = callee.get("__init__", MISSING)
             if init is MISSING:
                 if args or kwargs:
                     raise B.RunError(f"{callee.name}() takes no arguments: the class has no __init__")
@@ -438,14 +440,23 @@ def field_filler(node, place):
     writes_grad = "grad" in fields
     given = len(params) - 1
 
+    padding = {}  # (the __init__, arguments given) -> the defaults that follow them, None: one is missing
+    fitting = {}  # class -> whether its __slots__ (if any) take every field
+
     def fill(state, instance, init, args):
         if len(args) != given:
-            missing = params[1 + len(args) :]
-            if len(args) > given or any(name not in init.defaults for name in missing):
+            key = (init, len(args))
+            if key not in padding:
+                missing = params[1 + len(args) :]
+                complete = len(args) <= given and all(name in init.defaults for name in missing)
+                padding[key] = tuple(map(init.defaults.__getitem__, missing)) if complete else None
+            if padding[key] is None:
                 return False
-            args = (*args, *map(init.defaults.__getitem__, missing))
-        slots = instance.cls.slots
-        if (slots is not None and not fields <= slots) or (writes_grad and state.walk is not None):
+            args = (*args, *padding[key])
+        cls = instance.cls
+        if cls not in fitting:
+            fitting[cls] = cls.slots is None or fields <= cls.slots
+        if not fitting[cls] or (writes_grad and state.walk is not None):
             return False
         if state.depth >= state.limits.max_call_depth:
             return False

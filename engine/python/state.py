@@ -60,6 +60,7 @@ class State(Calls):
         self.observed_run = None
         self.code = {}  # compiled function bodies by where they are written (calls.py): a snapshot names them
         self.fills = {}  # compiled __init__ body -> its calls.field_filler, for those that only store fields
+        self.inits = {}  # class -> its __init__ (or MISSING), looked up at its first call
         self.snapshots = None  # a snapshots.Taker while a job runs: offered the program at each top-level pass
         self.resume = None  # (statement index, iterator, pass index) of the top-level loop a replay resumes
         self.stop_after = None  # a replay's wanted run: it stops at the first top-level pass after that run
