@@ -116,16 +116,15 @@ def walk_graph(state, root, seen, order, field, depth):
     the loop here does and no limit would be passed; else None, with nothing changed. `depth`: the
     call depth the first call runs at."""
     limits = state.limits
-    statements = 1  # the first call's `if`
-    if root in seen.items:
-        return [], [], statements, 0
-    added, appended, marked = [root], [], {root}
+    seen_items = seen.items
+    if root in seen_items:
+        return [], [], 1, 0  # the first call's `if`
     children = _children(root, field, seen, order)
     if children is None:
         return None
-    statements += 3 + len(children)
-    calls = 0
-    deepest = depth
+    added, appended, marked = [root], [], {root}
+    edges = len(children)  # each a call, and a statement of the loop that makes it
+    levels = 1 if children else 0  # the deepest chain of calls below the first
     stack = [(root, iter(children))]
     while stack:
         node, pending = stack[-1]
@@ -134,29 +133,30 @@ def walk_graph(state, root, seen, order, field, depth):
             stack.pop()
             appended.append(node)
             continue
-        calls += 1
-        statements += 1
-        if depth + len(stack) > deepest:  # the call from depth + len(stack) - 1 opens one more
-            deepest = depth + len(stack)
         if type(child) is not Instance or not child.cls.equal_by_identity:
             return None
-        if child in marked or child in seen.items:
+        if child in marked or child in seen_items:
             continue
         grandchildren = _children(child, field, seen, order)
         if grandchildren is None:
             return None
         marked.add(child)
         added.append(child)
-        statements += 3 + len(grandchildren)
         stack.append((child, iter(grandchildren)))
+        if grandchildren:
+            edges += len(grandchildren)
+            if len(stack) > levels:
+                levels = len(stack)
+    # each call's `if`, and for each node first seen the 3 statements under it and one per child
+    statements = 1 + edges + 3 * len(added) + edges
     if (
-        deepest > limits.max_call_depth
+        depth + levels > limits.max_call_depth  # a call from depth + k - 1 checks that depth is below it
         or state.steps + statements > limits.max_statements
-        or len(seen.items) + len(added) > limits.max_collection_length
+        or len(seen_items) + len(added) > limits.max_collection_length
         or len(order) + len(appended) > limits.max_collection_length
     ):
         return None
-    return added, appended, statements, calls
+    return added, appended, statements, edges
 
 
 def _children(node, field, seen, order):
