@@ -193,9 +193,12 @@ def test_any_names_sets_of_children_and_the_product_either_way(ways):
             "error",
             {},
         ),
+        # the nodes to walk back over are no list: the error at the loop's call
+        ([("reversed(topo)", "reversed(len(topo))")], "error", {}),
         # a child that is no instance: the error reading its field
         ([("a, b, c = Value(2.0, label='a')", "a, b, c = Value(2.0, (1.5,), (1,), label='a')")], "error", {"sort": 1}),
-        # local gradients that are values of the class: the accumulation makes nodes, as written
+        # local gradients that are values of the class: the accumulation into a product's inputs makes
+        # nodes, as written, in the walk's pass; into a sum's inputs it still runs in one step
         (
             [
                 ("(other.data, self.data))", "(other, self))"),
@@ -222,6 +225,8 @@ def test_what_the_loops_cannot_do_runs_as_written(ways, changes, ends, fallbacks
         assert one_step[0] == cpython_printed(text)
     for loop, count in fallbacks.items():
         assert taken[loop][1] >= count  # the loop found it could not, and ran as written
+    if ends == "ran":
+        assert taken["accumulation"][0] > 0  # the passes into a sum's inputs, in one step beside them
 
 
 def test_a_field_other_than_grad_is_accumulated_but_not_walked(ways):

@@ -265,13 +265,14 @@ def _field_of(node):
 NUMBERS = B.NUMBERS
 
 
-def accumulate(state, owner, children, locals_, gradient, local_first):
+def accumulate(state, owner, children, locals_, gradient, local_first, before):
     """The accumulation's passes as one step, when every pass would do what the loop here does:
-    the pairs it walks (zip's, up to the shorter), else None with nothing changed."""
+    the pairs it walks (zip's, up to the shorter), else None with nothing changed. `before`: the
+    statements counted first (the pass of a loop around it)."""
     if type(children) not in (list, tuple) or type(locals_) not in (list, tuple):
         return None
     pairs = list(zip(children, locals_))
-    if state.steps + len(pairs) > state.limits.max_statements:
+    if state.steps + before + len(pairs) > state.limits.max_statements:
         return None
     owner_fields = owner.fields
     if type(owner_fields.get(gradient)) not in NUMBERS:
@@ -284,6 +285,7 @@ def accumulate(state, owner, children, locals_, gradient, local_first):
             return None
     # numbers only from here: B.mul and B.add give a number, never an error
     walk = state.walk if gradient == "grad" else None  # the writes of a `.grad` are steps of the walk
+    state.steps += before
     for child, local in pairs:
         state.steps += 1
         fields = child.fields
@@ -299,32 +301,78 @@ def accumulate(state, owner, children, locals_, gradient, local_first):
     return pairs
 
 
-def accumulate_in_one_step(compiler, node, loop):
-    """The `for` statement `node`'s code: `loop` (as written), or, for the accumulation above, one
-    that runs its passes in one step where it can."""
+def accumulation(compiler, node):
+    """For the `for` node of the accumulation above, one_step(frame, before=0) -> whether it ran the
+    loop as one step (False: nothing done, run it as written); else None."""
     shape = None if compiler.prelude else accumulating_loop(node)
     if shape is None or not compiler.nonlocals.isdisjoint(shape[:2]):  # a pass stores its pair in the frame
-        return loop
+        return None
     child_name, local_name, owner_name, children_field, locals_field, gradient, local_first = shape
     state = compiler.state
     call = node.iter
-    extent, expr = compiler.site(call)
+    extent = compiler.source.extent(call)
     zip_builtin = compiler.builtins["zip"]
 
-    def run(frame):
+    def one_step(frame, before=0):
         owner = _find(compiler, frame, owner_name)
-        if _find(compiler, frame, "zip") is zip_builtin and type(owner) is Instance:
-            fields = owner.fields
-            if children_field in fields and locals_field in fields:
-                pairs = accumulate(state, owner, fields[children_field], fields[locals_field], gradient, local_first)
-                if pairs is not None:
-                    # what the call of zip leaves, as the call's code sets it
-                    state.entry, state.entry_node, state.call_site = extent, call, extent
-                    state.site = (extent, expr, state.scope)
-                    if pairs:
-                        frame.vars[child_name], frame.vars[local_name] = pairs[-1]
-                    return None
-        return loop(frame)
+        if type(owner) is not Instance or _find(compiler, frame, "zip") is not zip_builtin:
+            return False
+        fields = owner.fields
+        if children_field not in fields or locals_field not in fields:
+            return False
+        pairs = accumulate(state, owner, fields[children_field], fields[locals_field], gradient, local_first, before)
+        if pairs is None:
+            return False
+        # the last call a statement made: its place, as the call's code sets it (the built-in's own
+        # place, state.site, is set by the call of each built-in that reads it: sum and map)
+        state.entry, state.entry_node, state.call_site = extent, call, extent
+        if pairs:
+            frame.vars[child_name], frame.vars[local_name] = pairs[-1]
+        return True
+
+    return one_step
+
+
+def accumulate_in_one_step(compiler, node, loop):
+    """The `for` statement `node`'s code: `loop` (as written), or, for the accumulation above, one
+    that runs its passes in one step where it can."""
+    one_step = accumulation(compiler, node)
+    if one_step is None:
+        return loop
+
+    def run(frame):
+        return None if one_step(frame) else loop(frame)
+
+    return run
+
+
+def accumulate_each_node(compiler, node, loop, iterable, pass_scope):
+    """The `for` statement `node`'s code: `loop` (as written), or, for `for v in nodes:` whose body is
+    only the accumulation into v's children (the walk back over the sorted nodes), a loop of its
+    own that runs each pass's accumulation in one step where it can, and the pass as written (in
+    the pass's scope, `pass_scope(item, index)`) where it cannot. `iterable`: the code of `nodes`."""
+    target = node.target
+    inner = node.body[0] if len(node.body) == 1 else None
+    if node.orelse or type(target) is not ast.Name or target.id in compiler.nonlocals or type(inner) is not ast.For:
+        return loop
+    shape = accumulating_loop(inner)
+    one_step = accumulation(compiler, inner) if shape is not None and shape[2] == target.id else None
+    if one_step is None:
+        return loop
+    name = target.id
+    state = compiler.state
+    body = compiler.block(node.body)  # a pass as written: it counts its statement and places its errors
+
+    def run(frame):
+        outer = state.scope
+        variables = frame.vars
+        for index, item in enumerate(B.iterate(iterable(frame))):
+            variables[name] = item
+            if not one_step(frame, 1):  # 1: the pass's own statement, counted first
+                state.scope = outer + (pass_scope(item, index),)
+                body(frame)
+                state.scope = outer
+        return None
 
     return run
 

@@ -11,7 +11,7 @@ from ..value import Value
 from . import builtins as B
 from . import model
 from .calls import Frame, Return
-from .idioms import accumulate_in_one_step
+from .idioms import accumulate_each_node, accumulate_in_one_step
 from .objects import Class, Instance, ProgramFile, show, type_name
 from .parse import is_downloading
 
@@ -416,9 +416,11 @@ class StatementCompiler:
         if position is not None:
             return self.resumable_loop(node, position, passes, self.store(target), named, label, walk)
         local = target.id if _local_name(target, self.nonlocals) else None
-        return accumulate_in_one_step(
-            self, node, self.loop(node, iterable, self.store(target), named, label, walk, local)
+        loop = self.loop(node, iterable, self.store(target), named, label, walk, local)
+        loop = accumulate_each_node(
+            self, node, loop, iterable, lambda item, index: _pass_scope(named, label, item, index)
         )
+        return accumulate_in_one_step(self, node, loop)
 
     def stmt_While(self, node):
         test = self.expr(node.test)
