@@ -98,6 +98,8 @@ class Calls:
             instance = Instance(callee, self.instances)
             init = self.inits.get(callee)
             if init is None:  # a class's attributes are fixed once its body has run
+                if len(self.inits) >= CLASSES_KEPT:
+                    self.inits.clear()
                 init = self.inits[callee] = callee.get("__init__", MISSING)
             if init is MISSING:
                 if args or kwargs:
@@ -265,6 +267,9 @@ HOP_CHECK_DEPTH = 8  # program calls open before the stack's depth is checked
 # half of the recursion limit that hop_frames leaves
 HOP_CHECK_EVERY = 4
 STOPPED = 1 << 62  # a step count past every statement limit
+# classes (and their __init__s) whose look-ups a run keeps: a program that makes classes in a loop
+# does not keep every one of them alive
+CLASSES_KEPT = 64
 
 
 def free_if_unreachable(frame):
@@ -447,6 +452,8 @@ def field_filler(node, place):
         if len(args) != given:
             key = (init, len(args))
             if key not in padding:
+                if len(padding) >= CLASSES_KEPT:
+                    padding.clear()
                 missing = params[1 + len(args) :]
                 complete = len(args) <= given and all(name in init.defaults for name in missing)
                 padding[key] = tuple(map(init.defaults.__getitem__, missing)) if complete else None
@@ -455,6 +462,8 @@ def field_filler(node, place):
             args = (*args, *padding[key])
         cls = instance.cls
         if cls not in fitting:
+            if len(fitting) >= CLASSES_KEPT:
+                fitting.clear()
             fitting[cls] = cls.slots is None or fields <= cls.slots
         if not fitting[cls] or (writes_grad and state.walk is not None):
             return False
