@@ -113,10 +113,9 @@ def observe(output, walk, limits):
             else fields.get("localGrads")
         )
         if type(stored) in (tuple, list) and all(map(IS_NUMBER.__contains__, map(type, stored))):
-            local_grads, derived = list(map(float, stored)), False
+            local_grads = list(map(float, stored))
         else:
-            xs = [_number(i, reached[id(i)][1][0]) for i in inputs]
-            local_grads, derived = derive_local_grads(op, data, xs), True
+            local_grads = derive_local_grads(op, data, [_number(i, reached[id(i)][1][0]) for i in inputs])
         grad = fields.get("grad")
         label = fields.get("label")
         nodes.append(
@@ -128,8 +127,6 @@ def observe(output, walk, limits):
                 "grad": float(grad) if type(grad) in NUMBERS else None,
                 "children": list(map(SERIAL, inputs)),
                 "local_grads": local_grads,
-                "local_grads_derived": derived,
-                "class": obj.cls.name,
                 "origin": origin,
             }
         )
