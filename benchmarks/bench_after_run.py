@@ -8,9 +8,10 @@ CPU seconds of this process (each stage is one thread's work; the machine's othe
 For a program with its own value class (the transformer steps): observing the graph its backward() left
 (engine.python.observe, at the end of the run), the program's graph (the class's graph read as a posted
 graph, the learner's walk attributed to its nodes, the trace, the gradient check: service._program_graph)
-and the columnar answer. The peer, in the same run: the same graph as valuegraph's own Values (the Values
-the run hands over), traced and written as columns, which is all the server does for a program that uses
-valuegraph's Value (micrograd's demo, which has no stages of its own class)."""
+and the columnar answer. The peer, in the same run: the same graph as valuegraph's own Values (made from the
+observed graph, untimed: a program that uses valuegraph's Value makes them as it runs), traced and written as
+columns, which is all the server does for a program that uses valuegraph's Value (micrograd's demo, which has no
+stages of its own class)."""
 
 import argparse
 import time
@@ -49,7 +50,9 @@ def stages(program, files):
             graphed = time.process_time()
             columns = len(made.columns()) if own else None
             written = time.process_time()
-            steps = trace(program_run.output, limits, "correct")
+            output = program_run.output  # an own class's graph is made into Values only now: the peer's input
+            peer_started = time.process_time()
+            steps = trace(output, limits, "correct")
             peer_traced = time.process_time()
             service.Computed(steps, None, None, True, program_run).columns()
             peer_written = time.process_time()
@@ -62,7 +65,7 @@ def stages(program, files):
         "graph": graphed - ran if own else None,
         "columns": written - graphed if own else None,
         "bytes": columns,
-        "peer trace": peer_traced - written,
+        "peer trace": peer_traced - peer_started,
         "peer columns": peer_written - peer_traced,
     }
 

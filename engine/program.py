@@ -41,12 +41,18 @@ class NodeOrigin(NamedTuple):
 
 @dataclass
 class ProgramRun:
-    output: Value
+    shown: Value | None  # the Value to show, where `python` does not make it (see output)
     runs: list = field(default_factory=list)  # (line, output data) per backward() call
     run: int | None = None  # which of them `output` is from
     printed: list = field(default_factory=list)
     python: PythonRun | None = None
     shorthand: "ShorthandOrigins | None" = None
+
+    @property
+    def output(self) -> Value | None:
+        """The Value to show: a Python program's is its PythonRun's, made only when asked for the graph of
+        the program's own value class (the server's answer reads that graph as observed)."""
+        return self.python.output if self.python is not None else self.shown
 
     def origins(self, nodes) -> list:
         """NodeOrigin per node (nodes in creation order, as a Trace holds them)."""
@@ -130,7 +136,7 @@ def run_program(
                 WHOLE_PROGRAM,
             )
         result = run_python(text, limits, seed, run, files, progress, snapshots, shows_graph)
-        return ProgramRun(result.output, result.runs, result.run, result.printed, result)
+        return ProgramRun(None, result.runs, result.run, result.printed, result)
     if files:
         raise ProgramError(
             "files are read by Python programs, with open('input.txt'); this is the course shorthand", WHOLE_PROGRAM
@@ -151,7 +157,7 @@ def replay_program(
     (its `runs` and `printed`), replayed from a snapshot of it, or from its start, only as far as
     that run: see engine.python.replay_python."""
     result = replay_python(text, limits, seed, run, files, runs, printed, snapshot)
-    return ProgramRun(result.output, result.runs, result.run, result.printed, result)
+    return ProgramRun(None, result.runs, result.run, result.printed, result)
 
 
 class Nowhere:

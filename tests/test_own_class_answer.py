@@ -234,3 +234,25 @@ async def test_the_walk_of_closures_over_inputs_kept_in_a_set_is_one_step_per_ca
     # ids: x 0, y = x * x 1 (its set holds x once), z = y + x 2; x's own _backward writes nothing
     answer = await _answer(client, engine + "\nx = Value(2.0)\ny = x * x\nz = y + x\nz.backward()\n")
     assert _walk(answer) == [(None, [(2, 1.0)]), (2, [(1, 1.0), (0, 1.0)]), (1, [(0, 3.0), (0, 5.0)]), (0, [])]
+
+
+def test_a_loop_walks_writes_within_rounding_are_its_nodes_steps_and_a_write_of_no_number_is_not():
+    # ids: x 10 (2.0), w 11 (3.0), s = x * w 12, out = s + x 13; positions 0 to 3
+    nodes = [
+        {"id": 10, "children": [], "local_grads": []},
+        {"id": 11, "children": [], "local_grads": []},
+        {"id": 12, "children": [10, 11], "local_grads": [3.0, 2.0]},
+        {"id": 13, "children": [12, 10], "local_grads": [1.0, 1.0]},
+    ]
+    seed, from_out = [(None, [(3, 1.0)])], [(None, [(2, 1.0)]), (None, [(0, 1.0)])]
+
+    def attributed(writes_of_s):
+        walk = learner_walk({"nodes": nodes, "walk": seed + from_out + [(None, [write]) for write in writes_of_s]})
+        return [(step["node"], [(u["child"], u["grad"]) for u in step["updates"]]) for step in walk]
+
+    exact = [(0, 4.0), (1, 2.0)]
+    assert attributed(exact)[1:] == [(3, [(2, 1.0), (0, 1.0)]), (2, exact)]
+    rounded = [(0, 4.0 * (1 + 1e-12)), (1, 2.0 * (1 - 1e-12))]  # another order of the same sums: still s's step
+    assert attributed(rounded)[2] == (2, rounded)
+    assert attributed([(0, None), (1, 2.0)])[2:] == [(None, [(0, None)]), (None, [(1, 2.0)])]  # x.grad = "text"
+    assert attributed([(0, 4.5), (1, 2.0)])[2:] == [(None, [(0, 4.5)]), (None, [(1, 2.0)])]  # not what s passes on

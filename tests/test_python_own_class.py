@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine import ProgramError, run_program
+from engine import ProgramError, run_program, trace
 from engine.python import run_python
 
 OWN_CLASSES = sorted((Path(__file__).parent / "own_classes").glob("*.py"))
@@ -169,6 +169,21 @@ def test_the_walk_of_micrograds_backward_is_recorded_in_the_order_its_closures_r
     assert ops[8.0] == "+" and ops[6.0] == "*" and result.graph["inputs_are_sets"]
     locals_of_c = next(n["local_grads"] for n in result.graph["nodes"] if n["data"] == 6.0)
     assert locals_of_c == [3.0, 2.0]  # derived from _op '*' and the inputs in the order __mul__ passed them
+
+
+def test_the_output_of_an_own_class_program_is_its_observed_graph_as_values_made_when_asked():
+    # The server's answer reads the observed graph itself; the Values are made on the first read of output.
+    text = micrograd_engine() + "a = Value(2.0)\nb = Value(3.0)\nc = a * b\nout = c + a\nout.backward()"
+    program = run_program(text)
+    assert program.python._output is None  # not made by the run
+    output = program.output
+    assert output is program.output is program.python.output  # made once
+    nodes = trace(output).nodes
+    observed = program.python.graph["nodes"]
+    assert [(n.data, n.op, n.label) for n in nodes] == [(n["data"], n["op"], n["label"]) for n in observed]
+    assert [len(n._children) for n in nodes] == [len(n["children"]) for n in observed]
+    assert run_program("a = Value(2.0)\nb = a * a\nb.backward()").output.data == 4.0  # built-in Values: as before
+    assert run_program("a = 2\nb = a * a").output.data == 4.0  # the shorthand: as before
 
 
 def _own(name):

@@ -113,10 +113,9 @@ def observe(output, walk, limits):
             else fields.get("localGrads")
         )
         if type(stored) in (tuple, list) and all(map(IS_NUMBER.__contains__, map(type, stored))):
-            local_grads, derived = list(map(float, stored)), False
+            local_grads = list(map(float, stored))
         else:
-            xs = [_number(i, reached[id(i)][1][0]) for i in inputs]
-            local_grads, derived = derive_local_grads(op, data, xs), True
+            local_grads = derive_local_grads(op, data, [_number(i, reached[id(i)][1][0]) for i in inputs])
         grad = fields.get("grad")
         label = fields.get("label")
         nodes.append(
@@ -128,8 +127,6 @@ def observe(output, walk, limits):
                 "grad": float(grad) if type(grad) in NUMBERS else None,
                 "children": list(map(SERIAL, inputs)),
                 "local_grads": local_grads,
-                "local_grads_derived": derived,
-                "class": obj.cls.name,
                 "origin": origin,
             }
         )
@@ -306,6 +303,17 @@ def _passes_on(after, k, inputs, local_grads, parent_grad, grads, written, unkno
     mistake, `child.grad = local * parent.grad`) for each input in turn."""
     if local_grads is None or parent_grad is None:
         return False
+    if not unknown_start and len(inputs) == 2 == len(local_grads) and inputs[0] != inputs[1]:
+        # most nodes' steps (+ and * of two inputs) hold exactly: checked without a loop, else checked below
+        a, b = inputs
+        written_a, written_b, before_a, before_b = after[k], after[k + 1], grads[a], grads[b]
+        if written_a is None or written_b is None or before_a is None or before_b is None:
+            return False
+        passed_a, passed_b = local_grads[0] * parent_grad, local_grads[1] * parent_grad
+        if (written_a == before_a + passed_a or written_a == passed_a) and (
+            written_b == before_b + passed_b or written_b == passed_b
+        ):
+            return True
     seen = {}  # an input listed twice (x * x): its second write follows its first
     for child, local, written_grad in zip(inputs, local_grads, after[k : k + len(inputs)]):
         before = seen.get(child, grads[child])

@@ -25,8 +25,8 @@ WHOLE_PROGRAM = Span(0, 1, 1, 0)
 
 
 class PythonRun:
-    def __init__(self, output: Value, state: State):
-        self.output = output
+    def __init__(self, output: Value | None, state: State):
+        self._output = output  # None for the program's own value class: `output` makes its Values when asked
         self.runs = state.runs  # [(line, data)] per backward() call
         self.run = state.snapshot[2] if state.snapshot else state.observed_run
         # The program's own value class, observed (see observe.py), or None: its nodes with the
@@ -39,6 +39,14 @@ class PythonRun:
         self.made = MadeByMarks(state.marks)
         self._names = state.name_labels
         self.replayed_from = 0  # a replay from a snapshot: the backward() calls that came before it
+
+    @property
+    def output(self) -> Value | None:
+        """The Value to show. The graph of the program's own value class is made into Values only when
+        asked: the server's answer reads the observed graph itself (app.service.own_class_graph)."""
+        if self._output is None and self.graph is not None:
+            self._output = as_engine_graph(self.graph)
+        return self._output
 
     def names(self, nodes):
         """The name each Value was first assigned to, or None."""
@@ -206,11 +214,12 @@ def _no_such_run(run: int, runs: int):
 
 def _output(state: State, run):
     """The Value to show: the one the chosen backward() call started from, as it was then;
-    without a backward() call, the last Value a statement of the program computed."""
+    without a backward() call, the last Value a statement of the program computed. None for the
+    graph of the program's own value class (state.observed): PythonRun.output makes it when asked."""
     if run is not None and run >= len(state.runs):
         _no_such_run(run, len(state.runs))
     if state.observed is not None:
-        return as_engine_graph(state.observed)
+        return None
     if state.snapshot is not None:
         order, data, _ = state.snapshot
         for node, value in zip(order, data):  # undo later updates such as p.data += -0.1 * p.grad
@@ -221,7 +230,7 @@ def _output(state: State, run):
             state.observed = observe(state.last_instance, None, state.limits)
         except B.RunError as error:
             raise ProgramError(str(error), WHOLE_PROGRAM) from None
-        return as_engine_graph(state.observed)
+        return None
     if state.last_value is None:
         raise ProgramError(
             "the program makes no Value to show: start from Value(...), as in x = Value(2.0); y = x * x; y.backward()",
