@@ -177,7 +177,31 @@ print((1, 2) + (3,), [0] * 3, 'ab' * 2, 2 * 'c')
 """
 
 
-@pytest.mark.parametrize("program", [CALLS, NAMES, STORES], ids=["calls", "names", "stores"])
+ISINSTANCE = """
+class A:
+    pass
+
+class B(A):
+    pass
+
+class C:
+    pass
+
+a, b = A(), B()
+print(isinstance(a, A), isinstance(b, A), isinstance(a, B), isinstance(a, C), isinstance(b, B))
+print(isinstance(a, (C, A)), isinstance(1, int), isinstance(1.5, (int, float)), isinstance('x', str))
+print(isinstance(a, int), isinstance(1, A))
+def check(x, kind):
+    return isinstance(x, kind)
+print(check(b, A), check(3, float))
+
+def isinstance(x, kind):
+    return 'the program owns ' + kind
+print(isinstance(a, 'A'))
+"""
+
+
+@pytest.mark.parametrize("program", [CALLS, NAMES, STORES, ISINSTANCE], ids=["calls", "names", "stores", "isinstance"])
 def test_programs_print_what_cpython_prints(program):
     assert run_python(program, shows_graph=False).printed == cpython_printed(program)
 
@@ -234,6 +258,9 @@ HEAD = "class V:\n    __slots__ = ('data', 'grad')\n    def __init__(self, data)
         ("s = set()\ns.add([1])", "a set cannot hold a list (unhashable type)", 2, 1),
         ("s = set()\nfor i in range(10**8):\n    s.add(i)", "the set would hold more than", 3, 5),
         ("xs = []\nfor i in range(10**8):\n    xs.append(i)", "the list would hold more than", 3, 5),
+        # isinstance(x, C), run at once for an instance and a class: its refusals at the call
+        ("class A:\n    pass\nprint(isinstance(A(), 3))", "isinstance()'s second argument must be a class", 3, 7),
+        ("print(isinstance(1, 2, 3))", "isinstance", 1, 7),
         # the prelude's failures are placed at the program's call into it
         ("from micrograd.nn import MLP\nmodel = MLP(2, [1])\nout = model(['a', 'b'])", "does not work on", 3, 7),
     ],

@@ -672,7 +672,42 @@ class CallCompiler:
             except Exception as error:
                 raise failed(error, node) from None
 
+        if (
+            type(function) is ast.Name
+            and function.id == "isinstance"
+            and named_arguments is None
+            and len(node.args) == 2
+        ):
+            return self.isinstance_call(node, callee, positional, extent, failed, call)
         return call
+
+    def isinstance_call(self, node, callee, positional, extent, failed, call):
+        """`isinstance(x, C)`, the first line of every operator of a value class: the built-in run at once
+        for an instance and a class of the program; any other call (a program's own `isinstance`, other
+        arguments) by `call`, the general call. It makes no Value and calls no code: it leaves no place
+        for a built-in's Values (state.site), which sum and map set for themselves."""
+        state = self.state
+        prelude = self.prelude
+        isinstance_builtin = self.builtins["isinstance"]
+        run = isinstance_builtin.run
+
+        def call_isinstance(frame):
+            try:
+                if callee(frame) is not isinstance_builtin:  # a name's read, made again by `call`
+                    return call(frame)
+                values = positional(frame)
+                if not prelude:
+                    state.entry = extent
+                    state.entry_node = node
+                state.call_site = extent
+                value, kind = values
+                if type(value) is Instance and type(kind) is Class:
+                    return value.cls is kind or value.cls.is_subclass_of(kind)
+                return run(state, values, NO_KEYWORDS)
+            except Exception as error:
+                raise failed(error, node) from None
+
+        return call_isinstance
 
     def method_caller(self, name, line):
         """call(obj, args, kwargs, scope) for `obj.name(...)`, without making a bound method first;
