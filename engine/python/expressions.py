@@ -166,10 +166,16 @@ class ExpressionCompiler:
 
             return run_one
 
+        floats = [B.FLOAT_OPERATIONS.get(kind) for _, kind, _, _, _, _ in steps]
+
         def run(frame):
             result = first(frame)
-            for operation, kind, right, record, where, may_grow in steps:
+            for (operation, kind, right, record, where, may_grow), on_floats in zip(steps, floats):
                 other = right(frame)
+                ta, tb = type(result), type(other)
+                if on_floats is not None and (ta is float or tb is float) and ta in NUMBERS and tb in NUMBERS:
+                    result = on_floats(result, other)  # a float: run_one's inline case
+                    continue
                 try:
                     if may_grow and (type(result) in (list, tuple) or type(other) in (list, tuple)):
                         state.count(_check_sequence(result, other, limit))
