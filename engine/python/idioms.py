@@ -283,7 +283,7 @@ def accumulate(state, owner, children, locals_, gradient, local_first, before):
         slots = child.cls.slots
         if type(child.fields.get(gradient)) not in NUMBERS or (slots is not None and gradient not in slots):
             return None
-    # numbers only from here: B.mul and B.add give a number, never an error
+    # numbers only from here: + and * give a number, never an error (an int past 64 bits made a float, as B.add does)
     walk = state.walk if gradient == "grad" else None  # the writes of a `.grad` are steps of the walk
     state.steps += before
     for child, local in pairs:
