@@ -138,13 +138,12 @@ class Calls:
             if scope is not None:
                 self.scope = scope
             else:
-                # call_name's first case inline: a call's first call (a backward's `visit` makes one per node)
                 made = self.calls_made.get(len(outer))
-                if made is None or made[0] is not outer:
+                if made is None or made[0] is not outer:  # the first call in this scope instance
                     self.calls_made[len(outer)] = (outer, function.scope_name, site)
                     self.scope = outer + (function.scope_name,)
                 else:
-                    self.scope = outer + (self.call_name(outer, function.scope_name, site),)
+                    self.scope = outer + (self.call_name(made, function.scope_name, site),)
         if self.depth >= HOP_CHECK_DEPTH and not self.depth % HOP_CHECK_EVERY and _stack_is_deep(self.hop_frames):
             result = self.on_fresh_stack(function.body, frame)
         else:
@@ -156,21 +155,18 @@ class Calls:
         self.depth -= 1
         return result
 
-    def call_name(self, outer, name, site):
+    def call_name(self, made, name, site):
         """The name a call shows in its nodes' scopes: the function's, numbered by the place in the
         code that calls it among the places that called it in the same call or loop pass (`outer`):
         `table`, `table (2)`, ... Calls from one place (a comprehension's, map's) share its name;
         calls from different places would otherwise read as one scope when made back to back, as
-        a page groups a scope's nodes by consecutive runs. `site`: the call's extent.
-        self.calls_made[len(outer)]: (outer, name, site) after outer's first call (call_function
-        records it), (outer, {name: {site: number}}) after more."""
-        made = self.calls_made.get(len(outer))
-        if made is None or made[0] is not outer:  # the first call in this scope instance
-            self.calls_made[len(outer)] = (outer, name, site)
-            return name
+        a page groups a scope's nodes by consecutive runs. `site`: the call's extent. `made`:
+        self.calls_made[len(outer)], the calls made in `outer` so far: (outer, name, site) after its
+        first (call_function records it), (outer, {name: {site: number}}) after more."""
         if len(made) == 3:  # one call so far
             if made[1] == name and made[2] == site:
                 return name
+            outer = made[0]
             made = self.calls_made[len(outer)] = (outer, {made[1]: {made[2]: 1}})
         places = made[1].get(name)
         if places is None:
