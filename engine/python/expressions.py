@@ -113,6 +113,7 @@ class ExpressionCompiler:
                 self.recorder(n),
                 n,
                 type(n.op) in (ast.Add, ast.Mult),
+                B.FLOAT_OPERATIONS.get(type(n.op).__name__),  # the operation on floats, without checks
             )
             for n in chain
         ]
@@ -134,9 +135,8 @@ class ExpressionCompiler:
                 raise failed(error, where) from None
 
         if len(steps) == 1:  # a * b: one operation, its operands' types checked inline
-            ((operation, kind, right, record, where, may_grow),) = steps
+            ((operation, kind, right, record, where, may_grow, on_floats),) = steps
 
-            on_floats = B.FLOAT_OPERATIONS.get(kind)
             placed = self.places_instances  # skip record() for what it leaves as it is
             left_name = self.local_read(node)  # `node` is the chain's first operand here
 
@@ -166,11 +166,9 @@ class ExpressionCompiler:
 
             return run_one
 
-        floats = [B.FLOAT_OPERATIONS.get(kind) for _, kind, _, _, _, _ in steps]
-
         def run(frame):
             result = first(frame)
-            for (operation, kind, right, record, where, may_grow), on_floats in zip(steps, floats):
+            for operation, kind, right, record, where, may_grow, on_floats in steps:
                 other = right(frame)
                 ta, tb = type(result), type(other)
                 if on_floats is not None and (ta is float or tb is float) and ta in NUMBERS and tb in NUMBERS:
