@@ -237,3 +237,32 @@ def test_every_package_is_in_the_distribution():
         for init in (ROOT / top).rglob("__init__.py")
     }
     assert found <= listed, f"add {sorted(found - listed)} to [tool.setuptools] packages"
+
+
+def waited_predicates(path):
+    """The text of each wait_for_function's predicate in a browser test, with its line: a literal,
+    an f-string's text before its first field, or a module-level constant's value."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    constants = {
+        target.id: node.value.value
+        for node in tree.body
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "wait_for_function":
+            first = node.args[0]
+            if isinstance(first, ast.JoinedStr):
+                first = first.values[0]
+            text = constants.get(first.id) if isinstance(first, ast.Name) else getattr(first, "value", None)
+            yield text, node.lineno
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "tests" / "browser").glob("*.py")), ids=lambda p: p.name)
+def test_browser_waits_poll_a_function_never_an_expression(path):
+    """Playwright evaluates a bare expression again at every poll with `eval`, which the page's
+    Content-Security-Policy refuses after the first try: such a wait passes only when its first look
+    succeeds. A function is evaluated once and then called."""
+    for text, line in waited_predicates(path):
+        assert isinstance(text, str) and re.match(r"\s*(async\s*)?\(", text), f"{path.name} line {line}: {text!r}"

@@ -193,12 +193,12 @@ def test_the_embed_goes_to_steps_at_the_box_level(page, live_server):
 
 def check_the_embeds_goto(page):
     page.frame_locator("#vg").locator(".vg-scope-box").first.wait_for(state="attached")
-    page.wait_for_function("window.received.some((m) => m.type === 'valuegraph:step')")
+    page.wait_for_function("() => window.received.some((m) => m.type === 'valuegraph:step')")
 
     def goto(message):
         page.evaluate("window.received.length = 0")
         page.evaluate("(m) => tell({ type: 'valuegraph:goto', ...m })", message)
-        page.wait_for_function("window.received.some((m) => m.type === 'valuegraph:step')")
+        page.wait_for_function("() => window.received.some((m) => m.type === 'valuegraph:step')")
         return page.evaluate("window.received.find((m) => m.type === 'valuegraph:step')")
 
     first = goto({"shownStep": 1})

@@ -29,7 +29,7 @@ def test_a_student_follows_the_teacher_explores_and_rejoins(page, browser, live_
     assert link == f"{live_server}/?room={code}"
     token = page.evaluate(f"sessionStorage.getItem('valuegraph:teacher:{code}')")
     assert token and token not in link
-    page.wait_for_function("document.querySelector('[data-vg=\"room-qr\"]').naturalWidth > 0")
+    page.wait_for_function("() => document.querySelector('[data-vg=\"room-qr\"]').naturalWidth > 0")
 
     student_context = browser.new_context(viewport={"width": 1200, "height": 900}, reduced_motion="reduce")
     student = student_context.new_page()

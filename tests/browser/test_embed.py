@@ -57,13 +57,13 @@ def test_a_lesson_on_another_origin_frames_the_embed_hears_it_and_drives_it(page
     assert not lesson_site.startswith(live_server)
     frame = page.frame_locator("#vg")
     frame.locator("[data-node-id]").first.wait_for()
-    page.wait_for_function("window.received.some((m) => m.type === 'valuegraph:height' && m.height > 200)")
-    page.wait_for_function("window.received.some((m) => m.type === 'valuegraph:step')")
+    page.wait_for_function("() => window.received.some((m) => m.type === 'valuegraph:height' && m.height > 200)")
+    page.wait_for_function("() => window.received.some((m) => m.type === 'valuegraph:step')")
     assert latest(page, "step")["step"] == 0
     assert latest(page, "step")["last"] == walk["last"]
 
     page.evaluate("tell({type: 'valuegraph:goto', step: 5})")
-    page.wait_for_function("window.received.at(-1)?.type === 'valuegraph:step' && window.received.at(-1).step === 5")
+    page.wait_for_function("() => (m => m?.type === 'valuegraph:step' && m.step === 5)(window.received.at(-1))")
     assert frame.locator('[data-vg="step-label"]').text_content() == f"5 / {walk['last']}"
     assert latest(page, "step")["caption"].startswith(
         "Stage 1 · Pop (b, 0)."
@@ -75,7 +75,7 @@ def test_a_lesson_on_another_origin_frames_the_embed_hears_it_and_drives_it(page
     assert frame.locator('[data-vg="program"]').input_value() == "x = 5; y = x + x"
     page.evaluate("tell({type: 'valuegraph:goto', step: 999})")
     page.wait_for_function(
-        "window.received.at(-1)?.type === 'valuegraph:step' && window.received.at(-1).step === "
+        "() => window.received.at(-1)?.type === 'valuegraph:step' && window.received.at(-1).step === "
         "window.received.at(-1).last"
     )
 
@@ -142,6 +142,6 @@ def test_a_program_the_lesson_sends_that_fails_is_reported_to_it(page, lesson_si
     page.goto(lesson_site)
     page.frame_locator("#vg").locator("[data-node-id]").first.wait_for()
     page.evaluate("tell({type: 'valuegraph:program', expression: 'x = 5\\ny = x +'})")
-    page.wait_for_function("window.received.some((m) => m.type === 'valuegraph:error')")
+    page.wait_for_function("() => window.received.some((m) => m.type === 'valuegraph:error')")
     error = latest(page, "error")
     assert (error["line"], error["column"]) == (2, 8) and error["message"], error

@@ -29,14 +29,14 @@ def test_the_readme_snippet_resizes_the_frame_to_its_content(page, live_server):
 
 
 def check_height(page):
-    page.wait_for_function("document.getElementById('vg').style.height !== ''")
+    page.wait_for_function("() => document.getElementById('vg').style.height !== ''")
     frame = page.frame(url=re.compile(r".*/embed\?.*"))
     wait_for_graph(frame, 4)  # and laid out for it: the embed lays out again once the graph's load ends
-    page.wait_for_function("parseFloat(document.getElementById('vg').style.height) > 400")
+    page.wait_for_function("() => parseFloat(document.getElementById('vg').style.height) > 400")
     content_height = frame.evaluate(
         "Math.ceil(document.querySelector('[data-valuegraph-embed]').getBoundingClientRect().height)"
     )
-    page.wait_for_function(f"parseFloat(document.getElementById('vg').style.height) === {content_height}")
+    page.wait_for_function(f"() => parseFloat(document.getElementById('vg').style.height) === {content_height}")
     assert (
         page.evaluate("document.getElementById('vg').clientHeight") == content_height
     )  # inside its border: no scrollbar

@@ -14,7 +14,7 @@ def test_reassigned_names_are_distinct_in_the_graph_and_the_sorted_list(page):
     assert {"x", "x′", "x″"} <= set(shown)
     assert not any(text.startswith("#") for text in shown)
     page.keyboard.press("End")  # the walk is done: the list holds every node once (stage 2 reads it backwards)
-    page.wait_for_function("document.querySelectorAll('[data-vg=\"sorted\"] li').length === 5")
+    page.wait_for_function("() => document.querySelectorAll('[data-vg=\"sorted\"] li').length === 5")
     sorted_names = page.locator('[data-vg="sorted"] li').all_text_contents()
     assert [name for name in sorted_names if name.startswith("x")] == ["x″", "x′", "x"]
 

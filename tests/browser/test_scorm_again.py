@@ -72,17 +72,17 @@ def test_the_package_runs_in_scorm_again_to_completion(page, live_server, editio
     frame = page.frame(url=f"{PLATFORM}/package/index.html")
     wait_for_graph(frame, 4)
     events = lambda: page.evaluate("window.events")  # noqa: E731
-    page.wait_for_function(f"window.events.some((e) => e[0] === '{commit}')")
+    page.wait_for_function(f"() => window.events.some((e) => e[0] === '{commit}')")
     assert events() == [[initialize], [set_value, status, "incomplete"], [commit]]
     assert page.evaluate("window.lessonStatus()") == "incomplete"
 
     lesson = page.frame_locator("#sco")
     lesson.get_by_role("button", name="End", exact=True).click()
-    page.wait_for_function("window.events.length === 5")
+    page.wait_for_function("() => window.events.length === 5")
     assert events()[3:] == [[set_value, status, "completed"], [commit]]
     assert page.evaluate("window.lessonStatus()") == "completed"
 
     page.evaluate("document.getElementById('sco').src = 'about:blank'")  # leaving the lesson
-    page.wait_for_function("window.events.length === 6")
+    page.wait_for_function("() => window.events.length === 6")
     assert events()[5] == [finish]
     assert page.evaluate(f"window.{object_name}.{'LMSGetLastError' if edition == '1.2' else 'GetLastError'}()") == "0"

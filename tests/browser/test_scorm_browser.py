@@ -64,7 +64,7 @@ def test_the_package_reports_completion_at_the_end_of_the_walk(page, live_server
     lesson.get_by_role("button", name="Step forward").click()
     assert ["LMSSetValue", "cmi.core.lesson_status", "completed"] not in calls()
     lesson.get_by_role("button", name="End", exact=True).click()
-    page.wait_for_function("window.calls.some((c) => c[2] === 'completed')")
+    page.wait_for_function("() => window.calls.some((c) => c[2] === 'completed')")
     assert calls()[4:] == [["LMSSetValue", "cmi.core.lesson_status", "completed"], ["LMSCommit", ""]]
     lesson.get_by_role("button", name="Step back").click()
     lesson.get_by_role("button", name="End", exact=True).click()  # the end again: reported once
@@ -73,5 +73,5 @@ def test_the_package_reports_completion_at_the_end_of_the_walk(page, live_server
     )
     assert len(calls()) == 6
     page.evaluate("document.getElementById('sco').src = 'about:blank'")  # leaving the lesson
-    page.wait_for_function("window.calls.length === 7")
+    page.wait_for_function("() => window.calls.length === 7")
     assert calls()[6] == ["LMSFinish", ""]
