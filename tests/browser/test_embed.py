@@ -63,7 +63,9 @@ def test_a_lesson_on_another_origin_frames_the_embed_hears_it_and_drives_it(page
     assert latest(page, "step")["last"] == walk["last"]
 
     page.evaluate("tell({type: 'valuegraph:goto', step: 5})")
-    page.wait_for_function("() => (m => m?.type === 'valuegraph:step' && m.step === 5)(window.received.at(-1))")
+    page.wait_for_function(
+        "() => window.received.at(-1)?.type === 'valuegraph:step' && window.received.at(-1).step === 5"
+    )
     assert frame.locator('[data-vg="step-label"]').text_content() == f"5 / {walk['last']}"
     assert latest(page, "step")["caption"].startswith(
         "Stage 1 · Pop (b, 0)."
