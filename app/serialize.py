@@ -66,6 +66,7 @@ NODE_COLUMNS = {
 SORT_COLUMNS = {"node": VALUES, "index": VALUES, "action": TABLE, "child": VALUES}
 UPDATE_COLUMNS = {"child": VALUES, "local_grad": VALUES, "delta": VALUES, "grad": VALUES}
 PROPAGATE_COLUMNS = {"node": VALUES, "grad": VALUES, "updates": UPDATE_COLUMNS}
+LEARNER_COLUMNS = {"node": VALUES, "updates": {"child": VALUES, "grad": VALUES}}
 
 
 class Records(NamedTuple):
@@ -141,7 +142,15 @@ def _sections(steps, measured, layout, include_trace, program, checked=None, lea
     if checked is not None:
         response["gradient_check"] = checked.gradient_check
     if learner_walk is not None:
-        response["learner_walk"] = learner_walk
+        response["learner_walk"] = Records(
+            len(learner_walk.node),
+            learner_walk.steps,
+            LEARNER_COLUMNS,
+            lambda: {
+                "node": learner_walk.node,
+                "updates": (learner_walk.count, {"child": learner_walk.child, "grad": learner_walk.grad}),
+            },
+        )
     own = program.python.graph if program is not None and program.python is not None else None
     if own is not None:
         response["inputs_in_sets"] = own["inputs_are_sets"]

@@ -19,7 +19,7 @@ import anyio
 
 from engine import Limits, ProgramRun, Trace, Value, measure_leaf_gradients, replay_program, run_program, trace
 from engine.check import RULES, Check, canonical_op, check, confirmed
-from engine.python.observe import learner_walk
+from engine.python.observe import LearnerWalk, learner_walk
 
 from . import schemas
 from .budget import Leftovers, collector_paused, run_within_budget
@@ -43,7 +43,7 @@ class Computed(NamedTuple):
     include_trace: bool
     program: ProgramRun | None  # None for a graph built in Python
     checked: Check | None = None  # the gradient check of a posted graph; None for programs
-    learner_walk: list | None = None  # the steps of a program's own backward (engine.python.observe)
+    learner_walk: LearnerWalk | None = None  # the steps of a program's own backward
 
     def response(self) -> schemas.BackwardResponse:
         return backward_response(*self)

@@ -1,7 +1,7 @@
 """The columnar encoding read back into the JSON answer's records, for tests only (the page reads
 it with static/js/columns.js): what both decoders must agree with is the JSON answer."""
 
-RECORD_SECTIONS = (("nodes",), ("trace", "sort"), ("trace", "propagate"))
+RECORD_SECTIONS = (("nodes",), ("trace", "sort"), ("trace", "propagate"), ("learner_walk",))
 
 
 def decoded(answer: dict) -> dict:

@@ -29,6 +29,9 @@ b = Value(-3.0)
 L = layer([a, b, a * b]) + (a ** 3).relu()
 L.backward()
 """
+OWN_CLASS = (Path(__file__).parent / "own_classes" / "course_value.py").read_text(encoding="utf-8").split(
+    "\na = Value(2.0)"
+)[0] + "\na = Value(1e200)\nb = a * a\nc = b * b\nc.backward()\n"
 # Each answer, and the column shapes it holds (docs/api.md, "The columnar encoding"):
 CASES = {
     # VALUES, TABLE, LISTS, nested update columns with empty lists (the leaves), the layout section
@@ -42,6 +45,8 @@ CASES = {
     # scopes (a TABLE of lists), labels null and named, several ops, runs and printed
     "python with scopes": {"expression": PYTHON_SCOPES},
     "one node": {"expression": "a = 1"},
+    # the learner's own walk (LEARNER_COLUMNS), with grads past the largest float
+    "own class": {"expression": OWN_CLASS},
 }
 
 CHECK = """
@@ -86,6 +91,7 @@ for (const [name, { json, columns }] of Object.entries(answers)) {
       .concat((read.trace?.propagate ?? []).flatMap((s) => [s.grad, ...s.updates.map((u) => u.delta)]))
       .filter((x) => typeof x !== "number" || !Number.isFinite(x)).map(String).sort(),
     trace: "trace" in read,
+    learnerWalk: read.learner_walk?.map((s) => [s.node, s.updates.map((u) => [u.child, String(u.grad)])]) ?? null,
   };
 }
 // An answer with a field this page does not read is refused, naming the fields, not half read.
@@ -131,6 +137,12 @@ async def test_columns_decode_exactly_and_graph_of_reads_both(make_client, tmp_p
     assert results["chapter 2"]["nonFinite"] == []
     assert set(results["check, no trace"]["nonFinite"]) == {"-Infinity", "Infinity", "NaN"}
     assert {"-Infinity", "NaN"} <= set(results["non-finite walk"]["nonFinite"])
+    assert results["own class"]["learnerWalk"] == [
+        [None, [[2, "1"]]],  # the seed, then c = b * b and b = a * a pass theirs on
+        [2, [[1, "Infinity"], [1, "Infinity"]]],
+        [1, [[0, "Infinity"], [0, "Infinity"]]],
+    ]
+    assert results["chapter 2"]["learnerWalk"] is None
     assert results["refused"] == (
         "The columnar answer's sort steps have the fields node, action, child, step; "
         "this page reads node, index, action, child. Reload the page."

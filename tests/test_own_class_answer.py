@@ -109,7 +109,7 @@ async def test_a_backward_loop_over_the_nodes_is_walked_node_by_node(client, nam
 
 def test_writes_that_are_not_a_nodes_step_stay_steps_of_their_own():
     text = _text("course_value").replace("        self.grad = 1\n", "        self.grad = 1\n        self.grad = 1\n")
-    walk = learner_walk(run_program(text).python.graph)
+    walk = learner_walk(run_program(text).python.graph).steps()
     assert [step["node"] for step in walk[:2]] == [None, None]
     assert walk[2]["node"] is not None
 
@@ -182,7 +182,7 @@ def test_a_loop_walk_over_a_node_used_by_many_is_walked_node_by_node():
         "\nx = Value(0.5)\ntotal = x * 1\nfor k in range(2, 301):\n    total = total + x * k\ntotal.backward()\n"
     )
     graph = run_program(text).python.graph
-    walk = learner_walk(graph)
+    walk = learner_walk(graph).steps()
     with_inputs = [i for i, node in enumerate(graph["nodes"]) if node["children"]]
     assert walk[0]["node"] is None
     assert sorted(step["node"] for step in walk[1:]) == with_inputs
@@ -247,7 +247,9 @@ def test_a_loop_walks_writes_within_rounding_are_its_nodes_steps_and_a_write_of_
     seed, from_out = [(None, [(3, 1.0)])], [(None, [(2, 1.0)]), (None, [(0, 1.0)])]
 
     def attributed(writes_of_s):
-        walk = learner_walk({"nodes": nodes, "walk": seed + from_out + [(None, [write]) for write in writes_of_s]})
+        walk = learner_walk(
+            {"nodes": nodes, "walk": seed + from_out + [(None, [write]) for write in writes_of_s]}
+        ).steps()
         return [(step["node"], [(u["child"], u["grad"]) for u in step["updates"]]) for step in walk]
 
     exact = [(0, 4.0), (1, 2.0)]

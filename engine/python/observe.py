@@ -12,7 +12,9 @@ micrograd's, microgpt's), read from the fields an object holds, not from the cla
   derived from the op and the inputs' data (None when the op is not one the course defines)."""
 
 import math
+from itertools import islice
 from operator import attrgetter
+from typing import NamedTuple
 
 from ..syntax import NO_ORIGIN
 from ..value import Value
@@ -225,9 +227,34 @@ def as_engine_graph(graph):
     return made[graph["output"]]
 
 
-def learner_walk(graph):
-    """The program's own backward as steps over the graph's node positions (the answer's ids):
-    [{"node": id or None, "updates": [{"child": id, "grad": its grad after the write}]}].
+class LearnerWalk(NamedTuple):
+    """The program's own backward as flat lists, one entry per step in `node` and `count`, one per
+    write in `child` and `grad`: step i is the step of node[i] (None: writes outside any node's step)
+    and wrote count[i] grads, the next ones of `child`, each left holding its entry of `grad`."""
+
+    node: list
+    count: list
+    child: list
+    grad: list
+
+    def steps(self, start=0, stop=None) -> list:
+        """Steps start..stop as records: [{"node": id or None, "updates": [{"child": id, "grad": g}]}]."""
+        stop = len(self.node) if stop is None else stop
+        write = sum(islice(self.count, start))
+        records = []
+        for node, count in zip(self.node[start:stop], self.count[start:stop]):
+            records.append(
+                {
+                    "node": node,
+                    "updates": [{"child": self.child[j], "grad": self.grad[j]} for j in range(write, write + count)],
+                }
+            )
+            write += count
+        return records
+
+
+def learner_walk(graph) -> LearnerWalk:
+    """The program's own backward as steps over the graph's node positions (the answer's ids).
 
     A `_backward` call is one step of its node. A backward written as a loop over the nodes
     (the course's and microgpt's `for v in reversed(topo): for child, local in zip(...)`) writes
@@ -256,7 +283,9 @@ def _attribute_loop_writes(walk, single, after, nodes):
     local_grads = [node["local_grads"] for node in nodes]
     grads = [0.0] * len(nodes)  # each node's grad as the writes so far left it
     written = [False] * len(nodes)
-    attributed, k, count = [], 0, len(single)
+    attributed = LearnerWalk([], [], [], [])
+    step_nodes, counts, written_children, written_grads = attributed
+    k, count = 0, len(single)
     while k < count:
         child = single[k]
         parent = None
@@ -278,23 +307,21 @@ def _attribute_loop_writes(walk, single, after, nodes):
                         break
                 if parent is not None:
                     break
-        updates = []
         if parent is None:
             node, writes = walk[k]
             k += 1
-            for write, grad in writes:
-                grads[write] = grad
-                written[write] = True
-                updates.append({"child": write, "grad": grad})
         else:
             node, end = parent, k + len(children[parent])
-            for j in range(k, end):
-                write, grad = single[j], after[j]
-                grads[write] = grad
-                written[write] = True
-                updates.append({"child": write, "grad": grad})
+            writes = zip(single[k:end], after[k:end])
             k = end
-        attributed.append({"node": node, "updates": updates})
+        before = len(written_children)
+        for write, grad in writes:
+            grads[write] = grad
+            written[write] = True
+            written_children.append(write)
+            written_grads.append(grad)
+        step_nodes.append(node)
+        counts.append(len(written_children) - before)
     return attributed
 
 

@@ -28,7 +28,7 @@ export function reviveNumbers(response) {
   return reviveOthers(reviveRecords(response));
 }
 
-/** The numbers of the nodes and the trace's steps (decodeColumns revives these as it makes them). */
+/** The numbers of the nodes, the trace's steps and the learner's walk (decodeColumns revives these as it makes them). */
 function reviveRecords(response) {
   for (const node of response.nodes) {
     node.data = number(node.data);
@@ -46,6 +46,9 @@ function reviveRecords(response) {
       u.delta = number(u.delta);
       u.grad = number(u.grad);
     }
+  }
+  for (const step of response.learner_walk ?? []) {
+    for (const u of step.updates) u.grad = number(u.grad);
   }
   return response;
 }

@@ -20,6 +20,8 @@ const NODE_FIELDS = ["id", "label", "span", "expr", "scope", "op", "data", "grad
 const SORT_FIELDS = ["node", "index", "action", "child"];
 const PROPAGATE_FIELDS = ["node", "grad", "updates"];
 const UPDATE_FIELDS = ["child", "local_grad", "delta", "grad"];
+const LEARNER_FIELDS = ["node", "updates"];
+const LEARNER_UPDATE_FIELDS = ["child", "grad"];
 
 /** The columns of a section, once their names are checked against the fields this page reads. */
 function columnsOf(section, name, fields) {
@@ -100,10 +102,38 @@ function propagateOf(section, number) {
   return steps;
 }
 
-// The trace's steps are made when first read (a getter in the decoded answer's trace), not with the
+function learnerWalkOf(section, number) {
+  const { node, updates } = columnsOf(section, "learner walk steps", LEARNER_FIELDS);
+  const { child, grad } = columnsOf(updates, "learner walk updates", LEARNER_UPDATE_FIELDS);
+  const nodes = node.values, offsets = updates.offsets, children = child.values, grads = grad.values;
+  const steps = new Array(section.count);
+  for (let i = 0; i < steps.length; i++) {
+    const start = offsets[i];
+    const stepUpdates = new Array(offsets[i + 1] - start);
+    for (let k = 0; k < stepUpdates.length; k++) stepUpdates[k] = { child: children[start + k], grad: number(grads[start + k]) };
+    steps[i] = { node: nodes[i], updates: stepUpdates };
+  }
+  return steps;
+}
+
+// The trace's steps, and the learner's walk, are made when first read (a getter), not with the
 // answer: the page's timeline reads the trace as columns (traceColumns), and 160,000 step records of a
-// microgpt step it never reads would only cost their making and their garbage collection.
+// microgpt step it never reads would only cost their making and their garbage collection; the
+// learner's walk is read only when the player is asked to step through it.
 const traceColumnsOf = new WeakMap(); // a decoded answer's trace -> () => its columns
+
+/** Makes object[field] with make() when first read; a value set replaces it. */
+function madeWhenRead(object, field, make) {
+  let made = null;
+  Object.defineProperty(object, field, {
+    enumerable: true,
+    configurable: true,
+    get: () => (made ??= make()),
+    set: (value) => {
+      made = value;
+    },
+  });
+}
 
 /**
  * The columnar answer (parsed) -> the object the JSON answer parses to, its nodes' and trace's number
@@ -112,6 +142,11 @@ const traceColumnsOf = new WeakMap(); // a decoded answer's trace -> () => its c
 export function decodeColumns(columnar, number = asIs) {
   const answer = { ...columnar, nodes: nodesOf(columnar.nodes, number) };
   if (columnar.trace) answer.trace = traceOf(columnar.trace, number);
+  if (columnar.learner_walk) {
+    const walk = columnar.learner_walk;
+    columnsOf(columnsOf(walk, "learner walk steps", LEARNER_FIELDS).updates, "learner walk updates", LEARNER_UPDATE_FIELDS);
+    madeWhenRead(answer, "learner_walk", () => learnerWalkOf(walk, number));
+  }
   return answer;
 }
 
@@ -120,18 +155,8 @@ function traceOf(trace, number) {
   columnsOf(trace.sort, "sort steps", SORT_FIELDS);
   columnsOf(columnsOf(trace.propagate, "propagate steps", PROPAGATE_FIELDS).updates, "updates", UPDATE_FIELDS);
   const decoded = { ...trace };
-  const made = { sort: () => sortOf(trace.sort), propagate: () => propagateOf(trace.propagate, number) };
-  for (const [field, make] of Object.entries(made)) {
-    let steps = null;
-    Object.defineProperty(decoded, field, {
-      enumerable: true,
-      configurable: true,
-      get: () => (steps ??= make()),
-      set: (value) => {
-        steps = value;
-      },
-    });
-  }
+  madeWhenRead(decoded, "sort", () => sortOf(trace.sort));
+  madeWhenRead(decoded, "propagate", () => propagateOf(trace.propagate, number));
   let columns = null;
   traceColumnsOf.set(decoded, () => (columns ??= { sort: sortColumns(trace.sort), propagate: propagateColumns(trace.propagate, number) }));
   return decoded;

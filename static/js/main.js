@@ -683,7 +683,7 @@ export function startValuegraph(root, { location = window.location, history = wi
 
   /** Offer the choice when the answer has the learner's walk; the walk to show ("course" without one). */
   function showWalkChoice(response) {
-    const offered = Boolean(response.learner_walk && walkChoice);
+    const offered = Boolean("learner_walk" in response && walkChoice); // `in`: its steps are made when read
     if (walkChoiceBox) walkChoiceBox.hidden = !offered;
     if (!offered && walkChoice) walkChoice.value = "course";
     return offered ? walkChoice.value : "course";
