@@ -87,6 +87,7 @@ def run(text, *, one_step=True, monkeypatch=None, shows_graph=True, **limits):
     if not one_step:
         monkeypatch.setattr(idioms, "sorting_visit", lambda node: None)
         monkeypatch.setattr(idioms, "accumulating_loop", lambda node: None)
+        monkeypatch.setattr(idioms, "operator_method", lambda node: None)
     counts = []
     try:
         result = run_python(
@@ -299,3 +300,121 @@ def test_recognised_shapes_and_near_misses():
 def test_every_own_class_program_means_the_same_either_way(ways, path):
     one_step, as_written, _ = ways(path.read_text())
     assert one_step == as_written
+
+
+# ---- a value class's + and * (idioms.operator_in_one_step) ----
+
+DIVIDING = VALUE_CLASS.replace(
+    "    def __truediv__(self, other):\n        return self * other**-1\n",
+    "    def __truediv__(self, other):\n        other = other if isinstance(other, Value) else Value(other)\n"
+    "        return Value(self.data / other.data, (self, other), (1 / other.data, -self.data / other.data**2))\n",
+)
+NEURON = """
+w = [Value(0.5), Value(-1.5), Value(2.0)]
+x = [1.0, 2, Value(-3.0)]
+out = sum((wi * xi for wi, xi in zip(w, x)), 0.25) * 2 + 1
+out.backward()
+print(out.data, [wi.grad for wi in w], x[2].grad)
+"""
+
+
+def operator_calls(monkeypatch):
+    """A list that counts the calls of a class's __add__ and __mul__ as functions in the next run."""
+    from engine.python.calls import Calls
+
+    called = []
+    call_function = Calls.call_function
+
+    def counted(self, function, args, kwargs, scope=None):
+        if function.name in ("__add__", "__mul__"):
+            called.append(function.name)
+        return call_function(self, function, args, kwargs, scope)
+
+    monkeypatch.setattr(Calls, "call_function", counted)
+    return called
+
+
+def test_the_class_operators_run_in_one_step_and_mean_the_same(ways, monkeypatch):
+    text = VALUE_CLASS + NEURON + "print(out * 3 == out, (w[0] + w[1]).data, (2 * w[2]).data)\n"
+    called = operator_calls(monkeypatch)
+    one_step, as_written, _ = ways(text)
+    assert one_step == as_written and one_step[0] == cpython_printed(text)
+    assert called == []  # the products, the sum's additions (through __radd__), * 2, + 1, ...: none called
+
+
+@pytest.mark.parametrize(
+    "change, ends, calls_the_method",
+    [
+        ("x = [1.0, 2, Value(-3.0)]", "ok", False),
+        # a number that is no int or float: the method called as written
+        ("x = [True, 2, Value(-3.0)]", "ok", True),
+        # a field that holds no number: the returned call as written, which fails as written
+        ("x = [1.0, 2, Value('a')]", "error", False),
+        ("x = [1.0, 2, Value(-3.0)]\nw[1].data = None", "error", False),
+        # the class's name or isinstance read something else at the time of the call
+        ("x = [1.0, 2, Value(-3.0)]\nOld = Value\nValue = None\nw = [Old(0.5), Old(-1.5), Old(2.0)]", "error", True),
+        ("x = [1.0, 2, Value(-3.0)]\ndef isinstance(a, b):\n    return hasattr(a, 'data')", "ok", True),
+        # an operand of a subclass, and a subclass's inherited operator
+        ("class Sub(Value):\n    pass\nx = [1.0, 2, Sub(-3.0)]", "ok", True),
+        ("class Sub(Value):\n    pass\nx = [1.0, 2, Value(-3.0)]\nw = [Sub(0.5), Sub(-1.5), Sub(2.0)]", "ok", True),
+        # ints past 64 bits become floats, as the interpreter's `*` makes them (CPython keeps them whole)
+        ("x = [2**40, 2**40, Value(2**40)]\nw = [Value(2**40), Value(2**40), Value(2)]", "floats", False),
+    ],
+)
+def test_what_the_operators_cannot_do_in_one_step_runs_as_written(ways, monkeypatch, change, ends, calls_the_method):
+    text = VALUE_CLASS + NEURON.replace("x = [1.0, 2, Value(-3.0)]", change)
+    called = operator_calls(monkeypatch)
+    one_step, as_written, _ = ways(text)
+    assert one_step == as_written
+    assert (one_step[0] == "error") == (ends == "error"), one_step
+    if ends == "ok":
+        assert one_step[0] == cpython_printed(text)
+    assert bool(called) == calls_the_method
+
+
+def test_an_operators_failure_has_the_same_message_and_place(ways):
+    text = VALUE_CLASS + "a = Value(1.0)\nb = a * 2\nc = Value('text') * b\n"
+    one_step, as_written, _ = ways(text)
+    assert one_step == as_written and one_step[0] == "error"
+    assert one_step[2].line == 20  # `self.data * other.data` in __mul__, where the product of a str fails
+    assert DIVIDING != VALUE_CLASS
+    dividing = DIVIDING + "a = Value(3.0) / 4\nb = a / (a * 0)\nprint(a.data, a._local_grads, b.data)\n"
+    one_step, as_written, _ = ways(dividing)
+    assert one_step == as_written and one_step[0] == ["0.75 (0.25, -0.1875) inf"]  # IEEE, as the engine's Values
+
+
+def test_the_operators_stop_at_the_same_statement_and_depth(ways):
+    text = VALUE_CLASS + NEURON
+    total = ways(text)[0][3][-1]
+    for limit in range(total - 60, total - 20, 3):  # some within a product's or a sum's call
+        one_step, as_written, _ = ways(text, max_statements=limit)
+        assert one_step == as_written and one_step[0] == "error"
+    nested = (
+        VALUE_CLASS + "def f(n, x):\n    return x * 2 if n == 0 else f(n - 1, x)\ny = f(6, Value(1.5))\ny.backward()\n"
+    )
+    ended = []
+    for depth in range(6, 12):  # the product's call, then its Value's __init__, one deeper each
+        one_step, as_written, _ = ways(nested, max_call_depth=depth)
+        assert one_step == as_written
+        ended.append(one_step[0] == "error")
+    assert ended[0] and not ended[-1]
+
+
+def test_recognised_operator_shapes_and_near_misses():
+    import ast
+
+    method = VALUE_CLASS.split("    def __mul__")[1].split("\n\n")[0]
+    text = "def __mul__" + method.replace("\n    ", "\n")
+    found = idioms.operator_method(ast.parse(text).body[0])
+    assert found is not None and found[:3] == ("self", "other", "Value")
+    for near_miss in (
+        text.replace("(self, other), (", "(other, self), ("),
+        text.replace("isinstance(other, Value)", "isinstance(other, Other)"),
+        text.replace("else Value(other)", "else float(other)"),
+        text.replace("self.data * other.data", "self.data * other.grad()"),
+        text.replace("self.data * other.data", "math.log(self.data)"),
+        text.replace("(other.data, self.data))", "(other.data,))"),
+        text.replace("def __mul__(self, other):", "def __mul__(self, other, k=1):"),
+        text + "\n    print(other)",
+    ):
+        assert idioms.operator_method(ast.parse(near_miss).body[0]) is None, near_miss

@@ -10,7 +10,7 @@ from ..syntax import Span
 from ..value import Value
 from . import builtins as B
 from . import model
-from .idioms import sort_in_one_step
+from .idioms import operator_in_one_step, sort_in_one_step
 from .objects import (
     MISSING,
     BoundMethod,
@@ -94,21 +94,7 @@ class Calls:
         if kind is Builtin or kind is BuiltinType:
             return callee.run(self, args, kwargs)
         if kind is Class:
-            self.instances += 1
-            instance = Instance(callee, self.instances)
-            init = self.inits.get(callee)
-            if init is None:  # a class's attributes are fixed once its body has run
-                if len(self.inits) >= CLASSES_KEPT:
-                    self.inits.clear()
-                init = self.inits[callee] = callee.get("__init__", MISSING)
-            if init is MISSING:
-                if args or kwargs:
-                    raise B.RunError(f"{callee.name}() takes no arguments: the class has no __init__")
-                return instance
-            fill = self.fills.get(init.body) if type(init) is Function and not kwargs else None
-            if fill is None or not fill(self, instance, init, args):
-                self.call_function(init, (instance, *args), kwargs)
-            return instance
+            return self.instance_of(callee, args, kwargs)
         if kind is Instance:
             try:
                 method = callee.cls.lookup("__call__")
@@ -116,6 +102,24 @@ class Calls:
                 raise B.RunError(f"a {callee.cls.name} cannot be called: its class has no __call__") from None
             return self.call_function(method, (callee, *args), kwargs, scope)
         raise B.RunError(f"{type_name(callee)} cannot be called")
+
+    def instance_of(self, cls, args, kwargs):
+        """cls(*args, **kwargs): a new instance, its __init__ run (or its fields filled as it would fill them)."""
+        self.instances += 1
+        instance = Instance(cls, self.instances)
+        init = self.inits.get(cls)
+        if init is None:  # a class's attributes are fixed once its body has run
+            if len(self.inits) >= CLASSES_KEPT:
+                self.inits.clear()
+            init = self.inits[cls] = cls.get("__init__", MISSING)
+        if init is MISSING:
+            if args or kwargs:
+                raise B.RunError(f"{cls.name}() takes no arguments: the class has no __init__")
+            return instance
+        fill = self.fills.get(init.body) if type(init) is Function and not kwargs else None
+        if fill is None or not fill(self, instance, init, args):
+            self.call_function(init, (instance, *args), kwargs)
+        return instance
 
     def call_function(self, function, args, kwargs, scope=None):
         """scope: the scope the nodes made in the call show (a walked item's, see Walk); None:
@@ -486,6 +490,7 @@ class CallCompiler:
         outer_locals, self.locals = self.locals, _local_names(node)
         outer_in_method, self.in_method = self.in_method, self.in_method or in_class
         body = sort_in_one_step(self, node, self.function_body(node.body))
+        operator = operator_in_one_step(self, node) if in_class else None  # in the method's own context
         self.nonlocals, self.walks, self.in_method = outer_nonlocals, outer_walks, outer_in_method
         self.locals = outer_locals
         name = node.name
@@ -495,6 +500,8 @@ class CallCompiler:
         defines = _defines_functions(node)
         if fill is not None:
             self.state.fills[body] = fill
+        if operator is not None:
+            self.state.operators[body] = operator
 
         def run(frame):
             values = {param: default(frame) for param, default in defaults.items()} if defaults else {}

@@ -13,6 +13,8 @@ and the gradient's accumulation into a node's children
     for child, local in zip(node._children, node._local_grads):
         child.grad += local * node.grad
 
+and, in the forward pass, the class's + and * (`other = other if isinstance(other, Value) else
+Value(other)`, then `return Value(self.data * other.data, (self, other), (other.data, self.data))`).
 Run a statement and a call at a time, they are most of a training step's time. Recognised by their
 syntax trees, whatever their names, each runs in a loop of its own doing what each statement and
 call would have done: the same nodes added and appended in the same order, the same gradients
@@ -24,7 +26,8 @@ the code runs as written, so errors, limits and their places stay the interprete
 import ast
 
 from . import builtins as B
-from .objects import Function, Instance, ProgramSet
+from . import calls  # calls.py compiles a def with this module's shapes: its names are read when they run
+from .objects import Class, Function, Instance, ProgramSet
 
 # how a call of a sort's function runs: one step, or written out (a fallback runs the whole recursion
 # below it as written, so its nested calls do not each walk their graph again)
@@ -384,3 +387,216 @@ def _find(compiler, frame, name):
             return frame.vars[name]
         frame = frame.parent
     return compiler.builtins.get(name)
+
+
+# ---- a value class's operators ----
+
+NOT_DONE = object()  # what an operator's one step answers when the call must run as written
+ARITHMETIC = {ast.Add: "Add", ast.Sub: "Sub", ast.Mult: "Mult", ast.Div: "Div", ast.Pow: "Pow"}
+
+
+def operator_method(node):
+    """For `def m(self, other)` whose body is
+
+        other = other if isinstance(other, C) else C(other)
+        return C(<number>, (self, other), (<number>, <number>))
+
+    where each <number> is made of the two objects' fields, numbers, + - * / ** and unary minus:
+    (self, other, C, the isinstance call, the C(other) call, the returned call, its three numbers
+    compiled as functions of the two objects' fields); else None."""
+    arguments = node.args
+    if (
+        [type(a) for a in (arguments.vararg, arguments.kwarg)] != [type(None)] * 2
+        or len(arguments.args) != 2
+        or arguments.defaults
+        or arguments.kwonlyargs
+        or arguments.posonlyargs
+        or node.decorator_list
+        or len(node.body) != 2
+    ):
+        return None
+    this, other = (arg.arg for arg in arguments.args)
+    coerce, give = node.body
+    if type(coerce) is not ast.Assign or len(coerce.targets) != 1 or _name(coerce.targets[0]) != other:
+        return None
+    choice = coerce.value
+    if type(choice) is not ast.IfExp or _name(choice.body) != other:
+        return None
+    test, made = choice.test, choice.orelse
+    if not (_plain_call(test, 2) and _name(test.func) == "isinstance" and _name(test.args[0]) == other):
+        return None
+    cls = _name(test.args[1])
+    if not (_plain_call(made, 1) and _name(made.func) == cls and _name(made.args[0]) == other):
+        return None
+    if type(give) is not ast.Return or not _plain_call(give.value, 3) or _name(give.value.func) != cls:
+        return None
+    data, inputs, local_grads = give.value.args
+    if (
+        type(inputs) is not ast.Tuple
+        or [_name(e) for e in inputs.elts] != [this, other]
+        or type(local_grads) is not ast.Tuple
+        or len(local_grads.elts) != 2
+        or cls in (None, this, other, "isinstance")
+        or this == other
+    ):
+        return None
+    numbers = [_arithmetic(e, this, other) for e in (data, *local_grads.elts)]
+    if None in numbers:
+        return None
+    return this, other, cls, test, made, give.value, numbers
+
+
+def _plain_call(node, count):
+    return (
+        type(node) is ast.Call
+        and not node.keywords
+        and len(node.args) == count
+        and not any(type(a) is ast.Starred for a in node.args)
+    )
+
+
+class _NotANumber(Exception):
+    """A field an operator's arithmetic reads is missing or holds no int or float: run it as written."""
+
+
+def _arithmetic(node, this, other):
+    """`node` as a function of the two objects' fields (dicts), computing what the interpreter's
+    operators compute on numbers (builtins' add, mul, ...; on a float, + - * as BinOp runs them inline);
+    None for any other expression. It raises (_NotANumber, or the operator's own error) where the code
+    as written would do something else."""
+    kind = type(node)
+    if kind is ast.Constant and type(node.value) in (int, float):
+        value = node.value
+        return lambda mine, theirs: value
+    if kind is ast.Attribute and type(node.value) is ast.Name and node.value.id in (this, other):
+        field = node.attr
+        if node.value.id == this:
+
+            def read(mine, theirs):
+                value = mine.get(field)
+                if type(value) is float or type(value) is int:
+                    return value
+                raise _NotANumber
+
+        else:
+
+            def read(mine, theirs):
+                value = theirs.get(field)
+                if type(value) is float or type(value) is int:
+                    return value
+                raise _NotANumber
+
+        return read
+    if kind is ast.UnaryOp and type(node.op) is ast.USub:
+        operand = _arithmetic(node.operand, this, other)
+        return None if operand is None else lambda mine, theirs: B.negate(operand(mine, theirs))
+    if kind is ast.BinOp and type(node.op) in ARITHMETIC:
+        left, right = _arithmetic(node.left, this, other), _arithmetic(node.right, this, other)
+        if left is None or right is None:
+            return None
+        name = ARITHMETIC[type(node.op)]
+        operation, on_floats = B.BINARY[name], B.FLOAT_OPERATIONS.get(name)
+
+        def compute(mine, theirs):
+            x, y = left(mine, theirs), right(mine, theirs)
+            if on_floats is not None and (type(x) is float or type(y) is float):
+                return on_floats(x, y)
+            return operation(x, y)
+
+        return compute
+    return None
+
+
+def _global(frame, name, builtins):
+    """What a name a function does not assign reads, from the frame it was defined in outwards."""
+    while frame is not None:
+        variables = frame.vars
+        if name in variables:
+            return variables[name]
+        frame = frame.parent
+    return builtins.get(name)
+
+
+def operator_in_one_step(compiler, node):
+    """For a method of the shape above, run(function, a, b): `a op b` as calling it would make it,
+    for a an instance of the class C names and b one too or an int or a float, without a frame,
+    statement or call of its own for each; NOT_DONE, with nothing changed, where the call could do
+    otherwise (C or isinstance named something else, b of another class, a field that is no number,
+    the call-depth limit near, the program's own backward() running), and the method is then called.
+    Compiled in the method's own context (its locals), so that the parts it runs as written (the
+    call C(other), the returned call when its numbers do not hold) are the method's own code."""
+    shape = None if compiler.prelude else operator_method(node)
+    if shape is None:
+        return None
+    this, other, cls_name, test, coerce_call, give_call, (data, first_local, second_local) = shape
+    state = compiler.state
+    limits = state.limits
+    builtins = compiler.builtins
+    isinstance_builtin = builtins["isinstance"]
+    failed = compiler.failure()
+    place = compiler.span(node.body[0])  # where the body's count reports the statement limit
+    coerce_statement, give_statement = node.body
+    coerce, give = compiler.expr(coerce_call), compiler.expr(give_call)
+    test_extent, coerce_extent, give_extent = (compiler.site(call)[0] for call in (test, coerce_call, give_call))
+
+    def run(function, a, b):
+        depth = state.depth
+        cls = a.cls
+        closure = function.closure
+        kind = type(b)
+        if (
+            depth + 1 >= limits.max_call_depth  # the method's call, and C()'s __init__ one deeper
+            or state.walk is not None
+            or (kind is not float and kind is not int and (kind is not Instance or b.cls is not cls))
+            or type(cls) is not Class
+        ):
+            return NOT_DONE
+        variables = closure.vars  # the module's, for a class defined at its top level
+        if (
+            variables[cls_name] if cls_name in variables else _global(closure.parent, cls_name, builtins)
+        ) is not cls or (
+            variables["isinstance"] if "isinstance" in variables else _global(closure.parent, "isinstance", builtins)
+        ) is not isinstance_builtin:
+            return NOT_DONE
+        # From here on, what Calls.call_function and the body would do, in their order.
+        outer, site = state.scope, state.call_site
+        state.depth = depth + 1
+        if len(outer) < calls.LONGEST_SCOPE:
+            made = state.calls_made.get(len(outer))
+            if made is None or made[0] is not outer:
+                state.calls_made[len(outer)] = (outer, function.scope_name, site)
+                state.scope = outer + (function.scope_name,)
+            else:
+                state.scope = outer + (state.call_name(made, function.scope_name, site),)
+        state.steps += 2
+        if state.steps > limits.max_statements:
+            state.count(0, place)
+        state.entry, state.entry_node, state.call_site = test_extent, test, test_extent
+        frame = None
+        if kind is not Instance:
+            frame = calls.Frame({this: a, other: b}, closure)
+            try:
+                b = coerce(frame)
+            except Exception as error:
+                raise failed(error, coerce_statement) from None
+            frame.vars[other] = b
+        mine, theirs = a.fields, b.fields
+        try:
+            numbers = (data(mine, theirs), (a, b), (first_local(mine, theirs), second_local(mine, theirs)))
+        except Exception:
+            numbers = None
+        try:
+            if numbers is None:  # the returned call as written: it fails, or does otherwise, as written
+                result = give(frame or calls.Frame({this: a, other: b}, closure))
+            else:
+                state.entry, state.entry_node, state.call_site = give_extent, give_call, give_extent
+                try:
+                    result = state.instance_of(cls, numbers, calls.NO_KEYWORDS)
+                except Exception as error:
+                    raise failed(error, give_call) from None
+        except Exception as error:
+            raise failed(error, give_statement) from None
+        state.scope, state.call_site, state.depth = outer, site, depth
+        return result
+
+    return run

@@ -6,6 +6,7 @@ NotImplemented, the right operand's first when its class is a subclass that over
 
 from ..value import Value
 from . import builtins as B
+from .idioms import NOT_DONE
 from .objects import BoundMethod, Class, Function, Instance, Module, show, type_name
 
 
@@ -165,7 +166,13 @@ def binary(state, kind, a, b):
     if type(a) is Instance and (type(b) is not Instance or b.cls is a.cls):
         # `a * 2`, `a * b` of one class: a's own method is the only one _dispatch would try
         forward = _method(a, name)
-        result = NotImplemented if forward is None else state.call_function(forward, (a, b), {})
+        if forward is None:
+            result = NotImplemented
+        else:
+            one_step = state.operators.get(forward.body)
+            result = NOT_DONE if one_step is None else one_step(forward, a, b)
+            if result is NOT_DONE:
+                result = state.call_function(forward, (a, b), {})
         if type(result) is Instance and result.made_by is None:  # made(), inline: every operator on instances
             result.made_by = name
     else:

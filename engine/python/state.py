@@ -60,6 +60,7 @@ class State(Calls):
         self.observed_run = None
         self.code = {}  # compiled function bodies by where they are written (calls.py): a snapshot names them
         self.fills = {}  # compiled __init__ body -> its calls.field_filler, for those that only store fields
+        self.operators = {}  # compiled body of a class's + or * -> idioms.operator_in_one_step's run
         self.inits = {}  # class -> its __init__ (or MISSING), looked up at its first call
         self.snapshots = None  # a snapshots.Taker while a job runs: offered the program at each top-level pass
         self.resume = None  # (statement index, iterator, pass index) of the top-level loop a replay resumes
