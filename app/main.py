@@ -10,7 +10,7 @@ from fastapi.middleware.gzip import GZipMiddleware
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
-from . import __version__
+from . import __version__, compression
 from .assets import STATIC_DIR, TEMPLATES_DIR, add_template_globals
 from .cache import ResponseCache
 from .config import Settings
@@ -63,10 +63,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     register_error_handlers(app)
 
     # Added innermost first: CORS headers go on every answer, 413 included.
-    # Level 2, not Starlette's 9: a 12,000-node trace (6.5 MB) compresses to 0.88 MB in ~25 ms at 2;
-    # level 1 is no faster and 8 % bigger, 3 and up are slower (docs/performance.md): the server's time is the scarcer.
     # Inside the 413: that answer keeps its Content-Length while the rest of the body is read (gzip would stream it).
-    app.add_middleware(GZipMiddleware, minimum_size=1000, compresslevel=2)
+    # An answer already compressed (the columnar one, app.compression) passes through as it is.
+    app.add_middleware(GZipMiddleware, minimum_size=1000, compresslevel=compression.LEVEL)
     app.add_middleware(
         BodySizeLimit,
         max_bytes=settings.max_body_bytes,

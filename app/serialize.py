@@ -101,10 +101,14 @@ def backward_json(
 
 
 def backward_columns(
-    steps, measured=None, layout=None, include_trace=True, program=None, checked=None, learner_walk=None
+    steps, measured=None, layout=None, include_trace=True, program=None, checked=None, learner_walk=None, out=None
 ) -> bytes:
-    """The same answer in the columnar encoding: every Records section as {"count", "columns"}, the rest as in JSON."""
-    return to_json(_in_columns(_sections(steps, measured, layout, include_trace, program, checked, learner_walk)))
+    """The same answer in the columnar encoding: every Records section as {"count", "columns"}, the rest as in JSON,
+    written a section at a time into `out` (a BytesIO unless given: app.compression.GzipWriter compresses each
+    section while the next is made), whose getvalue() it returns."""
+    out = io.BytesIO() if out is None else out
+    _write(_sections(steps, measured, layout, include_trace, program, checked, learner_walk), out, columns=True)
+    return out.getvalue()
 
 
 def to_json(response: schemas.BackwardResponse) -> bytes:
@@ -283,9 +287,15 @@ def _built(value):
     return value
 
 
-def _write(value, out: io.BytesIO) -> None:
-    """JSON exactly as to_json writes the built answer (compact, keys in order), a section at a time."""
+def _write(value, out, columns=False) -> None:
+    """JSON exactly as to_json writes the built answer (compact, keys in order), a section at a time;
+    with columns, each Records section in its columns, from its fields, else a chunk of records at a time."""
     if isinstance(value, Records):
+        if columns:
+            written = _Columns(value.columns)
+            written.add(value.fields(), value.count)
+            out.write(to_json({"count": value.count, "columns": written.written()}))
+            return
         out.write(b"[")
         for start in range(0, value.count, CHUNK):
             if start:
@@ -296,21 +306,10 @@ def _write(value, out: io.BytesIO) -> None:
         out.write(b"{")
         for position, (key, item) in enumerate(value.items()):
             out.write(b'%s"%s":' % (b"," if position else b"", key.encode()))  # our own keys: plain ASCII names
-            _write(item, out)
+            _write(item, out, columns)
         out.write(b"}")
     else:
         out.write(to_json(value))
-
-
-def _in_columns(value):
-    """The answer with every Records section in its columns, from its fields."""
-    if isinstance(value, Records):
-        columns = _Columns(value.columns)
-        columns.add(value.fields(), value.count)
-        return {"count": value.count, "columns": columns.written()}
-    if isinstance(value, Sections):
-        return {key: _in_columns(item) for key, item in value.items()}
-    return value
 
 
 _UNSET = object()

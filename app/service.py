@@ -24,6 +24,7 @@ from engine.python.observe import LearnerWalk, learner_walk
 from . import schemas
 from .budget import Leftovers, collector_paused, run_within_budget
 from .cache import ResponseCache
+from .compression import GzipWriter
 from .config import Settings
 from .graph import check_nodes, read_graph
 from .layout import compute_layout
@@ -51,8 +52,8 @@ class Computed(NamedTuple):
     def json(self) -> bytes:
         return backward_json(*self)
 
-    def columns(self) -> bytes:
-        return backward_columns(*self)
+    def columns(self, out=None) -> bytes:
+        return backward_columns(*self, out=out)
 
 
 def compute(request: schemas.BackwardRequest, limits: Limits) -> Computed:
@@ -173,11 +174,17 @@ def answer(request: schemas.BackwardRequest, limits: Limits) -> schemas.Backward
         return compute(request, limits).response()
 
 
-def answer_json(request: schemas.BackwardRequest, limits: Limits, columns: bool = False) -> tuple[bytes, Leftovers]:
-    """The answer's bytes (written a chunk at a time; in the columnar encoding when columns), and the
-    graph and trace that made them, to free once the bytes are sent."""
+def answer_json(
+    request: schemas.BackwardRequest, limits: Limits, columns: bool = False, gzipped: bool = False
+) -> tuple[bytes, Leftovers]:
+    """The answer's bytes (written a chunk at a time; in the columnar encoding when columns, and then
+    gzip-compressed as it is written when gzipped), and the graph and trace that made them, to free once
+    the bytes are sent."""
     with collector_paused():
         made = compute(request, limits)
+        if columns and gzipped:
+            with GzipWriter() as out:
+                return made.columns(out), Leftovers(made)
         return made.columns() if columns else made.json(), Leftovers(made)
 
 
@@ -222,18 +229,21 @@ class Service:
         return await run_within_budget(function, *args, seconds=self.settings.time_budget, limiter=self.limiter)
 
     async def backward_json(
-        self, request: schemas.BackwardRequest, columns: bool = False
+        self, request: schemas.BackwardRequest, columns: bool = False, gzipped: bool = False
     ) -> tuple[bytes, Callable[[], None] | None]:
-        """The answer's bytes (JSON, or the columnar encoding when columns), from the cache or computed,
-        and what to call once they are sent (frees the graph and trace off the event loop), or None."""
+        """The answer's bytes (JSON, or the columnar encoding when columns, gzip-compressed when also
+        gzipped), from the cache or computed, and what to call once they are sent (frees the graph and
+        trace off the event loop), or None."""
+        gzipped = columns and gzipped
         # A posted graph is not cached: its key would cost about what its answer does, on the event loop.
         key = None
         if not request.graph:  # json.dumps escapes lone surrogates
-            key = json.dumps([request.model_dump(), "columns" if columns else "json"], sort_keys=True)
+            encoding = ("columns+gzip" if gzipped else "columns") if columns else "json"
+            key = json.dumps([request.model_dump(), encoding], sort_keys=True)
         body = None if key is None else self.cache.get(key)
         if body is not None:
             return body, None
-        body, leftovers = await self.run(answer_json, request, self.limits, columns)
+        body, leftovers = await self.run(answer_json, request, self.limits, columns, gzipped)
         if key is not None:
             self.cache.put(key, body)
         return body, leftovers.free

@@ -117,3 +117,39 @@ async def test_errors_are_the_same_json_errors(make_client):
     columns = await client.post("/backward", json={"expression": "a = (1"}, headers=COLUMNS)
     assert plain.status_code == columns.status_code == 400
     assert plain.json() == columns.json()
+
+
+async def test_the_columns_are_compressed_as_they_are_written_for_a_client_that_takes_gzip(make_client):
+    """With gzip in Accept-Encoding, the columnar answer comes compressed by app.compression (the same
+    bytes once decompressed as without it), and the cache keeps the two apart; the JSON answer is still
+    compressed by the middleware."""
+    client = make_client()
+    body = {"expression": PROGRAMS["chapter 2"] + "\nd = c * c + L"}
+    identity = await client.post("/backward", json=body, headers={**COLUMNS, "Accept-Encoding": "identity"})
+    zipped = await client.post("/backward", json=body, headers={**COLUMNS, "Accept-Encoding": "gzip, deflate"})
+    assert "content-encoding" not in identity.headers
+    assert zipped.headers["content-encoding"] == "gzip" and zipped.headers["vary"].startswith("Accept, Accept-Encoding")
+    assert zipped.content == identity.content  # httpx decompresses it
+    assert int(zipped.headers["content-length"]) < len(identity.content) / 2
+    again = await client.post("/backward", json=body, headers={**COLUMNS, "Accept-Encoding": "identity"})
+    assert again.content == identity.content and "content-encoding" not in again.headers  # cached apart
+    plain = await client.post("/backward", json=body, headers={"Accept-Encoding": "gzip"})
+    assert plain.headers["content-encoding"] == "gzip" and plain.headers["content-type"] == "application/json"
+
+
+def test_the_gzip_writer_compresses_every_piece_and_its_thread_ends_even_when_writing_fails():
+    import gzip
+    import threading
+
+    from app.compression import GzipWriter
+
+    pieces = [b"{", b'"a":', bytes(range(256)) * 400, memoryview(b"[1,2,3]")[1:-1], b"}"]
+    with GzipWriter() as out:
+        for piece in pieces:
+            out.write(piece)
+        assert gzip.decompress(out.getvalue()) == b"".join(bytes(piece) for piece in pieces)
+    with pytest.raises(RuntimeError):
+        with GzipWriter() as failing:
+            failing.write(b"half an answer")
+            raise RuntimeError("the budget ran out")
+    assert not any(thread.name == "valuegraph gzip" for thread in threading.enumerate())

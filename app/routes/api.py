@@ -12,6 +12,7 @@ from starlette.background import BackgroundTask
 from engine import Limits
 
 from .. import schemas
+from ..compression import accepts_gzip
 from ..dependencies import ServiceDep
 from ..errors import json_error
 from ..middleware import body_limit_message
@@ -48,14 +49,19 @@ class JSONBodyRoute(APIRoute):
 router = APIRouter(tags=["api"], route_class=JSONBodyRoute)
 
 
-async def _answer(request: schemas.BackwardRequest, service: Service, accept: str | None) -> Response:
+async def _answer(
+    request: schemas.BackwardRequest, service: Service, accept: str | None, accept_encoding: str | None
+) -> Response:
     columns = wants_columns(accept)
-    body, free = await service.backward_json(request, columns)
+    gzipped = columns and accepts_gzip(accept_encoding)  # compressed as it is written (app.compression)
+    body, free = await service.backward_json(request, columns, gzipped)
+    # One URL, two encodings (the columns compressed here, not by the middleware): a shared cache keeps them apart.
+    headers = {"Vary": "Accept, Accept-Encoding", "Content-Encoding": "gzip"} if gzipped else {"Vary": "Accept"}
     # free: after the last byte is sent, in a worker thread, not on the event loop
     return Response(
         body,
         media_type=COLUMNS_MEDIA_TYPE if columns else "application/json",
-        headers={"Vary": "Accept"},  # one URL, two encodings: a shared cache must keep them apart
+        headers=headers,
         background=free and BackgroundTask(free),
     )
 
@@ -86,6 +92,7 @@ async def post_backward(
     service: ServiceDep,
     raw: Request,
     accept: Annotated[str | None, Header(include_in_schema=False)] = None,
+    accept_encoding: Annotated[str | None, Header(include_in_schema=False)] = None,
 ) -> Response:
     """Run a program and its backward pass; return the graph, its gradients and every step. With
     `graph` instead of a program: the same for a graph built elsewhere, with each node's
@@ -94,7 +101,7 @@ async def post_backward(
     if request.graph is None and len(await raw.body()) > settings.max_body_bytes:
         # Let past the general limit for naming a graph (app.middleware), and it has none.
         return json_error(413, {"message": body_limit_message(settings.max_body_bytes, settings.max_graph_body_bytes)})
-    return await _answer(request, service, accept)
+    return await _answer(request, service, accept, accept_encoding)
 
 
 @router.get("/backward", response_model=schemas.BackwardResponse, responses=BACKWARD_RESPONSES)
@@ -102,9 +109,10 @@ async def get_backward(
     query: Annotated[schemas.BackwardQuery, Query()],
     service: ServiceDep,
     accept: Annotated[str | None, Header(include_in_schema=False)] = None,
+    accept_encoding: Annotated[str | None, Header(include_in_schema=False)] = None,
 ) -> Response:
     """The same as POST, for links and curl; variables are written in the program."""
-    return await _answer(query.as_request(), service, accept)
+    return await _answer(query.as_request(), service, accept, accept_encoding)
 
 
 def add_response_examples(openapi: dict) -> dict:
