@@ -406,7 +406,8 @@ def operator_method(node):
     compiled as functions of the two objects' fields); else None."""
     arguments = node.args
     if (
-        [type(a) for a in (arguments.vararg, arguments.kwarg)] != [type(None)] * 2
+        arguments.vararg
+        or arguments.kwarg
         or len(arguments.args) != 2
         or arguments.defaults
         or arguments.kwonlyargs
@@ -537,7 +538,7 @@ def operator_in_one_step(compiler, node):
     place = compiler.span(node.body[0])  # where the body's count reports the statement limit
     coerce_statement, give_statement = node.body
     coerce, give = compiler.expr(coerce_call), compiler.expr(give_call)
-    test_extent, coerce_extent, give_extent = (compiler.site(call)[0] for call in (test, coerce_call, give_call))
+    test_extent, give_extent = compiler.site(test)[0], compiler.site(give_call)[0]  # C(other) sets its own
 
     def run(function, a, b):
         depth = state.depth
