@@ -5,7 +5,7 @@ from the Values and the steps as the trace recorded them. Where app.schemas decl
 record may hold a tuple (a node's scope and local_grads, as the engine keeps them): pydantic-core
 writes a tuple as the same JSON array, so the bytes are the same and no list is copied per node.
 
-The three long lists (nodes, sort steps, propagate steps) are `Records`: a count, a function
+The long lists (nodes, sort steps, propagate steps, the learner's walk) are `Records`: a count, a function
 that builds the records of any slice, and one that gives every record's fields as lists.
 backward_response() builds the records whole, for the callers that keep the answer as data;
 backward_json() builds and writes them CHUNK at a time, so a 50,000-node answer never holds its
