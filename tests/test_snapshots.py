@@ -188,3 +188,18 @@ def test_a_job_forgets_the_places_of_values_it_can_no_longer_reach():
     assert len(done.python.serials) < 6 * 100  # the marks of the last passes since a snapshot, and w's
     request = schemas.BackwardRequest(expression=text, run=57)
     assert replayed_json(request, LIMITS, done.runs, done.printed, kept[55]) == answer_json(request, LIMITS)[0]
+
+
+def test_a_snapshot_of_a_program_with_functions_and_classes_is_replayed_from():
+    """A closure's frame (scaler's, which scaled keeps) and an instance of the program's class are in the
+    snapshot, and load back."""
+    text = (
+        "class Box:\n    def __init__(self, v):\n        self.v = v\n\n"
+        "def scaler(k):\n    def scaled(x, i):\n        return x * k * i\n    return scaled\n\n"
+        "box = Box(Value(1.0))\nscaled = scaler(1.0)\n"
+        "for i in range(30):\n    y = scaled(box.v, i)\n    y.backward()\nprint('end')\n"
+    )
+    done, kept, _ = job(text, {}, every=10)
+    assert sorted(kept) == [10, 20, 30]
+    replayed = replay_python(text, LIMITS, 0, 25, None, done.runs, done.printed, kept[20])
+    assert replayed.replayed_from == 20 and replayed.output.data == 25.0

@@ -17,6 +17,7 @@ from .objects import (
     Builtin,
     BuiltinType,
     Class,
+    Frame,
     Function,
     Instance,
     ProgramFile,
@@ -26,19 +27,7 @@ from .objects import (
 from .observe import node_fields
 
 IN_PRELUDE = Span(-1, 0, 0, -1)  # the place of prelude code: replaced by the program's call into it
-
-
-class Frame:
-    """The variables of one call (or of the program, or of a class body, or of a comprehension),
-    and the frame the function was defined in: names not found here are looked up there. `walks`:
-    {Walk: (index, scope)} of the loops running in this frame whose items are called (see Walk)."""
-
-    __slots__ = ("vars", "parent", "walks")
-
-    def __init__(self, variables, parent):
-        self.vars = variables
-        self.parent = parent
-        self.walks = None
+NO_KEYWORDS = {}  # the keyword arguments of a call without any (never changed)
 
 
 class Walk:
@@ -103,7 +92,7 @@ class Calls:
             return self.call_function(method, (callee, *args), kwargs, scope)
         raise B.RunError(f"{type_name(callee)} cannot be called")
 
-    def instance_of(self, cls, args, kwargs):
+    def instance_of(self, cls, args, kwargs=NO_KEYWORDS):
         """cls(*args, **kwargs): a new instance, its __init__ run (or its fields filled as it would fill them)."""
         self.instances += 1
         instance = Instance(cls, self.instances)
@@ -138,16 +127,10 @@ class Calls:
         outer = self.scope
         site = self.call_site
         self.depth += 1
-        if len(outer) < LONGEST_SCOPE:
-            if scope is not None:
-                self.scope = scope
-            else:
-                made = self.calls_made.get(len(outer))
-                if made is None or made[0] is not outer:  # the first call in this scope instance
-                    self.calls_made[len(outer)] = (outer, function.scope_name, site)
-                    self.scope = outer + (function.scope_name,)
-                else:
-                    self.scope = outer + (self.call_name(made, function.scope_name, site),)
+        if scope is not None and len(outer) < LONGEST_SCOPE:
+            self.scope = scope
+        else:
+            self.scope = self.scope_of_call(outer, function.scope_name, site)
         if self.depth >= HOP_CHECK_DEPTH and not self.depth % HOP_CHECK_EVERY and _stack_is_deep(self.hop_frames):
             result = self.on_fresh_stack(function.body, frame)
         else:
@@ -158,6 +141,17 @@ class Calls:
         self.call_site = site  # a built-in that calls again (map) calls from the same place
         self.depth -= 1
         return result
+
+    def scope_of_call(self, outer, name, site):
+        """The scope inside a call of the function `name` from scope `outer` at `site`, the call recorded
+        among those made in `outer` (call_name numbers them); `outer` itself past LONGEST_SCOPE."""
+        if len(outer) >= LONGEST_SCOPE:
+            return outer
+        made = self.calls_made.get(len(outer))
+        if made is None or made[0] is not outer:  # the first call in this scope instance
+            self.calls_made[len(outer)] = (outer, name, site)
+            return outer + (name,)
+        return outer + (self.call_name(made, name, site),)
 
     def call_name(self, made, name, site):
         """The name a call shows in its nodes' scopes: the function's, numbered by the place in the
@@ -412,7 +406,6 @@ def _bind(function, args, kwargs) -> dict:
 
 # name -> (the container type, its method) for calls that run inline (CallCompiler.expr_Call)
 CONTAINER_METHODS = {"append": (list, B.LIST_METHODS["append"]), "add": (ProgramSet, B.SET_METHODS["add"])}
-NO_KEYWORDS = {}
 
 
 def field_filler(node, place):

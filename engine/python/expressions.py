@@ -8,8 +8,8 @@ from ..errors import ProgramError
 from ..value import Value
 from . import builtins as B
 from . import model
-from .calls import Frame, values_of
-from .objects import Instance, ProgramSet, show, type_name
+from .calls import values_of
+from .objects import Frame, Instance, ProgramSet, show, type_name
 
 
 class ExpressionCompiler:

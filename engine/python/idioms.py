@@ -26,8 +26,7 @@ the code runs as written, so errors, limits and their places stay the interprete
 import ast
 
 from . import builtins as B
-from . import calls  # calls.py compiles a def with this module's shapes: its names are read when they run
-from .objects import Class, Function, Instance, ProgramSet
+from .objects import Class, Frame, Function, Instance, ProgramSet
 
 # how a call of a sort's function runs: one step, or written out (a fallback runs the whole recursion
 # below it as written, so its nested calls do not each walk their graph again)
@@ -562,20 +561,14 @@ def operator_in_one_step(compiler, node):
         # From here on, what Calls.call_function and the body would do, in their order.
         outer, site = state.scope, state.call_site
         state.depth = depth + 1
-        if len(outer) < calls.LONGEST_SCOPE:
-            made = state.calls_made.get(len(outer))
-            if made is None or made[0] is not outer:
-                state.calls_made[len(outer)] = (outer, function.scope_name, site)
-                state.scope = outer + (function.scope_name,)
-            else:
-                state.scope = outer + (state.call_name(made, function.scope_name, site),)
+        state.scope = state.scope_of_call(outer, function.scope_name, site)
         state.steps += 2
         if state.steps > limits.max_statements:
             state.count(0, place)
         state.entry, state.entry_node, state.call_site = test_extent, test, test_extent
         frame = None
         if kind is not Instance:
-            frame = calls.Frame({this: a, other: b}, closure)
+            frame = Frame({this: a, other: b}, closure)
             try:
                 b = coerce(frame)
             except Exception as error:
@@ -588,11 +581,11 @@ def operator_in_one_step(compiler, node):
             numbers = None
         try:
             if numbers is None:  # the returned call as written: it fails, or does otherwise, as written
-                result = give(frame or calls.Frame({this: a, other: b}, closure))
+                result = give(frame or Frame({this: a, other: b}, closure))
             else:
                 state.entry, state.entry_node, state.call_site = give_extent, give_call, give_extent
                 try:
-                    result = state.instance_of(cls, numbers, calls.NO_KEYWORDS)
+                    result = state.instance_of(cls, numbers)
                 except Exception as error:
                     raise failed(error, give_call) from None
         except Exception as error:

@@ -7,6 +7,19 @@ from ..value import Value
 MISSING = object()  # Class.get's default when an attribute's absence must be told from a None
 
 
+class Frame:
+    """The variables of one call (or of the program, or of a class body, or of a comprehension),
+    and the frame the function was defined in: names not found here are looked up there. `walks`:
+    {Walk: (index, scope)} of the loops running in this frame whose items are called (see Walk)."""
+
+    __slots__ = ("vars", "parent", "walks")
+
+    def __init__(self, variables, parent):
+        self.vars = variables
+        self.parent = parent
+        self.walks = None
+
+
 class Function:
     """A `def` or `lambda` of the program (or of the micrograd prelude)."""
 

@@ -12,8 +12,8 @@ from ..limits import Limits
 from ..syntax import NO_ORIGIN, Span
 from ..value import Value
 from . import builtins as B
-from .calls import Frame
 from .interpreter import Compiler
+from .objects import Frame
 from .observe import as_engine_graph, node_fields, observe
 from .parse import parse_python
 from .prelude import NAMES as NN_NAMES

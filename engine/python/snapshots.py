@@ -23,8 +23,18 @@ import pickle
 import zlib
 
 from ..value import Value, next_serial, serials_from
-from .calls import Frame
-from .objects import BoundMethod, Builtin, BuiltinType, Class, Function, Instance, Module, ProgramFile, ProgramSet
+from .objects import (
+    BoundMethod,
+    Builtin,
+    BuiltinType,
+    Class,
+    Frame,
+    Function,
+    Instance,
+    Module,
+    ProgramFile,
+    ProgramSet,
+)
 
 # Built-ins that see every global by name: a program using one keeps all its globals in a snapshot.
 SEES_ALL_NAMES = frozenset({"globals", "vars", "locals", "dir", "eval", "exec"})
@@ -205,9 +215,8 @@ def _live_in_statement(node, out: set) -> set:
 # The classes and functions a snapshot's pickle may name (the program's objects, iterators' rebuilders).
 ALLOWED = {
     ("engine.value", "Value"),
-    *(("engine.python.objects", cls.__name__) for cls in (Function, Class, Instance, ProgramSet, ProgramFile)),
+    *(("engine.python.objects", cls.__name__) for cls in (Function, Class, Instance, ProgramSet, ProgramFile, Frame)),
     ("engine.python.objects", "BoundMethod"),
-    ("engine.python.calls", "Frame"),
     *(("builtins", name) for name in ("iter", "enumerate", "zip", "reversed", "range", "getattr", "object")),
     ("copyreg", "_reconstructor"),
 }

@@ -10,9 +10,9 @@ from ..errors import ProgramError
 from ..value import Value
 from . import builtins as B
 from . import model
-from .calls import Frame, Return
+from .calls import Return
 from .idioms import accumulate_each_node, accumulate_in_one_step
-from .objects import Class, Instance, ProgramFile, show, type_name
+from .objects import Class, Frame, Instance, ProgramFile, show, type_name
 from .parse import is_downloading
 
 BREAK = object()
