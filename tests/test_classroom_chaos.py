@@ -16,6 +16,8 @@ import pytest
 import websockets
 from realservers import RedisServer, Student, app_server, chain_program, wait_until
 
+from app.rooms import WRONG_CODE_WINDOW
+
 pytestmark = pytest.mark.anyio
 PROGRAM = chain_program(30)
 STUDENTS = 12
@@ -190,10 +192,16 @@ async def test_two_thousand_code_guesses_are_refused_quickly_and_the_class_goes_
             async with gate:
                 return await asyncio.wait_for(guess(url, code), 10)  # nobody waits for ever
 
+        started = time.monotonic()
         answers = await asyncio.gather(*(one(code, (a.ws_url, b.ws_url)[n % 2]) for n, code in enumerate(codes)))
+        windows = 1 + int((time.monotonic() - started) // WRONG_CODE_WINDOW)  # a slow machine spans two
         assert answers.count(0) == 0  # no guess found a room
-        assert answers.count(4404) <= 2 * 20 + 2  # the limit (20 a minute) per process, counted in Redis
-        assert answers.count(4429) >= 2000 - 42
+        # The limit (20 a minute, each process reading the count in Redis) is read before a code is looked up
+        # and counted after: the guesses in flight past the read when the count reaches it (40 here) still
+        # get their 4404. So at most (2 * 20 + 40) a window, against 2,000 with no limit.
+        most = windows * (2 * 20 + 40)
+        assert answers.count(4404) <= most
+        assert answers.count(4429) >= 2000 - most
 
     await run_class(a, b, fault)
     assert_no_traceback(a, b)
