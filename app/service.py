@@ -234,7 +234,6 @@ class Service:
         """The answer's bytes (JSON, or the columnar encoding when columns, gzip-compressed when also
         gzipped), from the cache or computed, and what to call once they are sent (frees the graph and
         trace off the event loop), or None."""
-        gzipped = columns and gzipped
         # A posted graph is not cached: its key would cost about what its answer does, on the event loop.
         key = None
         if not request.graph:  # json.dumps escapes lone surrogates

@@ -507,16 +507,6 @@ def _arithmetic(node, this, other):
     return None
 
 
-def _global(frame, name, builtins):
-    """What a name a function does not assign reads, from the frame it was defined in outwards."""
-    while frame is not None:
-        variables = frame.vars
-        if name in variables:
-            return variables[name]
-        frame = frame.parent
-    return builtins.get(name)
-
-
 def operator_in_one_step(compiler, node):
     """For a method of the shape above, run(function, a, b): `a op b` as calling it would make it,
     for a an instance of the class C names and b one too or an int or a float, without a frame,
@@ -531,8 +521,7 @@ def operator_in_one_step(compiler, node):
     this, other, cls_name, test, coerce_call, give_call, (data, first_local, second_local) = shape
     state = compiler.state
     limits = state.limits
-    builtins = compiler.builtins
-    isinstance_builtin = builtins["isinstance"]
+    isinstance_builtin = compiler.builtins["isinstance"]
     failed = compiler.failure()
     place = compiler.span(node.body[0])  # where the body's count reports the statement limit
     coerce_statement, give_statement = node.body
@@ -552,10 +541,8 @@ def operator_in_one_step(compiler, node):
         ):
             return NOT_DONE
         variables = closure.vars  # the module's, for a class defined at its top level
-        if (
-            variables[cls_name] if cls_name in variables else _global(closure.parent, cls_name, builtins)
-        ) is not cls or (
-            variables["isinstance"] if "isinstance" in variables else _global(closure.parent, "isinstance", builtins)
+        if (variables[cls_name] if cls_name in variables else _find(compiler, closure.parent, cls_name)) is not cls or (
+            variables["isinstance"] if "isinstance" in variables else _find(compiler, closure.parent, "isinstance")
         ) is not isinstance_builtin:
             return NOT_DONE
         # From here on, what Calls.call_function and the body would do, in their order.
