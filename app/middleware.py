@@ -118,6 +118,7 @@ class BodySizeLimit:
     async def __call__(self, scope: Scope, receive: Receive, send: Send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
+        scope[TRANSPORT] = _transport(receive)  # the replay below hides it from the app
         route = (scope["method"], scope["path"])
         may_carry_graph = route in GRAPH_PATHS and self.max_graph_bytes > self.max_bytes
         if route in LAYOUT_PATHS:
@@ -193,23 +194,38 @@ class BodySizeLimit:
 CLOSE = (b"connection", b"close")
 
 
+TRANSPORT = "valuegraph.transport"  # scope key: the connection's transport (see BodySizeLimit), or None
+
+
+def _transport(receive: Receive) -> asyncio.Transport | None:
+    """The connection's transport. uvicorn gives the app no way to reach it, but its protocols (h11,
+    httptools, and `valuegraph serve`'s own) keep it on the object whose receive() the app is given.
+    Elsewhere (an in-process client) None."""
+    transport = getattr(getattr(receive, "__self__", None), "transport", None)
+    return transport if isinstance(transport, asyncio.Transport) else None
+
+
+async def answer_sent(scope: Scope) -> None:
+    """Returns once the bytes written so far have left the server (at once when it cannot tell).
+    Work that holds the interpreter lock for long, such as freeing a large graph, waits for this:
+    the event loop needs the lock to hand each piece of a large answer to the socket."""
+    transport = scope.get(TRANSPORT)
+    while transport is not None and transport.get_write_buffer_size() and not transport.is_closing():
+        await anyio.sleep(0.01)
+
+
 async def _stop_writing(receive: Receive) -> None:
     """Shut down the connection's writing side (FIN) once the answer has left, while its reading
     side still drops the rest of the body: the client reads the whole 413 and then the end of the
     stream, so it knows at once that nothing more comes and can stop sending.
 
-    uvicorn gives the app no way to do this, but its protocols (h11, httptools, and `valuegraph
-    serve`'s own) keep the connection's transport on the object whose receive() the app is given.
     The socket is shut down directly, not with transport.write_eof(): after that, asyncio refuses
-    even the empty write that ends the answer. Elsewhere (an in-process client) nothing happens."""
-    transport = getattr(getattr(receive, "__self__", None), "transport", None)
-    if not isinstance(transport, asyncio.Transport):
-        return
-    sock = transport.get_extra_info("socket")
+    even the empty write that ends the answer."""
+    transport = _transport(receive)
+    sock = None if transport is None else transport.get_extra_info("socket")
     if sock is None:
         return
-    while transport.get_write_buffer_size() and not transport.is_closing():  # the answer's bytes first
-        await anyio.sleep(0.01)
+    await answer_sent({TRANSPORT: transport})
     if not transport.is_closing():
         try:
             sock.shutdown(socket.SHUT_WR)

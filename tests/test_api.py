@@ -3,6 +3,7 @@
 import json
 import math
 import time
+from contextlib import contextmanager
 
 import anyio
 import httpx
@@ -884,37 +885,52 @@ async def test_a_large_graph_is_freed_after_its_answer_is_sent_with_the_collecto
     assert gc.isenabled()
 
 
-def test_clients_that_leave_before_their_answer_leave_the_collector_running():
-    """Through a real uvicorn (in a thread, so the pause count can be read): a client that closes
-    its connection right after its request, and one that closes after the first bytes of the answer,
-    leave neither the collector paused nor their graphs alive (uvicorn still runs the background task)."""
-    import gc
-    import socket
+@contextmanager
+def uvicorn_in_thread(app):
+    """The app on a real uvicorn in this process (so a test can read its state), on a free port: the port."""
     import threading
 
     import uvicorn
 
-    from app import budget
     from tests.realservers import free_port
 
     port = free_port()
-    # A long budget: the first client's work still runs when the second asks (uvicorn does not stop
-    # it), and this machine may be slow; a 503 is not what is tested here.
-    app = create_app(Settings(response_cache_bytes=0, time_budget=60))
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20
     while not server.started and time.monotonic() < deadline:
         time.sleep(0.05)
-    program = "x = 0.5\nL = " + " + ".join(f"tanh(x * {i})" for i in range(2_000))  # 6,000 nodes
-    body = json.dumps({"expression": program}).encode()
-    request = (
+    try:
+        yield port
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+def _post_request(body: bytes) -> bytes:
+    return (
         b"POST /backward HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
         % len(body)
         + body
     )
-    try:
+
+
+def test_clients_that_leave_before_their_answer_leave_the_collector_running():
+    """Through a real uvicorn (in a thread, so the pause count can be read): a client that closes
+    its connection right after its request, and one that closes after the first bytes of the answer,
+    leave neither the collector paused nor their graphs alive (uvicorn still runs the background task)."""
+    import gc
+    import socket
+
+    from app import budget
+
+    # A long budget: the first client's work still runs when the second asks (uvicorn does not stop
+    # it), and this machine may be slow; a 503 is not what is tested here.
+    app = create_app(Settings(response_cache_bytes=0, time_budget=60))
+    program = "x = 0.5\nL = " + " + ".join(f"tanh(x * {i})" for i in range(2_000))  # 6,000 nodes
+    request = _post_request(json.dumps({"expression": program}).encode())
+    with uvicorn_in_thread(app) as port:
         with socket.create_connection(("127.0.0.1", port)) as connection:
             connection.sendall(request)  # and leaves at once
         with socket.create_connection(("127.0.0.1", port)) as connection:
@@ -925,9 +941,50 @@ def test_clients_that_leave_before_their_answer_leave_the_collector_running():
         while budget._paused_calls and time.monotonic() < deadline:
             time.sleep(0.05)
         assert budget._paused_calls == 0 and gc.isenabled(), "the collector stays paused after clients left"
-    finally:
-        server.should_exit = True
-        thread.join(10)
+
+
+def test_a_large_answer_is_sent_before_its_graph_is_freed(monkeypatch):
+    """Freeing a large graph holds the interpreter lock, which the event loop needs to hand each piece of
+    the answer to the socket: through a real uvicorn, a client that has read only the answer's start holds
+    the graph alive; once it has read the whole answer, the graph is freed."""
+    import socket
+
+    from app import budget
+
+    freed = []
+    free = budget.Leftovers.free
+
+    def recording_free(self):
+        if self._objects is not None:
+            freed.append(time.monotonic())
+        free(self)
+
+    monkeypatch.setattr(budget.Leftovers, "free", recording_free)
+    app = create_app(Settings(response_cache_bytes=0, time_budget=60))
+    program = "x = 0.5\nL = " + " + ".join(f"tanh(x * {i})" for i in range(4_000))  # 12,000 nodes, 6.6 MB of JSON
+    request = _post_request(json.dumps({"expression": program}).encode())
+    with uvicorn_in_thread(app) as port:
+        with socket.socket() as connection:
+            connection.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # before connecting: a small window
+            connection.connect(("127.0.0.1", port))
+            connection.sendall(request)
+            head = b""
+            while b"\r\n\r\n" not in head:
+                head += connection.recv(1024)
+            assert head.startswith(b"HTTP/1.1 200"), head
+            time.sleep(1.0)  # the server has written what the socket takes; megabytes wait in it
+            assert freed == [], "the graph was freed while its answer still waited to be sent"
+            headers, start = head.split(b"\r\n\r\n", 1)
+            lines = headers.lower().split(b"\r\n")
+            length = next(int(line[15:]) for line in lines if line.startswith(b"content-length:"))
+            assert length > 5_000_000, length  # more than the sockets hold
+            received = len(start)
+            while received < length:
+                received += len(connection.recv(1 << 20))
+            deadline = time.monotonic() + 20
+            while not freed and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert freed, "the graph was not freed once its answer was sent"
 
 
 def test_leftovers_never_freed_by_a_task_resume_the_collector_when_dropped():

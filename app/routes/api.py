@@ -3,6 +3,8 @@
 import json
 from typing import Annotated
 
+import anyio
+import anyio.to_thread
 import pydantic_core
 from fastapi import APIRouter, Body, Header, Query, Request
 from fastapi.responses import Response
@@ -15,7 +17,7 @@ from .. import schemas
 from ..compression import accepts_gzip
 from ..dependencies import ServiceDep
 from ..errors import json_error
-from ..middleware import body_limit_message
+from ..middleware import answer_sent, body_limit_message
 from ..serialize import COLUMNS_MEDIA_TYPE, wants_columns
 from ..service import Service, answer
 
@@ -50,20 +52,27 @@ router = APIRouter(tags=["api"], route_class=JSONBodyRoute)
 
 
 async def _answer(
-    request: schemas.BackwardRequest, service: Service, accept: str | None, accept_encoding: str | None
+    request: schemas.BackwardRequest, raw: Request, service: Service, accept: str | None, accept_encoding: str | None
 ) -> Response:
     columns = wants_columns(accept)
     gzipped = columns and accepts_gzip(accept_encoding)  # compressed as it is written (app.compression)
     body, free = await service.backward_json(request, columns, gzipped)
     # One URL, two encodings (the columns compressed here, not by the middleware): a shared cache keeps them apart.
     headers = {"Vary": "Accept, Accept-Encoding", "Content-Encoding": "gzip"} if gzipped else {"Vary": "Accept"}
-    # free: after the last byte is sent, in a worker thread, not on the event loop
     return Response(
         body,
         media_type=COLUMNS_MEDIA_TYPE if columns else "application/json",
         headers=headers,
-        background=free and BackgroundTask(free),
+        background=free and BackgroundTask(_free_once_sent, raw.scope, free),
     )
+
+
+async def _free_once_sent(scope, free) -> None:
+    """free() once the answer has left the server, in a worker thread, not on the event loop: freeing a
+    100,000-node graph holds the interpreter lock for a few tenths of a second, and while the answer's bytes
+    still wait in the server the event loop needs the lock to send them."""
+    await answer_sent(scope)
+    await anyio.to_thread.run_sync(free)
 
 
 CHAPTER_2_EXAMPLE = answer(schemas.BackwardRequest(expression=schemas.CHAPTER_2_PROGRAM), Limits())
@@ -101,18 +110,19 @@ async def post_backward(
     if request.graph is None and len(await raw.body()) > settings.max_body_bytes:
         # Let past the general limit for naming a graph (app.middleware), and it has none.
         return json_error(413, {"message": body_limit_message(settings.max_body_bytes, settings.max_graph_body_bytes)})
-    return await _answer(request, service, accept, accept_encoding)
+    return await _answer(request, raw, service, accept, accept_encoding)
 
 
 @router.get("/backward", response_model=schemas.BackwardResponse, responses=BACKWARD_RESPONSES)
 async def get_backward(
     query: Annotated[schemas.BackwardQuery, Query()],
     service: ServiceDep,
+    raw: Request,
     accept: Annotated[str | None, Header(include_in_schema=False)] = None,
     accept_encoding: Annotated[str | None, Header(include_in_schema=False)] = None,
 ) -> Response:
     """The same as POST, for links and curl; variables are written in the program."""
-    return await _answer(query.as_request(), service, accept, accept_encoding)
+    return await _answer(query.as_request(), raw, service, accept, accept_encoding)
 
 
 def add_response_examples(openapi: dict) -> dict:
