@@ -137,19 +137,55 @@ async def test_the_columns_are_compressed_as_they_are_written_for_a_client_that_
     assert plain.headers["content-encoding"] == "gzip" and plain.headers["content-type"] == "application/json"
 
 
-def test_the_gzip_writer_compresses_every_piece_and_its_thread_ends_even_when_writing_fails():
+@pytest.mark.parametrize("block_bytes", [7, 1000, 1 << 20])
+def test_the_gzip_writer_makes_one_gzip_member_of_every_piece_in_order(monkeypatch, block_bytes):
+    """Blocks deflated apart, each with the window before it as its dictionary, joined into one stream: what
+    any gzip reader reads back is exactly what was written, whatever the pieces' sizes against a block's."""
     import gzip
-    import threading
+    import random
+    import zlib
 
-    from app.compression import GzipWriter
+    from app import compression
 
-    pieces = [b"{", b'"a":', bytes(range(256)) * 400, memoryview(b"[1,2,3]")[1:-1], b"}"]
-    with GzipWriter() as out:
+    monkeypatch.setattr(compression, "BLOCK_BYTES", block_bytes)
+    rng = random.Random(block_bytes)
+    text = b"".join(b'{"child":%d,"grad":%r},' % (rng.randrange(10**5), rng.random()) for _ in range(40_000))
+    sizes = [0, 1, 6, 7, 8, 999, 1000, 1001, 2500, 70_000, 1 << 20, (1 << 20) + 3]
+    pieces, at = [], 0
+    while at < len(text):
+        size = rng.choice(sizes)
+        pieces.append(text[at : at + size])
+        at += size
+    pieces.append(memoryview(b"[1,2,3]")[1:-1])  # a view of part of a buffer
+    with compression.GzipWriter() as out:
         for piece in pieces:
             out.write(piece)
-        assert gzip.decompress(out.getvalue()) == b"".join(bytes(piece) for piece in pieces)
+        zipped = out.getvalue()
+    written = text + b"1,2,3"
+    assert gzip.decompress(zipped) == written
+    assert zlib.decompress(zipped, 16 + zlib.MAX_WBITS) == written
+    assert out.getvalue() is zipped  # the answer is finished once
+    if block_bytes == 1 << 20:  # the blocks the server uses: joined, as small as one compressor's stream
+        whole = zlib.compressobj(compression.LEVEL, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+        assert len(zipped) < 1.01 * len(whole.compress(written) + whole.flush())
+
+    with compression.GzipWriter() as empty:
+        assert gzip.decompress(empty.getvalue()) == b""
+
+
+def test_the_gzip_writer_drops_its_blocks_when_writing_fails_and_keeps_its_threads_few():
+    import threading
+
+    from app import compression
+
     with pytest.raises(RuntimeError):
-        with GzipWriter() as failing:
-            failing.write(b"half an answer")
+        with compression.GzipWriter() as failing:
+            failing.write(b"half an answer" * 200_000)
             raise RuntimeError("the budget ran out")
-    assert not any(thread.name == "valuegraph gzip" for thread in threading.enumerate())
+    assert all(block.cancelled() or block.done() for block in failing._blocks)
+    for _ in range(20):
+        with compression.GzipWriter() as out:
+            out.write(b"x" * 3_000_000)
+            out.getvalue()
+    threads = [thread for thread in threading.enumerate() if thread.name.startswith("valuegraph gzip")]
+    assert 1 <= len(threads) <= compression.THREADS, "one pool of workers for every answer"
