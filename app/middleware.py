@@ -18,7 +18,8 @@ sees the end of the stream), and the body is read for at most linger_seconds and
 then the connection is closed.
 
 RequestBudget holds the whole request, body reading, validation, work and answer, to the time
-budget: past it, a 503 with Retry-After if nothing was sent yet, else the connection is cut.
+budget: past it, a 503 with Retry-After if nothing was sent yet, else the connection is cut. Every
+answer it holds says in Server-Timing (`app;dur=<ms>`) how long it took from the request's arrival.
 Static files are exempt, and so are a job's graph (GET /runs/{id}/graph: it re-runs a job's
 program, bounded by the job limits instead, VALUEGRAPH_JOB_*, in a worker process) and its events
 (a stream as long as the job).
@@ -63,7 +64,10 @@ class RequestBudget:
 
         async def send_tracked(message: Message):
             nonlocal started
-            started = started or message["type"] == "http.response.start"
+            if message["type"] == "http.response.start":
+                started = True
+                # Server-Timing: how long the answer took in the app (a page reads it in Resource Timing)
+                message = {**message, "headers": [*message.get("headers", ()), _server_timing(deadline.elapsed())]}
             await send(message)
 
         with request_deadline(self.seconds) as deadline:  # on leaving, after any 503: its stopped work is freed
@@ -71,7 +75,6 @@ class RequestBudget:
                 await self.app(scope, receive, send_tracked)
             if cancel.cancelled_caught and not started:
                 message = str(TimeBudgetExceeded(self.seconds))
-                # Server-Timing: from receiving the request to this answer, as the server measured it
                 headers = [(b"retry-after", str(self.retry_after).encode()), _server_timing(deadline.elapsed())]
                 await _send_json(send, 503, {"detail": {"message": message}}, headers)
 

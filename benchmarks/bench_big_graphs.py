@@ -182,7 +182,8 @@ def first_picture(page, server_url, program, nodes):
     return page.evaluate("""() => {
         const api = performance.getEntriesByType('resource').filter((r) => r.name.endsWith('/backward')).at(-1);
         return {asked: api.startTime, answered: api.responseEnd, parsed: window.__parsedAt.at(-1),
-                painted: window.__paintFrameAt, bytes: api.encodedBodySize};
+                painted: window.__paintFrameAt, bytes: api.encodedBodySize,
+                app: api.serverTiming.find((t) => t.name === 'app')?.duration ?? null};
     }""")
 
 
@@ -377,6 +378,7 @@ def main(quick=False, graph=None):
         breakdown.append(
             [
                 m["name"],
+                "-" if ours["app"] is None else f"{ours['app']:,.0f} of {ours['answered'] - ours['asked']:,.0f}",
                 f"{s['run'] * 1e3:,.0f}",
                 f"{s['trace'] * 1e3:,.0f}",
                 f"{s['layout'] * 1e3:,.0f}",
@@ -394,6 +396,7 @@ def main(quick=False, graph=None):
         "Where the first picture's time goes",
         [
             "graph",
+            "server answer: in the app ms (Server-Timing)",
             "server: run ms",
             "trace ms",
             "layout of every node ms (not asked)",
@@ -408,6 +411,8 @@ def main(quick=False, graph=None):
         ],
         breakdown,
         [
+            "In the app: from the request's arrival in the app to its answer's headers, as the server's Server-Timing "
+            "says; the rest of the server answer is the request's way there and the answer's bytes back. "
             "Server stages: in this process, the cyclic collector paused as the server pauses it, one run each. Page: "
             "parse is from the answer's last byte to the end of its Response.json(); buildTimeline and the scopes are "
             "run again on the model the page holds, after the picture; POST /layout is the page's request for the "
