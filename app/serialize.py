@@ -64,8 +64,10 @@ NODE_COLUMNS = {
     "expected_grad": SPARSE,
 }
 SORT_COLUMNS = {"node": VALUES, "index": VALUES, "action": TABLE, "child": VALUES}
-UPDATE_COLUMNS = {"child": VALUES, "local_grad": VALUES, "delta": VALUES, "grad": VALUES}
-PROPAGATE_COLUMNS = {"node": VALUES, "grad": VALUES, "updates": UPDATE_COLUMNS}
+# A propagate step's grad, and its updates' delta and grad, are not written: they are what replaying the
+# updates from the seed gives, bit for bit (engine.autograd: delta = local_grad * grad, then the child's grad
+# + delta, or delta when the walk assigns), and a third of a big answer's bytes (docs/api.md).
+PROPAGATE_COLUMNS = {"node": VALUES, "updates": {"child": VALUES, "local_grad": VALUES}}
 LEARNER_COLUMNS = {"node": VALUES, "updates": {"child": VALUES, "grad": VALUES}}
 
 
@@ -74,6 +76,7 @@ class Records(NamedTuple):
     make: Callable[[int, int], list]  # (start, stop) -> the wire records of that slice
     columns: dict  # how backward_columns writes each field (NODE_COLUMNS, ...)
     fields: Callable[[], dict]  # every record's fields at once, as _Columns.add takes them
+    about: dict | None = None  # what the columnar section says beside its count (the propagate steps' replay)
 
 
 class Sections(dict):
@@ -134,6 +137,7 @@ def _sections(steps, measured, layout, include_trace, program, checked=None, lea
                 lambda start, stop: _propagate_records(steps.propagate_steps[start:stop], ids),
                 PROPAGATE_COLUMNS,
                 lambda: _propagate_fields(steps.propagate_steps, ids),
+                {"seed": steps.output, "accumulates": steps.variant != "assign"},
             ),
         )
     response["warnings"] = [{"node": node, "message": message} for node, message in steps.warnings]
@@ -264,17 +268,14 @@ def _sort_fields(sort_steps, ids) -> dict:
 
 
 def _propagate_fields(propagate_steps, ids) -> dict:
-    """_propagate_records' fields: the updates as (each step's count, the fields of all of them)."""
-    nodes, grads, updates = zip(*propagate_steps) if propagate_steps else ((), (), ())
+    """_propagate_records' fields that PROPAGATE_COLUMNS writes: the updates as (each step's count, their
+    children and local gradients)."""
+    nodes, _, updates = zip(*propagate_steps) if propagate_steps else ((), (), ())
     flat = list(chain.from_iterable(updates))
-    children, local_grads, deltas, after = zip(*flat) if flat else ((), (), (), ())
+    children = list(map(ids.__getitem__, map(itemgetter(0), flat)))
     return {
         "node": list(map(ids.__getitem__, nodes)),
-        "grad": grads,
-        "updates": (
-            list(map(len, updates)),
-            {"child": list(map(ids.__getitem__, children)), "local_grad": local_grads, "delta": deltas, "grad": after},
-        ),
+        "updates": (list(map(len, updates)), {"child": children, "local_grad": list(map(itemgetter(1), flat))}),
     }
 
 
@@ -294,7 +295,7 @@ def _write(value, out, columns=False) -> None:
         if columns:
             written = _Columns(value.columns)
             written.add(value.fields(), value.count)
-            out.write(to_json({"count": value.count, "columns": written.written()}))
+            out.write(to_json({"count": value.count, **(value.about or {}), "columns": written.written()}))
             return
         out.write(b"[")
         for start in range(0, value.count, CHUNK):

@@ -1,6 +1,8 @@
 """The columnar encoding read back into the JSON answer's records, for tests only (the page reads
 it with static/js/columns.js): what both decoders must agree with is the JSON answer."""
 
+import math
+
 RECORD_SECTIONS = (("nodes",), ("trace", "sort"), ("trace", "propagate"), ("learner_walk",))
 
 
@@ -16,8 +18,33 @@ def decoded(answer: dict) -> dict:
         else:
             if path[-1] in holder:
                 section = holder[path[-1]]
-                holder[path[-1]] = records(section["count"], section["columns"])
+                rows = records(section["count"], section["columns"])
+                holder[path[-1]] = replayed(section, rows) if path[-1] == "propagate" else rows
     return answer
+
+
+def replayed(section: dict, steps: list[dict]) -> list[dict]:
+    """The propagate steps with the grads the columns leave out, as docs/api.md says to replay them: every
+    grad starts at 0 and the seed's at 1; a step's grad is its node's; an update's delta is its local_grad
+    times that, and its grad the child's grad plus delta (or delta, when the walk does not accumulate)."""
+    grads = {section["seed"]: 1.0}
+    for step in steps:
+        grad = grads.get(step["node"], 0.0)
+        updates = []
+        for update in step["updates"]:
+            delta = float(update["local_grad"]) * grad  # float(): "NaN", "Infinity" and "-Infinity" too
+            after = grads.get(update["child"], 0.0) + delta if section["accumulates"] else delta
+            grads[update["child"]] = after
+            updates.append({**update, "delta": _wire(delta), "grad": _wire(after)})
+        step.update(grad=_wire(grad), updates=updates)
+    return [{"node": step["node"], "grad": step["grad"], "updates": step["updates"]} for step in steps]
+
+
+def _wire(value: float):
+    """A number as the parsed JSON answer holds it: a non-finite one as its string."""
+    if math.isfinite(value):
+        return value
+    return "NaN" if math.isnan(value) else "Infinity" if value > 0 else "-Infinity"
 
 
 def records(count: int, columns: dict) -> list[dict]:

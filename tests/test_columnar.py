@@ -9,6 +9,7 @@ import pytest
 
 from app import schemas
 from app.serialize import COLUMNS_MEDIA_TYPE, NODE_COLUMNS
+from engine import VARIANTS
 from tests.columnar import decoded
 from tests.test_corpus import page_python_examples
 
@@ -38,6 +39,26 @@ async def test_columns_decode_to_the_json_answer(make_client, name):
     answer = columns.json()
     assert isinstance(answer["nodes"], dict) and set(answer["nodes"]) == {"count", "columns"}
     assert decoded(answer) == plain.json()
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+async def test_the_propagate_steps_replayed_from_their_updates_are_the_json_answers_in_every_walk(make_client, variant):
+    """The grads the columns leave out, replayed (tests/columnar.py as docs/api.md says), are the JSON answer's
+    bit for bit: in each walk (accumulating or assigning, with or without a sort, a node walked twice), with a
+    node reached twice, a dead branch (grad 0) and non-finite numbers."""
+    program = "a = 3\nb = -2\nc = a * b + a\nd = c * c\ne = d * 0 + log(0 * a) * b\nL = e + tanh(c) * 1e308 * 10"
+    plain, columns = await both(make_client(), {"expression": program, "variant": variant})
+    answer = columns.json()
+    propagate = answer["trace"]["propagate"]
+    assert list(propagate) == ["count", "seed", "accumulates", "columns"]
+    assert (propagate["seed"], propagate["accumulates"]) == (answer["output"], variant != "assign")
+    assert list(propagate["columns"]) == ["node", "updates"]
+    assert list(propagate["columns"]["updates"]["columns"]) == ["child", "local_grad"]
+    expected = plain.json()
+    assert any(
+        u["grad"] in ("NaN", "Infinity", "-Infinity") for s in expected["trace"]["propagate"] for u in s["updates"]
+    )
+    assert decoded(answer) == expected
 
 
 async def test_check_without_trace_and_non_finite_numbers(make_client):

@@ -10,7 +10,7 @@
 // literal one hidden class with room for every field, as JSON.parse does, where records grown a field
 // at a time through one keyed store that sees every name took about three times as long at 100,000
 // nodes (docs/performance.md, "The columnar encoding"). So the fields are written out here as
-// app/serialize.py's NODE_COLUMNS, SORT_COLUMNS, PROPAGATE_COLUMNS and UPDATE_COLUMNS write them
+// app/serialize.py's NODE_COLUMNS, SORT_COLUMNS and PROPAGATE_COLUMNS write them
 // (tests/test_columns_js.py and tests/browser/test_columns.py hold the two to each other), and an
 // answer with other fields is refused, not half read.
 
@@ -18,8 +18,8 @@ export const COLUMNS_MEDIA_TYPE = "application/vnd.valuegraph.columns+json";
 
 const NODE_FIELDS = ["id", "label", "span", "expr", "scope", "op", "data", "grad", "children", "local_grads", "exponent", "numeric_grad", "expected_grad"];
 const SORT_FIELDS = ["node", "index", "action", "child"];
-const PROPAGATE_FIELDS = ["node", "grad", "updates"];
-const UPDATE_FIELDS = ["child", "local_grad", "delta", "grad"];
+const PROPAGATE_FIELDS = ["node", "updates"];
+const UPDATE_FIELDS = ["child", "local_grad"];
 const LEARNER_FIELDS = ["node", "updates"];
 const LEARNER_UPDATE_FIELDS = ["child", "grad"];
 
@@ -84,20 +84,48 @@ function sortOf(section) {
   return steps;
 }
 
-function propagateOf(section, number) {
-  const { node, grad, updates } = columnsOf(section, "propagate steps", PROPAGATE_FIELDS);
-  const { child, local_grad, delta, grad: childGrad } = columnsOf(updates, "updates", UPDATE_FIELDS);
-  const nodes = node.values, grads = grad.values, offsets = updates.offsets;
-  const children = child.values, localGrads = local_grad.values, deltas = delta.values, childGrads = childGrad.values;
+/**
+ * The grads the propagate columns leave out, replayed from their updates (docs/api.md): every node's grad
+ * starts at 0 and the seed's at 1; step i's grad is its node's; an update's delta is its local_grad times
+ * that, and its after the child's grad plus delta (or delta, when the walk does not accumulate), which
+ * becomes the child's grad. The same IEEE arithmetic, in the same order, as the server's walk: bit for bit
+ * its numbers. `count`: how many nodes the answer has.
+ */
+function replayed(section, count) {
+  const { node, updates } = section.columns;
+  const nodes = node.values, offsets = updates.offsets, children = updates.columns.child.values;
+  const localGrads = Float64Array.from(updates.columns.local_grad.values, Number); // the strings "NaN", "Infinity", "-Infinity" too
+  const current = new Float64Array(count);
+  current[section.seed] = 1;
+  const grad = new Float64Array(section.count), delta = new Float64Array(localGrads.length), after = new Float64Array(localGrads.length);
+  for (let i = 0; i < section.count; i++) {
+    const g = (grad[i] = current[nodes[i]]);
+    for (let u = offsets[i]; u < offsets[i + 1]; u++) {
+      delta[u] = localGrads[u] * g;
+      current[children[u]] = after[u] = section.accumulates ? current[children[u]] + delta[u] : delta[u];
+    }
+  }
+  return { grad, delta, after, localGrads };
+}
+
+/** A number as the JSON answer writes it: a non-finite one as its string. */
+const wire = (x) => (Number.isFinite(x) ? x : String(x));
+
+function propagateOf(section, number, count) {
+  const { node, updates } = columnsOf(section, "propagate steps", PROPAGATE_FIELDS);
+  const { child, local_grad } = columnsOf(updates, "updates", UPDATE_FIELDS);
+  const { grad, delta, after } = replayed(section, count);
+  const out = number === asIs ? wire : asIs; // what number() gives the columns' own numbers
+  const nodes = node.values, offsets = updates.offsets, children = child.values, localGrads = local_grad.values;
   const steps = new Array(section.count);
   for (let i = 0; i < steps.length; i++) {
     const start = offsets[i];
     const stepUpdates = new Array(offsets[i + 1] - start);
     for (let k = 0; k < stepUpdates.length; k++) {
       const u = start + k;
-      stepUpdates[k] = { child: children[u], local_grad: number(localGrads[u]), delta: number(deltas[u]), grad: number(childGrads[u]) };
+      stepUpdates[k] = { child: children[u], local_grad: number(localGrads[u]), delta: out(delta[u]), grad: out(after[u]) };
     }
-    steps[i] = { node: nodes[i], grad: number(grads[i]), updates: stepUpdates };
+    steps[i] = { node: nodes[i], grad: out(grad[i]), updates: stepUpdates };
   }
   return steps;
 }
@@ -141,7 +169,7 @@ function madeWhenRead(object, field, make) {
  */
 export function decodeColumns(columnar, number = asIs) {
   const answer = { ...columnar, nodes: nodesOf(columnar.nodes, number) };
-  if (columnar.trace) answer.trace = traceOf(columnar.trace, number);
+  if (columnar.trace) answer.trace = traceOf(columnar.trace, number, columnar.nodes.count);
   if (columnar.learner_walk) {
     const walk = columnar.learner_walk;
     columnsOf(columnsOf(walk, "learner walk steps", LEARNER_FIELDS).updates, "learner walk updates", LEARNER_UPDATE_FIELDS);
@@ -150,15 +178,15 @@ export function decodeColumns(columnar, number = asIs) {
   return answer;
 }
 
-function traceOf(trace, number) {
+function traceOf(trace, number, count) {
   // The fields are checked now: an answer this page cannot read is refused whole, not when a step is first read.
   columnsOf(trace.sort, "sort steps", SORT_FIELDS);
   columnsOf(columnsOf(trace.propagate, "propagate steps", PROPAGATE_FIELDS).updates, "updates", UPDATE_FIELDS);
   const decoded = { ...trace };
   madeWhenRead(decoded, "sort", () => sortOf(trace.sort));
-  madeWhenRead(decoded, "propagate", () => propagateOf(trace.propagate, number));
+  madeWhenRead(decoded, "propagate", () => propagateOf(trace.propagate, number, count));
   let columns = null;
-  traceColumnsOf.set(decoded, () => (columns ??= { sort: sortColumns(trace.sort), propagate: propagateColumns(trace.propagate, number) }));
+  traceColumnsOf.set(decoded, () => (columns ??= { sort: sortColumns(trace.sort), propagate: propagateColumns(trace.propagate, count) }));
   return decoded;
 }
 
@@ -167,17 +195,17 @@ function sortColumns(section) {
   return { node: node.values, index: index.values, action: action.index.map((at) => action.table[at]), child: child.values };
 }
 
-function propagateColumns(section, number) {
-  const { node, grad, updates } = columnsOf(section, "propagate steps", PROPAGATE_FIELDS);
-  const { child, local_grad, delta, grad: after } = columnsOf(updates, "updates", UPDATE_FIELDS);
-  const revived = (values) => (number === asIs ? values : values.map(number));
-  return { node: node.values, grad: revived(grad.values), start: updates.offsets, child: child.values, local_grad: revived(local_grad.values), delta: revived(delta.values), after: revived(after.values) };
+function propagateColumns(section, count) {
+  const { node, updates } = columnsOf(section, "propagate steps", PROPAGATE_FIELDS);
+  const { grad, delta, after, localGrads } = replayed(section, count);
+  return { node: node.values, grad, start: updates.offsets, child: updates.columns.child.values, local_grad: localGrads, delta, after };
 }
 
 /**
  * An answer's trace as columns, whichever encoding it came in (null: no trace). sort: node, index,
  * action, child, one entry a step; propagate: node and grad a step, and its updates' child,
- * local_grad, delta and after (the child's grad after it) at start[i]..start[i + 1]. Read only.
+ * local_grad, delta and after (the child's grad after it) at start[i]..start[i + 1], the numbers in
+ * Float64Arrays. Read only.
  */
 export function traceColumns(answer) {
   const trace = answer.trace;
@@ -190,6 +218,6 @@ export function traceColumns(answer) {
   const updates = propagate.flatMap((step) => step.updates);
   return {
     sort: { node: sort.map((s) => s.node), index: sort.map((s) => s.index), action: sort.map((s) => s.action), child: sort.map((s) => s.child) },
-    propagate: { node: propagate.map((p) => p.node), grad: propagate.map((p) => p.grad), start, child: updates.map((u) => u.child), local_grad: updates.map((u) => u.local_grad), delta: updates.map((u) => u.delta), after: updates.map((u) => u.grad) },
+    propagate: { node: propagate.map((p) => p.node), grad: Float64Array.from(propagate, (p) => p.grad), start, child: updates.map((u) => u.child), local_grad: Float64Array.from(updates, (u) => u.local_grad), delta: Float64Array.from(updates, (u) => u.delta), after: Float64Array.from(updates, (u) => u.grad) },
   };
 }
