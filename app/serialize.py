@@ -63,10 +63,12 @@ NODE_COLUMNS = {
     "numeric_grad": SPARSE,
     "expected_grad": SPARSE,
 }
-SORT_COLUMNS = {"node": VALUES, "index": VALUES, "action": TABLE, "child": VALUES}
-# A propagate step's grad, and its updates' delta and grad, are not written: they are what replaying the
-# updates from the seed gives, bit for bit (engine.autograd: delta = local_grad * grad, then the child's grad
-# + delta, or delta when the walk assigns), and a third of a big answer's bytes (docs/api.md).
+# What follows from the rest of the answer is not written as columns (docs/api.md), a third of a big answer's
+# bytes: the sort steps are the course's sort replayed on the nodes' children from the root (engine.autograd's
+# topological_order), so they have no columns; a propagate step's grad, and its updates' delta and grad, are
+# what replaying its updates from the seed gives, bit for bit (delta = local_grad * grad, then the child's grad
+# + delta, or delta when the walk assigns).
+SORT_COLUMNS = {}
 PROPAGATE_COLUMNS = {"node": VALUES, "updates": {"child": VALUES, "local_grad": VALUES}}
 LEARNER_COLUMNS = {"node": VALUES, "updates": {"child": VALUES, "grad": VALUES}}
 
@@ -130,7 +132,8 @@ def _sections(steps, measured, layout, include_trace, program, checked=None, lea
                 len(steps.sort_steps),
                 lambda start, stop: _sort_records(steps.sort_steps[start:stop], ids),
                 SORT_COLUMNS,
-                lambda: _sort_fields(steps.sort_steps, ids),
+                dict,
+                {"root": steps.output, "checks_visited": steps.variant != "no-visited-check"},
             ),
             propagate=Records(
                 len(steps.propagate_steps),
@@ -254,17 +257,6 @@ def _propagate_records(propagate_steps, ids) -> list:
             update_records = updates
         records.append({"node": ids[node], "grad": grad, "updates": update_records})
     return records
-
-
-def _sort_fields(sort_steps, ids) -> dict:
-    """_sort_records' fields, a list (or tuple) each: the steps' tuples unzipped, the Values mapped to ids in C."""
-    nodes, indexes, actions, children = zip(*sort_steps) if sort_steps else ((), (), (), ())
-    return {
-        "node": list(map(ids.__getitem__, nodes)),
-        "index": indexes,
-        "action": actions,
-        "child": list(map(ids.get, children)),  # a leaf's step has no child: ids has no None
-    }
 
 
 def _propagate_fields(propagate_steps, ids) -> dict:

@@ -19,8 +19,43 @@ def decoded(answer: dict) -> dict:
             if path[-1] in holder:
                 section = holder[path[-1]]
                 rows = records(section["count"], section["columns"])
-                holder[path[-1]] = replayed(section, rows) if path[-1] == "propagate" else rows
+                if path[-1] == "sort":
+                    rows = sorted_again(section, [node["children"] for node in answer["nodes"]])
+                elif path[-1] == "propagate":
+                    rows = replayed(section, rows)
+                holder[path[-1]] = rows
     return answer
+
+
+def sorted_again(section: dict, children: list[list[int]]) -> list[dict]:
+    """The sort steps, as docs/api.md says to replay them: the course's sort from the root with a stack of
+    (node, next input) where a leaf is emitted where it is found, an input already reached skipped (when
+    the walk checks), each look at an input and each emit a step."""
+    if section["count"] == 0:
+        return []
+    steps, visited, ancestors = [], set(), []
+    node, index = section["root"], 0
+    while True:
+        while index < len(children[node]):
+            child = children[node][index]
+            if section["checks_visited"] and child in visited:
+                steps.append({"node": node, "index": index, "action": "skip", "child": child})
+                index += 1
+                continue
+            visited.add(child)
+            steps.append({"node": node, "index": index, "action": "descend", "child": child})
+            index += 1
+            if children[child]:
+                ancestors.append((node, index))
+                node, index = child, 0
+                break
+            steps.append({"node": child, "index": 0, "action": "emit", "child": None})
+        else:
+            steps.append({"node": node, "index": len(children[node]), "action": "emit", "child": None})
+            if not ancestors:
+                assert len(steps) == section["count"], (len(steps), section["count"])
+                return steps
+            node, index = ancestors.pop()
 
 
 def replayed(section: dict, steps: list[dict]) -> list[dict]:

@@ -104,8 +104,8 @@ for (const [name, { json, columns }] of Object.entries(answers)) {
 }
 // An answer with a field this page does not read is refused, naming the fields, not half read.
 const renamed = JSON.parse(answers["chapter 2"].columns);
-renamed.trace.sort.columns.step = renamed.trace.sort.columns.index;
-delete renamed.trace.sort.columns.index;
+const { node: steps, updates } = renamed.trace.propagate.columns;
+renamed.trace.propagate.columns = { step: steps, updates };
 try { decodeColumns(renamed); results.refused = null; } catch (error) { results.refused = error.message; }
 console.log(JSON.stringify(results));
 """
@@ -152,6 +152,6 @@ async def test_columns_decode_exactly_and_graph_of_reads_both(make_client, tmp_p
     ]
     assert results["chapter 2"]["learnerWalk"] is None
     assert results["refused"] == (
-        "The columnar answer's sort steps have the fields node, action, child, step; "
-        "this page reads node, index, action, child. Reload the page."
+        "The columnar answer's propagate steps have the fields step, updates; this page reads node, updates. "
+        "Reload the page."
     )

@@ -17,7 +17,7 @@
 export const COLUMNS_MEDIA_TYPE = "application/vnd.valuegraph.columns+json";
 
 const NODE_FIELDS = ["id", "label", "span", "expr", "scope", "op", "data", "grad", "children", "local_grads", "exponent", "numeric_grad", "expected_grad"];
-const SORT_FIELDS = ["node", "index", "action", "child"];
+const SORT_FIELDS = []; // every sort step is replayed (sortedAgain)
 const PROPAGATE_FIELDS = ["node", "updates"];
 const UPDATE_FIELDS = ["child", "local_grad"];
 const LEARNER_FIELDS = ["node", "updates"];
@@ -76,11 +76,57 @@ function nodesOf(section, number) {
   return nodes;
 }
 
-function sortOf(section) {
-  const { node, index, action, child } = columnsOf(section, "sort steps", SORT_FIELDS);
-  const nodes = node.values, indices = index.values, actions = action.table, actionAt = action.index, children = child.values;
+/**
+ * The sort steps, which the columns leave out, replayed from the nodes' children (docs/api.md): the
+ * course's sort from the root, scanning a node's inputs in order with its ancestors and where each
+ * resumes on a stack; an input already reached is skipped when the walk checks, else descended into
+ * (a leaf emitted where it is found); a node is emitted when its inputs are done. As columns.
+ */
+function sortedAgain(section, nodes) {
+  const node = [], index = [], action = [], child = [];
+  if (section.count === 0) return { node, index, action, child }; // a walk without a sort
+  const { offsets, values } = nodes.columns.children;
+  const visited = new Uint8Array(nodes.count);
+  const ancestors = [], resumeAt = [];
+  const step = (n, k, a, c) => {
+    node.push(n);
+    index.push(k);
+    action.push(a);
+    child.push(c);
+  };
+  let at = section.root, i = 0;
+  for (;;) {
+    const first = offsets[at], count = offsets[at + 1] - first;
+    let deeper = false;
+    while (i < count) {
+      const c = values[first + i];
+      if (section.checks_visited && visited[c]) {
+        step(at, i++, "skip", c);
+        continue;
+      }
+      visited[c] = 1;
+      step(at, i++, "descend", c);
+      if (offsets[c + 1] > offsets[c]) {
+        ancestors.push(at);
+        resumeAt.push(i);
+        [at, i, deeper] = [c, 0, true];
+        break;
+      }
+      step(c, 0, "emit", null);
+    }
+    if (deeper) continue;
+    step(at, count, "emit", null);
+    if (!ancestors.length) break;
+    [at, i] = [ancestors.pop(), resumeAt.pop()];
+  }
+  if (node.length !== section.count) throw new Error(`The columnar answer's sort has ${section.count} steps, and ${node.length} replayed. Reload the page.`);
+  return { node, index, action, child };
+}
+
+function sortOf(section, nodes) {
+  const { node, index, action, child } = sortedAgain(section, nodes);
   const steps = new Array(section.count);
-  for (let i = 0; i < steps.length; i++) steps[i] = { node: nodes[i], index: indices[i], action: actions[actionAt[i]], child: children[i] };
+  for (let i = 0; i < steps.length; i++) steps[i] = { node: node[i], index: index[i], action: action[i], child: child[i] };
   return steps;
 }
 
@@ -169,7 +215,7 @@ function madeWhenRead(object, field, make) {
  */
 export function decodeColumns(columnar, number = asIs) {
   const answer = { ...columnar, nodes: nodesOf(columnar.nodes, number) };
-  if (columnar.trace) answer.trace = traceOf(columnar.trace, number, columnar.nodes.count);
+  if (columnar.trace) answer.trace = traceOf(columnar.trace, number, columnar.nodes);
   if (columnar.learner_walk) {
     const walk = columnar.learner_walk;
     columnsOf(columnsOf(walk, "learner walk steps", LEARNER_FIELDS).updates, "learner walk updates", LEARNER_UPDATE_FIELDS);
@@ -178,21 +224,16 @@ export function decodeColumns(columnar, number = asIs) {
   return answer;
 }
 
-function traceOf(trace, number, count) {
+function traceOf(trace, number, nodes) {
   // The fields are checked now: an answer this page cannot read is refused whole, not when a step is first read.
   columnsOf(trace.sort, "sort steps", SORT_FIELDS);
   columnsOf(columnsOf(trace.propagate, "propagate steps", PROPAGATE_FIELDS).updates, "updates", UPDATE_FIELDS);
   const decoded = { ...trace };
-  madeWhenRead(decoded, "sort", () => sortOf(trace.sort));
-  madeWhenRead(decoded, "propagate", () => propagateOf(trace.propagate, number, count));
+  madeWhenRead(decoded, "sort", () => sortOf(trace.sort, nodes));
+  madeWhenRead(decoded, "propagate", () => propagateOf(trace.propagate, number, nodes.count));
   let columns = null;
-  traceColumnsOf.set(decoded, () => (columns ??= { sort: sortColumns(trace.sort), propagate: propagateColumns(trace.propagate, count) }));
+  traceColumnsOf.set(decoded, () => (columns ??= { sort: sortedAgain(trace.sort, nodes), propagate: propagateColumns(trace.propagate, nodes.count) }));
   return decoded;
-}
-
-function sortColumns(section) {
-  const { node, index, action, child } = columnsOf(section, "sort steps", SORT_FIELDS);
-  return { node: node.values, index: index.values, action: action.index.map((at) => action.table[at]), child: child.values };
 }
 
 function propagateColumns(section, count) {
