@@ -31,8 +31,9 @@ def accepts_gzip(accept_encoding: str | None) -> bool:
 
 
 def _deflate(block, dictionary: bytes, last: bool, level: int) -> bytes:
-    compressor = zlib.compressobj(level, zlib.DEFLATED, -zlib.MAX_WBITS, zdict=dictionary) if dictionary else None
-    compressor = compressor or zlib.compressobj(level, zlib.DEFLATED, -zlib.MAX_WBITS)
+    """One block as raw deflate: ended on a byte boundary, or, the last, the end of the stream."""
+    with_dictionary = {"zdict": dictionary} if dictionary else {}  # the first block has none
+    compressor = zlib.compressobj(level, zlib.DEFLATED, -zlib.MAX_WBITS, **with_dictionary)
     return compressor.compress(block) + compressor.flush(zlib.Z_FINISH if last else zlib.Z_SYNC_FLUSH)
 
 

@@ -78,7 +78,7 @@ class Records(NamedTuple):
     make: Callable[[int, int], list]  # (start, stop) -> the wire records of that slice
     columns: dict  # how backward_columns writes each field (NODE_COLUMNS, ...)
     fields: Callable[[], dict]  # every record's fields at once, as _Columns.add takes them
-    about: dict | None = None  # what the columnar section says beside its count (the propagate steps' replay)
+    about: dict | None = None  # what the columnar section says beside its count: how to replay what it leaves out
 
 
 class Sections(dict):
@@ -132,7 +132,7 @@ def _sections(steps, measured, layout, include_trace, program, checked=None, lea
                 len(steps.sort_steps),
                 lambda start, stop: _sort_records(steps.sort_steps[start:stop], ids),
                 SORT_COLUMNS,
-                dict,
+                dict,  # no fields: every step is replayed
                 {"root": steps.output, "checks_visited": steps.variant != "no-visited-check"},
             ),
             propagate=Records(

@@ -3,7 +3,6 @@
 import json
 from typing import Annotated
 
-import anyio
 import anyio.to_thread
 import pydantic_core
 from fastapi import APIRouter, Body, Header, Query, Request

@@ -89,6 +89,7 @@ function sortedAgain(section, nodes) {
   const visited = new Uint8Array(nodes.count);
   const ancestors = [], resumeAt = [];
   const step = (n, k, a, c) => {
+    if (node.length === section.count) throw new Error(`The columnar answer's sort has ${section.count} steps, and more replay. Reload the page.`);
     node.push(n);
     index.push(k);
     action.push(a);
@@ -161,7 +162,7 @@ function propagateOf(section, number, count) {
   const { node, updates } = columnsOf(section, "propagate steps", PROPAGATE_FIELDS);
   const { child, local_grad } = columnsOf(updates, "updates", UPDATE_FIELDS);
   const { grad, delta, after } = replayed(section, count);
-  const out = number === asIs ? wire : asIs; // what number() gives the columns' own numbers
+  const out = number === asIs ? wire : asIs; // unrevived, a non-finite number is its string, as in the JSON answer
   const nodes = node.values, offsets = updates.offsets, children = child.values, localGrads = local_grad.values;
   const steps = new Array(section.count);
   for (let i = 0; i < steps.length; i++) {
