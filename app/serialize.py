@@ -63,13 +63,13 @@ NODE_COLUMNS = {
     "numeric_grad": SPARSE,
     "expected_grad": SPARSE,
 }
-# What follows from the rest of the answer is not written as columns (docs/api.md), a third of a big answer's
-# bytes: the sort steps are the course's sort replayed on the nodes' children from the root (engine.autograd's
-# topological_order), so they have no columns; a propagate step's grad, and its updates' delta and grad, are
-# what replaying its updates from the seed gives, bit for bit (delta = local_grad * grad, then the child's grad
-# + delta, or delta when the walk assigns).
+# The trace is not written as columns: its steps are the course's walks, which the page replays on the nodes'
+# children and local gradients, bit for bit (docs/api.md; engine.autograd): the sort from the root, and the
+# propagate walk from the seed, over the answer's order reversed (or recursively, for that variant), each
+# update's delta local_grad * grad and the child's grad after it + delta (or delta, when the walk assigns).
+# Its records' fields are the JSON answer's; the columnar answer says only how to replay them.
 SORT_COLUMNS = {}
-PROPAGATE_COLUMNS = {"node": VALUES, "updates": {"child": VALUES, "local_grad": VALUES}}
+PROPAGATE_COLUMNS = {}
 LEARNER_COLUMNS = {"node": VALUES, "updates": {"child": VALUES, "grad": VALUES}}
 
 
@@ -139,8 +139,12 @@ def _sections(steps, measured, layout, include_trace, program, checked=None, lea
                 len(steps.propagate_steps),
                 lambda start, stop: _propagate_records(steps.propagate_steps[start:stop], ids),
                 PROPAGATE_COLUMNS,
-                lambda: _propagate_fields(steps.propagate_steps, ids),
-                {"seed": steps.output, "accumulates": steps.variant != "assign"},
+                dict,  # no fields: every step is replayed
+                {
+                    "seed": steps.output,
+                    "accumulates": steps.variant != "assign",
+                    "recursive": steps.variant == "no-topological-order",
+                },
             ),
         )
     response["warnings"] = [{"node": node, "message": message} for node, message in steps.warnings]
@@ -257,18 +261,6 @@ def _propagate_records(propagate_steps, ids) -> list:
             update_records = updates
         records.append({"node": ids[node], "grad": grad, "updates": update_records})
     return records
-
-
-def _propagate_fields(propagate_steps, ids) -> dict:
-    """_propagate_records' fields that PROPAGATE_COLUMNS writes: the updates as (each step's count, their
-    children and local gradients)."""
-    nodes, _, updates = zip(*propagate_steps) if propagate_steps else ((), (), ())
-    flat = list(chain.from_iterable(updates))
-    children = list(map(ids.__getitem__, map(itemgetter(0), flat)))
-    return {
-        "node": list(map(ids.__getitem__, nodes)),
-        "updates": (list(map(len, updates)), {"child": children, "local_grad": list(map(itemgetter(1), flat))}),
-    }
 
 
 def _built(value):

@@ -22,7 +22,7 @@ def decoded(answer: dict) -> dict:
                 if path[-1] == "sort":
                     rows = sorted_again(section, [node["children"] for node in answer["nodes"]])
                 elif path[-1] == "propagate":
-                    rows = replayed(section, rows)
+                    rows = walked_again(section, answer["nodes"], answer["order"])
                 holder[path[-1]] = rows
     return answer
 
@@ -58,21 +58,38 @@ def sorted_again(section: dict, children: list[list[int]]) -> list[dict]:
             node, index = ancestors.pop()
 
 
-def replayed(section: dict, steps: list[dict]) -> list[dict]:
-    """The propagate steps with the grads the columns leave out, as docs/api.md says to replay them: every
-    grad starts at 0 and the seed's at 1; a step's grad is its node's; an update's delta is its local_grad
-    times that, and its grad the child's grad plus delta (or delta, when the walk does not accumulate)."""
+def walked_again(section: dict, nodes: list[dict], order: list[int]) -> list[dict]:
+    """The propagate steps, as docs/api.md says to replay them: every grad starts at 0 and the seed's at 1; the
+    nodes are walked in the answer's order reversed, each passing nothing on when its grad is 0 or it has no
+    inputs, else local_grad * its grad to each input in turn (delta), the input's grad becoming its grad + delta
+    (or delta, when the walk does not accumulate); or, recursively, each update followed at once by the input's
+    own walk, a leaf's visit a step without updates."""
     grads = {section["seed"]: 1.0}
-    for step in steps:
-        grad = grads.get(step["node"], 0.0)
-        updates = []
-        for update in step["updates"]:
-            delta = float(update["local_grad"]) * grad  # float(): "NaN", "Infinity" and "-Infinity" too
-            after = grads.get(update["child"], 0.0) + delta if section["accumulates"] else delta
-            grads[update["child"]] = after
-            updates.append({**update, "delta": _wire(delta), "grad": _wire(after)})
-        step.update(grad=_wire(grad), updates=updates)
-    return [{"node": step["node"], "grad": step["grad"], "updates": step["updates"]} for step in steps]
+
+    def passed(node: int, slot: int, grad: float) -> dict:
+        child, local_grad = nodes[node]["children"][slot], nodes[node]["local_grads"][slot]
+        delta = float(local_grad) * grad  # float(): "NaN", "Infinity" and "-Infinity" too
+        grads[child] = grads.get(child, 0.0) + delta if section["accumulates"] else delta
+        return {"child": child, "local_grad": local_grad, "delta": _wire(delta), "grad": _wire(grads[child])}
+
+    steps = []
+    if not section["recursive"]:
+        for node in reversed(order):
+            grad, inputs = grads.get(node, 0.0), len(nodes[node]["children"])
+            updates = [passed(node, slot, grad) for slot in range(inputs)] if grad != 0 and inputs else []
+            steps.append({"node": node, "grad": _wire(grad), "updates": updates})
+    else:
+        stack = [(section["seed"], 0)]
+        while stack:
+            node, slot = stack.pop()
+            grad = grads.get(node, 0.0)
+            if slot < len(nodes[node]["children"]):
+                steps.append({"node": node, "grad": _wire(grad), "updates": [passed(node, slot, grad)]})
+                stack += [(node, slot + 1), (nodes[node]["children"][slot], 0)]
+            elif slot == 0:
+                steps.append({"node": node, "grad": _wire(grad), "updates": []})
+    assert len(steps) == section["count"], (len(steps), section["count"])
+    return steps
 
 
 def _wire(value: float):

@@ -18,8 +18,7 @@ export const COLUMNS_MEDIA_TYPE = "application/vnd.valuegraph.columns+json";
 
 const NODE_FIELDS = ["id", "label", "span", "expr", "scope", "op", "data", "grad", "children", "local_grads", "exponent", "numeric_grad", "expected_grad"];
 const SORT_FIELDS = []; // every sort step is replayed (sortedAgain)
-const PROPAGATE_FIELDS = ["node", "updates"];
-const UPDATE_FIELDS = ["child", "local_grad"];
+const PROPAGATE_FIELDS = []; // every propagate step is replayed (walkedAgain)
 const LEARNER_FIELDS = ["node", "updates"];
 const LEARNER_UPDATE_FIELDS = ["child", "grad"];
 
@@ -27,7 +26,7 @@ const LEARNER_UPDATE_FIELDS = ["child", "grad"];
 function columnsOf(section, name, fields) {
   const names = Object.keys(section.columns);
   if (names.length !== fields.length || names.some((field, i) => field !== fields[i])) {
-    throw new Error(`The columnar answer's ${name} have the fields ${names.join(", ")}; this page reads ${fields.join(", ")}. Reload the page.`);
+    throw new Error(`The columnar answer's ${name} have the fields ${names.join(", ") || "none"}; this page reads ${fields.join(", ") || "none"}. Reload the page.`);
   }
   return section.columns;
 }
@@ -132,47 +131,74 @@ function sortOf(section, nodes) {
 }
 
 /**
- * The grads the propagate columns leave out, replayed from their updates (docs/api.md): every node's grad
- * starts at 0 and the seed's at 1; step i's grad is its node's; an update's delta is its local_grad times
- * that, and its after the child's grad plus delta (or delta, when the walk does not accumulate), which
- * becomes the child's grad. The same IEEE arithmetic, in the same order, as the server's walk: bit for bit
- * its numbers. `count`: how many nodes the answer has.
+ * The propagate steps, which the columns leave out, replayed from the nodes (docs/api.md), as columns: every
+ * node's grad starts at 0 and the seed's at 1; the nodes are walked in the answer's order reversed, each
+ * passing nothing on when its grad is 0 or it has no inputs, else local_grad × its grad (delta) to each input
+ * in turn, the input's grad becoming its grad + delta (or delta, when the walk does not accumulate); or,
+ * recursively, each update followed at once by the input's own walk, a leaf's visit a step of its own. The
+ * same IEEE arithmetic in the same order as the server's walk: bit for bit its numbers. `position`: where each
+ * update's local gradient is in the nodes' local_grads column.
  */
-function replayed(section, count) {
-  const { node, updates } = section.columns;
-  const nodes = node.values, offsets = updates.offsets, children = updates.columns.child.values;
-  const localGrads = Float64Array.from(updates.columns.local_grad.values, Number); // the strings "NaN", "Infinity", "-Infinity" too
-  const current = new Float64Array(count);
+function walkedAgain(section, nodes, order) {
+  const { offsets, values: children } = nodes.columns.children;
+  const localGrads = Float64Array.from(nodes.columns.local_grads.values, Number); // "NaN", "Infinity", "-Infinity" too
+  const current = new Float64Array(nodes.count);
   current[section.seed] = 1;
-  const grad = new Float64Array(section.count), delta = new Float64Array(localGrads.length), after = new Float64Array(localGrads.length);
-  for (let i = 0; i < section.count; i++) {
-    const g = (grad[i] = current[nodes[i]]);
-    for (let u = offsets[i]; u < offsets[i + 1]; u++) {
-      delta[u] = localGrads[u] * g;
-      current[children[u]] = after[u] = section.accumulates ? current[children[u]] + delta[u] : delta[u];
+  const node = [], grad = [], start = [0], child = [], localGrad = [], delta = [], after = [], position = [];
+  const pass = (n, slot, g) => {
+    const at = offsets[n] + slot, c = children[at], d = localGrads[at] * g;
+    current[c] = section.accumulates ? current[c] + d : d;
+    child.push(c);
+    localGrad.push(localGrads[at]);
+    delta.push(d);
+    after.push(current[c]);
+    position.push(at);
+  };
+  const step = (n, g) => {
+    if (node.length === section.count) throw new Error(`The columnar answer's walk has ${section.count} steps, and more replay. Reload the page.`);
+    node.push(n);
+    grad.push(g);
+    start.push(child.length);
+  };
+  if (!section.recursive) {
+    for (let k = order.length - 1; k >= 0; k--) {
+      const n = order[k], g = current[n], inputs = offsets[n + 1] - offsets[n];
+      if (g !== 0) for (let slot = 0; slot < inputs; slot++) pass(n, slot, g); // NaN passes on, as on the server
+      step(n, g);
+    }
+  } else {
+    const pending = [section.seed], slots = [0];
+    while (pending.length) {
+      const n = pending.pop(), slot = slots.pop(), g = current[n];
+      if (slot < offsets[n + 1] - offsets[n]) {
+        pass(n, slot, g);
+        step(n, g);
+        pending.push(n, children[offsets[n] + slot]);
+        slots.push(slot + 1, 0);
+      } else if (slot === 0) step(n, g);
     }
   }
-  return { grad, delta, after, localGrads };
+  if (node.length !== section.count) throw new Error(`The columnar answer's walk has ${section.count} steps, and ${node.length} replayed. Reload the page.`);
+  const columns = { node, grad: Float64Array.from(grad), start, child, local_grad: Float64Array.from(localGrad), delta: Float64Array.from(delta), after: Float64Array.from(after) };
+  return { columns, position };
 }
 
 /** A number as the JSON answer writes it: a non-finite one as its string. */
 const wire = (x) => (Number.isFinite(x) ? x : String(x));
 
-function propagateOf(section, number, count) {
-  const { node, updates } = columnsOf(section, "propagate steps", PROPAGATE_FIELDS);
-  const { child, local_grad } = columnsOf(updates, "updates", UPDATE_FIELDS);
-  const { grad, delta, after } = replayed(section, count);
+function propagateOf(section, number, nodes, order) {
+  const { columns, position } = walkedAgain(section, nodes, order);
+  const { node, grad, start, child, delta, after } = columns;
   const out = number === asIs ? wire : asIs; // unrevived, a non-finite number is its string, as in the JSON answer
-  const nodes = node.values, offsets = updates.offsets, children = child.values, localGrads = local_grad.values;
+  const localGrads = nodes.columns.local_grads.values;
   const steps = new Array(section.count);
   for (let i = 0; i < steps.length; i++) {
-    const start = offsets[i];
-    const stepUpdates = new Array(offsets[i + 1] - start);
+    const stepUpdates = new Array(start[i + 1] - start[i]);
     for (let k = 0; k < stepUpdates.length; k++) {
-      const u = start + k;
-      stepUpdates[k] = { child: children[u], local_grad: number(localGrads[u]), delta: out(delta[u]), grad: out(after[u]) };
+      const u = start[i] + k;
+      stepUpdates[k] = { child: child[u], local_grad: number(localGrads[position[u]]), delta: out(delta[u]), grad: out(after[u]) };
     }
-    steps[i] = { node: nodes[i], grad: out(grad[i]), updates: stepUpdates };
+    steps[i] = { node: node[i], grad: out(grad[i]), updates: stepUpdates };
   }
   return steps;
 }
@@ -216,7 +242,7 @@ function madeWhenRead(object, field, make) {
  */
 export function decodeColumns(columnar, number = asIs) {
   const answer = { ...columnar, nodes: nodesOf(columnar.nodes, number) };
-  if (columnar.trace) answer.trace = traceOf(columnar.trace, number, columnar.nodes);
+  if (columnar.trace) answer.trace = traceOf(columnar.trace, number, columnar.nodes, columnar.order);
   if (columnar.learner_walk) {
     const walk = columnar.learner_walk;
     columnsOf(columnsOf(walk, "learner walk steps", LEARNER_FIELDS).updates, "learner walk updates", LEARNER_UPDATE_FIELDS);
@@ -225,22 +251,16 @@ export function decodeColumns(columnar, number = asIs) {
   return answer;
 }
 
-function traceOf(trace, number, nodes) {
+function traceOf(trace, number, nodes, order) {
   // The fields are checked now: an answer this page cannot read is refused whole, not when a step is first read.
   columnsOf(trace.sort, "sort steps", SORT_FIELDS);
-  columnsOf(columnsOf(trace.propagate, "propagate steps", PROPAGATE_FIELDS).updates, "updates", UPDATE_FIELDS);
+  columnsOf(trace.propagate, "propagate steps", PROPAGATE_FIELDS);
   const decoded = { ...trace };
   madeWhenRead(decoded, "sort", () => sortOf(trace.sort, nodes));
-  madeWhenRead(decoded, "propagate", () => propagateOf(trace.propagate, number, nodes.count));
+  madeWhenRead(decoded, "propagate", () => propagateOf(trace.propagate, number, nodes, order));
   let columns = null;
-  traceColumnsOf.set(decoded, () => (columns ??= { sort: sortedAgain(trace.sort, nodes), propagate: propagateColumns(trace.propagate, nodes.count) }));
+  traceColumnsOf.set(decoded, () => (columns ??= { sort: sortedAgain(trace.sort, nodes), propagate: walkedAgain(trace.propagate, nodes, order).columns }));
   return decoded;
-}
-
-function propagateColumns(section, count) {
-  const { node, updates } = columnsOf(section, "propagate steps", PROPAGATE_FIELDS);
-  const { grad, delta, after, localGrads } = replayed(section, count);
-  return { node: node.values, grad, start: updates.offsets, child: updates.columns.child.values, local_grad: localGrads, delta, after };
 }
 
 /**
