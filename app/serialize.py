@@ -129,14 +129,14 @@ def _sections(steps, measured, layout, include_trace, program, checked=None, lea
     if include_trace:
         response["trace"] = Sections(
             sort=Records(
-                len(steps.sort_steps),
+                steps.sort_count,
                 lambda start, stop: _sort_records(steps.sort_steps[start:stop], ids),
                 SORT_COLUMNS,
                 dict,  # no fields: every step is replayed
                 {"root": steps.output, "checks_visited": steps.variant != "no-visited-check"},
             ),
             propagate=Records(
-                len(steps.propagate_steps),
+                steps.propagate_count,
                 lambda start, stop: _propagate_records(steps.propagate_steps[start:stop], ids),
                 PROPAGATE_COLUMNS,
                 dict,  # no fields: every step is replayed

@@ -56,19 +56,21 @@ class Computed(NamedTuple):
         return backward_columns(*self, out=out)
 
 
-def compute(request: schemas.BackwardRequest, limits: Limits) -> Computed:
-    """parse -> run -> trace -> (nudge test) -> (layout), as the request asks."""
+def compute(request: schemas.BackwardRequest, limits: Limits, keep_steps: bool = True) -> Computed:
+    """parse -> run -> trace -> (nudge test) -> (layout), as the request asks. keep_steps: False when only the
+    columnar answer is written, which the page replays the trace's steps for (engine.trace)."""
     if request.graph is not None:
-        return compute_posted_graph(request, limits)
+        return compute_posted_graph(request, limits, keep_steps)
     program = run_program(request.expression, request.variables, limits, request.seed, request.run, request.files)
-    return _program_graph(program, request, limits)
+    return _program_graph(program, request, limits, keep_steps)
 
 
-def _program_graph(program: ProgramRun, request: schemas.BackwardRequest, limits: Limits) -> Computed:
+def _program_graph(program: ProgramRun, request: schemas.BackwardRequest, limits: Limits, keep_steps=True) -> Computed:
     own = program.python.graph if program.python is not None else None
     if own is not None:  # the program's own value class: its graph, as its backward() left it
-        return _checked(own_class_graph(own), request, limits, program, learner_walk(own) if own["backward"] else None)
-    return _walked(program.output, request, limits, program)  # the syntax tree is freed by now
+        walk = learner_walk(own) if own["backward"] else None
+        return _checked(own_class_graph(own), request, limits, program, walk, keep_steps)
+    return _walked(program.output, request, limits, program, keep_steps)  # the syntax tree is freed by now
 
 
 def compute_graph(output: Value, limits: Limits, variant: str = "correct") -> Computed:
@@ -77,17 +79,17 @@ def compute_graph(output: Value, limits: Limits, variant: str = "correct") -> Co
     return _walked(output, request, limits, None)
 
 
-def compute_posted_graph(request: schemas.BackwardRequest, limits: Limits) -> Computed:
+def compute_posted_graph(request: schemas.BackwardRequest, limits: Limits, keep_steps: bool = True) -> Computed:
     """A graph posted whole (`graph`): read -> trace (valuegraph's own walk) -> check (the learner's
     grads against the course's backward) -> (nudge test) -> (layout). The grads in the answer are
     the learner's when the graph has them; the trace keeps the ones its walk computed."""
-    return _checked(request.graph, request, limits, None)
+    return _checked(request.graph, request, limits, None, keep_steps=keep_steps)
 
 
-def _checked(posted: schemas.Graph, request, limits: Limits, program: ProgramRun | None, walked_by=None) -> Computed:
+def _checked(posted: schemas.Graph, request, limits: Limits, program, walked_by=None, keep_steps=True) -> Computed:
     replayable = request.check and program is None  # a program's class may have ops the nudge test cannot replay
     graph = read_graph(posted, limits, replayable=replayable)
-    steps = trace(graph.output, limits, request.variant)
+    steps = trace(graph.output, limits, request.variant, keep_steps)
     ids = steps.ids
     walk = None if graph.walk is None else [ids[value] for value in graph.walk if value in ids]
     # The correct walk's order and grads are the course's backward already: the check reuses them,
@@ -155,8 +157,8 @@ def own_class_graph(observed: dict) -> schemas.Graph:
     return schemas.Graph.model_construct(nodes=nodes, output=observed["output"], walk=walk, language="python")
 
 
-def _walked(output: Value, request: schemas.BackwardRequest, limits: Limits, program: ProgramRun | None) -> Computed:
-    return _finished(trace(output, limits, request.variant), output, request, limits, program)
+def _walked(output: Value, request: schemas.BackwardRequest, limits: Limits, program, keep_steps=True) -> Computed:
+    return _finished(trace(output, limits, request.variant, keep_steps), output, request, limits, program)
 
 
 def _finished(steps, output, request, limits, program, checked=None, nudge=True, learner_walk=None) -> Computed:
@@ -181,7 +183,7 @@ def answer_json(
     gzip-compressed as it is written when gzipped), and the graph and trace that made them, to free once
     the bytes are sent."""
     with collector_paused():
-        made = compute(request, limits)
+        made = compute(request, limits, keep_steps=not columns)
         if columns and gzipped:
             with GzipWriter() as out:
                 return made.columns(out), Leftovers(made)
@@ -199,7 +201,7 @@ def replayed_json(
         program = replay_program(
             request.expression, limits, request.seed, request.run, request.files, runs, printed, snapshot
         )
-        made = _program_graph(program, request, limits)
+        made = _program_graph(program, request, limits, keep_steps=not columns)
         return made.columns() if columns else made.json()
 
 

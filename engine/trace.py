@@ -52,7 +52,8 @@ class Trace:
     in one pass (app.serialize) with `ids`. `sort` and `propagate` give them with node ids, as
     named tuples, for everything else."""
 
-    def __init__(self, nodes, output, order, sort_steps, propagate_steps, variant="correct"):
+    def __init__(self, nodes, output, order, sort_steps, propagate_steps, variant="correct", counts=None):
+        """counts: (sort steps, propagate steps) of a walk whose steps were not kept (both None)."""
         self.nodes = nodes  # the Values; a node's id is its index here
         self.ids = dict(zip(nodes, range(len(nodes))))
         self.output = self.ids[output]
@@ -64,7 +65,9 @@ class Trace:
             propagate_steps  # (node, grad, [(child, local_grad, delta, child grad after)]) per node walked
         )
         self.variant = variant
-        self.warnings = _warnings(nodes, self.ids, propagate_steps)  # Warning where a non-finite number first appears
+        self.sort_count, self.propagate_count = counts or (len(sort_steps), len(propagate_steps))
+        # Warning where a non-finite number first appears (a walk is counted only when its grads are finite)
+        self.warnings = _warnings(nodes, self.ids, propagate_steps or ())
 
     # The graph as ids, for code outside the engine (app/ writes it and lays it out): read-only
     # views, built once, so no caller reaches into a Value's private fields.
@@ -82,6 +85,7 @@ class Trace:
     @cached_property
     def sort(self) -> list:
         ids = self.ids
+        self._kept()
         return [
             SortStep(ids[n], index, action, None if child is None else ids[child])
             for n, index, action, child in self.sort_steps
@@ -90,23 +94,41 @@ class Trace:
     @cached_property
     def propagate(self) -> list:
         ids = self.ids
+        self._kept()
         return [
             PropagateStep(ids[n], grad, [Update(ids[c], local, delta, after) for c, local, delta, after in updates])
             for n, grad, updates in self.propagate_steps
         ]
 
+    def _kept(self):
+        if self.sort_steps is None:
+            raise ValueError(
+                "this trace counted its steps without keeping them: trace(..., keep_steps=True) keeps them"
+            )
+
 
 WHOLE_PROGRAM = Span(0, 1, 1, 0)
 
 
-def trace(output, limits: Limits = Limits(), variant: str = "correct") -> Trace:
+def trace(output, limits: Limits = Limits(), variant: str = "correct", keep_steps: bool = True) -> Trace:
+    """keep_steps: False for a caller that replays the steps itself (the columnar answer). The correct and assign
+    walks then run as Value.backward() runs them, and the Trace counts their steps instead of keeping them,
+    unless a grad comes out non-finite (the warnings say which step made it); the other walks keep theirs."""
     if variant not in VARIANTS:
         raise ValueError(f"unknown variant {variant!r}; expected one of {', '.join(VARIANTS)}")
-    sort_steps, propagate_steps = [], []
     unfolds = variant in ("no-visited-check", "no-topological-order")
-    reached = topological_order(output, None if unfolds else sort_steps)
-    if len(reached) > limits.max_nodes:
-        raise ProgramError(f"the graph has {len(reached):,} nodes; the limit is {limits.max_nodes:,}", WHOLE_PROGRAM)
+    if not keep_steps and not unfolds:
+        reached = _reached(output, limits)
+        nodes = sorted(reached, key=attrgetter("_serial"))
+        for node in nodes:
+            node.grad = 0.0
+        propagate(reached, accumulate=variant != "assign")
+        if all(map(math.isfinite, map(attrgetter("grad"), nodes))):
+            # The sort looks at every input of every node once, and emits every node.
+            sort_count = len(reached) + sum(map(len, map(attrgetter("_children"), reached)))
+            return Trace(nodes, output, reached, None, None, variant, counts=(sort_count, len(reached)))
+    sort_steps, propagate_steps = [], []
+    reached = _reached(output, limits, None if unfolds else sort_steps)
     if unfolds:
         _check_unfolded_size(reached, limits)
     nodes = sorted(reached, key=attrgetter("_serial"))
@@ -120,6 +142,14 @@ def trace(output, limits: Limits = Limits(), variant: str = "correct") -> Trace:
         order = topological_order(output, sort_steps, check_visited=False) if unfolds else reached
         propagate(order, propagate_steps, accumulate=variant != "assign")
     return Trace(nodes, output, order, sort_steps, propagate_steps, variant)
+
+
+def _reached(output, limits, sort_steps=None) -> list:
+    """The nodes the output reaches, children before parents (recording the sort's steps into sort_steps)."""
+    reached = topological_order(output, sort_steps)
+    if len(reached) > limits.max_nodes:
+        raise ProgramError(f"the graph has {len(reached):,} nodes; the limit is {limits.max_nodes:,}", WHOLE_PROGRAM)
+    return reached
 
 
 def _check_unfolded_size(reached, limits):

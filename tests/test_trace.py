@@ -167,6 +167,29 @@ def test_correct_trace_invariants(source):
     simulate_stack(t, str)
 
 
+OVERFLOWING = "a = 1e-300; b = a * 1e300; c = b * 1e300"  # finite data, an infinite gradient
+
+
+@pytest.mark.parametrize("variant", ["correct", "assign"])
+@pytest.mark.parametrize("source", [*PROGRAMS, OVERFLOWING, "a = 0; b = log(a); c = b * 2"])
+def test_a_trace_that_counts_its_steps_is_the_one_that_keeps_them(source, variant):
+    """keep_steps=False (the columnar answer, whose steps the page replays): the same nodes, order, grads bit
+    for bit, warnings, and as many steps as the kept trace has; a walk whose grads come out non-finite keeps
+    its steps all the same (its warnings name the step)."""
+    kept = trace(run(source, x=1.0), variant=variant)
+    kept_grads = [node.grad for node in kept.nodes]
+    counted = trace(run(source, x=1.0), variant=variant, keep_steps=False)
+    assert counted.order == kept.order and counted.output == kept.output
+    assert [str(node.grad) for node in counted.nodes] == list(map(str, kept_grads))  # NaN too
+    assert counted.warnings == kept.warnings
+    assert (counted.sort_count, counted.propagate_count) == (len(kept.sort_steps), len(kept.propagate_steps))
+    finite = all(map(math.isfinite, kept_grads))
+    assert (counted.sort_steps is None) == finite
+    if finite:
+        with pytest.raises(ValueError, match="counted its steps"):
+            counted.sort  # noqa: B018
+
+
 def test_trace_matches_backward():
     for source in PROGRAMS:
         out = run(source)
