@@ -82,23 +82,28 @@ function nodesOf(section, number) {
  * (a leaf emitted where it is found); a node is emitted when its inputs are done. As columns.
  */
 function sortedAgain(section, nodes) {
-  const node = [], index = [], action = [], child = [];
-  if (section.count === 0) return { node, index, action, child }; // a walk without a sort
+  const count = section.count;
+  const node = new Int32Array(count), index = new Int32Array(count), action = new Array(count).fill("emit"), child = new Array(count).fill(null);
+  if (count === 0) return { node, index, action, child }; // a walk without a sort
   const { offsets, values } = nodes.columns.children;
   const visited = new Uint8Array(nodes.count);
   const ancestors = [], resumeAt = [];
-  const step = (n, k, a, c) => {
-    if (node.length === section.count) throw new Error(`The columnar answer's sort has ${section.count} steps, and more replay. Reload the page.`);
-    node.push(n);
-    index.push(k);
-    action.push(a);
-    child.push(c);
+  let k = 0; // the next step
+  const step = (n, i, a, c) => {
+    if (k === count) throw new Error(`The columnar answer's sort has ${count} steps, and more replay. Reload the page.`);
+    node[k] = n;
+    index[k] = i;
+    if (a !== "emit") {
+      action[k] = a;
+      child[k] = c;
+    }
+    k += 1;
   };
   let at = section.root, i = 0;
   for (;;) {
-    const first = offsets[at], count = offsets[at + 1] - first;
+    const first = offsets[at], inputs = offsets[at + 1] - first;
     let deeper = false;
-    while (i < count) {
+    while (i < inputs) {
       const c = values[first + i];
       if (section.checks_visited && visited[c]) {
         step(at, i++, "skip", c);
@@ -109,17 +114,20 @@ function sortedAgain(section, nodes) {
       if (offsets[c + 1] > offsets[c]) {
         ancestors.push(at);
         resumeAt.push(i);
-        [at, i, deeper] = [c, 0, true];
+        at = c;
+        i = 0;
+        deeper = true;
         break;
       }
       step(c, 0, "emit", null);
     }
     if (deeper) continue;
-    step(at, count, "emit", null);
+    step(at, inputs, "emit", null);
     if (!ancestors.length) break;
-    [at, i] = [ancestors.pop(), resumeAt.pop()];
+    at = ancestors.pop();
+    i = resumeAt.pop();
   }
-  if (node.length !== section.count) throw new Error(`The columnar answer's sort has ${section.count} steps, and ${node.length} replayed. Reload the page.`);
+  if (k !== count) throw new Error(`The columnar answer's sort has ${count} steps, and ${k} replayed. Reload the page.`);
   return { node, index, action, child };
 }
 
@@ -141,28 +149,38 @@ function sortOf(section, nodes) {
  */
 function walkedAgain(section, nodes, order) {
   const { offsets, values: children } = nodes.columns.children;
-  const localGrads = Float64Array.from(nodes.columns.local_grads.values, Number); // "NaN", "Infinity", "-Infinity" too
+  const listed = nodes.columns.local_grads.values;
+  const localGrads = new Float64Array(listed.length); // a loop: Float64Array.from with a map function is ten times slower
+  for (let i = 0; i < listed.length; i++) localGrads[i] = typeof listed[i] === "number" ? listed[i] : Number(listed[i]); // "NaN", "Infinity", "-Infinity"
   const current = new Float64Array(nodes.count);
   current[section.seed] = 1;
-  const node = [], grad = [], start = [0], child = [], localGrad = [], delta = [], after = [], position = [];
+  const count = section.count;
+  // at most: every input of every node walked (one update a step, recursively)
+  let most = count;
+  if (!section.recursive) for (const n of order) most += offsets[n + 1] - offsets[n];
+  const node = new Int32Array(count), grad = new Float64Array(count), start = new Int32Array(count + 1);
+  const child = new Int32Array(most), localGrad = new Float64Array(most), delta = new Float64Array(most), after = new Float64Array(most), position = new Int32Array(most);
+  let k = 0, u = 0; // the next step and update
   const pass = (n, slot, g) => {
     const at = offsets[n] + slot, c = children[at], d = localGrads[at] * g;
     current[c] = section.accumulates ? current[c] + d : d;
-    child.push(c);
-    localGrad.push(localGrads[at]);
-    delta.push(d);
-    after.push(current[c]);
-    position.push(at);
+    child[u] = c;
+    localGrad[u] = localGrads[at];
+    delta[u] = d;
+    after[u] = current[c];
+    position[u] = at;
+    u += 1;
   };
   const step = (n, g) => {
-    if (node.length === section.count) throw new Error(`The columnar answer's walk has ${section.count} steps, and more replay. Reload the page.`);
-    node.push(n);
-    grad.push(g);
-    start.push(child.length);
+    if (k === count) throw new Error(`The columnar answer's walk has ${count} steps, and more replay. Reload the page.`);
+    node[k] = n;
+    grad[k] = g;
+    k += 1;
+    start[k] = u;
   };
   if (!section.recursive) {
-    for (let k = order.length - 1; k >= 0; k--) {
-      const n = order[k], g = current[n], inputs = offsets[n + 1] - offsets[n];
+    for (let j = order.length - 1; j >= 0; j--) {
+      const n = order[j], g = current[n], inputs = offsets[n + 1] - offsets[n];
       if (g !== 0) for (let slot = 0; slot < inputs; slot++) pass(n, slot, g); // NaN passes on, as on the server
       step(n, g);
     }
@@ -178,8 +196,8 @@ function walkedAgain(section, nodes, order) {
       } else if (slot === 0) step(n, g);
     }
   }
-  if (node.length !== section.count) throw new Error(`The columnar answer's walk has ${section.count} steps, and ${node.length} replayed. Reload the page.`);
-  const columns = { node, grad: Float64Array.from(grad), start, child, local_grad: Float64Array.from(localGrad), delta: Float64Array.from(delta), after: Float64Array.from(after) };
+  if (k !== count) throw new Error(`The columnar answer's walk has ${count} steps, and ${k} replayed. Reload the page.`);
+  const columns = { node, grad, start, child: child.subarray(0, u), local_grad: localGrad.subarray(0, u), delta: delta.subarray(0, u), after: after.subarray(0, u) };
   return { columns, position };
 }
 
@@ -266,8 +284,8 @@ function traceOf(trace, number, nodes, order) {
 /**
  * An answer's trace as columns, whichever encoding it came in (null: no trace). sort: node, index,
  * action, child, one entry a step; propagate: node and grad a step, and its updates' child,
- * local_grad, delta and after (the child's grad after it) at start[i]..start[i + 1], the numbers in
- * Float64Arrays. Read only.
+ * local_grad, delta and after (the child's grad after it) at start[i]..start[i + 1]; ids and numbers
+ * in typed arrays. Read only.
  */
 export function traceColumns(answer) {
   const trace = answer.trace;
@@ -279,7 +297,7 @@ export function traceColumns(answer) {
   for (const step of propagate) start.push(start.at(-1) + step.updates.length);
   const updates = propagate.flatMap((step) => step.updates);
   return {
-    sort: { node: sort.map((s) => s.node), index: sort.map((s) => s.index), action: sort.map((s) => s.action), child: sort.map((s) => s.child) },
-    propagate: { node: propagate.map((p) => p.node), grad: Float64Array.from(propagate, (p) => p.grad), start, child: updates.map((u) => u.child), local_grad: Float64Array.from(updates, (u) => u.local_grad), delta: Float64Array.from(updates, (u) => u.delta), after: Float64Array.from(updates, (u) => u.grad) },
+    sort: { node: Int32Array.from(sort, (s) => s.node), index: Int32Array.from(sort, (s) => s.index), action: sort.map((s) => s.action), child: sort.map((s) => s.child) },
+    propagate: { node: Int32Array.from(propagate, (p) => p.node), grad: Float64Array.from(propagate, (p) => p.grad), start: Int32Array.from(start), child: Int32Array.from(updates, (u) => u.child), local_grad: Float64Array.from(updates, (u) => u.local_grad), delta: Float64Array.from(updates, (u) => u.delta), after: Float64Array.from(updates, (u) => u.grad) },
   };
 }
