@@ -112,7 +112,7 @@ def cpu_seconds(source, columns):
     limits = Settings(**SETTINGS).limits
     with collector_paused():
         start = time.process_time()
-        made = compute(request, limits)
+        made = compute(request, limits, keep_steps=not columns)
         made.columns() if columns else made.json()
         return time.process_time() - start
 
@@ -199,8 +199,9 @@ def answer_bodies(source):
         request = schemas.BackwardRequest.model_construct(
             **{**schemas.BackwardRequest(expression="a = 1").model_dump(), "expression": source}
         )
-        made = compute(request, Settings(**SETTINGS).limits)
-        bodies[accept] = made.columns() if accept == COLUMNS_MEDIA_TYPE else made.json()
+        columns = accept == COLUMNS_MEDIA_TYPE
+        made = compute(request, Settings(**SETTINGS).limits, keep_steps=not columns)
+        bodies[accept] = made.columns() if columns else made.json()
         del made
     return bodies
 

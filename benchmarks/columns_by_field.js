@@ -1,6 +1,9 @@
 // The peer of static/js/columns.js's decodeColumns in benchmarks/bench_columns.py: the page's decoder
 // before it named the records' fields, which reads any columns generically and grows every record a
-// field at a time (one pass over the records per column). Not used by the page.
+// field at a time (one pass over the records per column); the trace, which has no columns, it takes as the
+// page replays it. Not used by the page.
+
+import { decodeTrace } from "/static/js/columns.js";
 
 /** count records from their columns; each column's shape says how it was written. */
 function recordsOf(count, columns) {
@@ -34,9 +37,6 @@ function recordsOf(count, columns) {
 /** The columnar answer (parsed) -> the object the JSON answer parses to (its records' keys in column order). */
 export function decodeColumnsByField(columnar) {
   const answer = { ...columnar, nodes: recordsOf(columnar.nodes.count, columnar.nodes.columns) };
-  if (columnar.trace) {
-    const { sort, propagate } = columnar.trace;
-    answer.trace = { ...columnar.trace, sort: recordsOf(sort.count, sort.columns), propagate: recordsOf(propagate.count, propagate.columns) };
-  }
+  if (columnar.trace) answer.trace = decodeTrace(columnar); // no columns: the steps are replayed, as the page replays them
   return answer;
 }

@@ -260,13 +260,18 @@ function madeWhenRead(object, field, make) {
  */
 export function decodeColumns(columnar, number = asIs) {
   const answer = { ...columnar, nodes: nodesOf(columnar.nodes, number) };
-  if (columnar.trace) answer.trace = traceOf(columnar.trace, number, columnar.nodes, columnar.order);
+  if (columnar.trace) answer.trace = decodeTrace(columnar, number);
   if (columnar.learner_walk) {
     const walk = columnar.learner_walk;
     columnsOf(columnsOf(walk, "learner walk steps", LEARNER_FIELDS).updates, "learner walk updates", LEARNER_UPDATE_FIELDS);
     madeWhenRead(answer, "learner_walk", () => learnerWalkOf(walk, number));
   }
   return answer;
+}
+
+/** The columnar answer's trace: its steps made when first read, replayed from the answer's nodes and order. */
+export function decodeTrace(columnar, number = asIs) {
+  return traceOf(columnar.trace, number, columnar.nodes, columnar.order);
 }
 
 function traceOf(trace, number, nodes, order) {
