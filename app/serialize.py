@@ -10,9 +10,11 @@ that builds the records of any slice, and one that gives every record's fields a
 backward_response() builds the records whole, for the callers that keep the answer as data;
 backward_json() builds and writes them CHUNK at a time, so a 50,000-node answer never holds its
 ~80 MB of records at once, only their JSON. backward_columns() is the second writer of the same
-records: it takes their fields straight from the trace, with no record per node or step, into
-columns (docs/api.md, "The columnar encoding"); tests/columnar.py and static/js/columns.js read
-them back into the JSON answer's records, and the tests hold both writers to the same answer.
+records: it takes the nodes' and the learner's walk's fields straight from the engine, with no record
+per node or step, into columns, and writes for the trace's steps only how to replay them (the page
+replays the course's two walks; docs/api.md, "The columnar encoding"); tests/columnar.py and
+static/js/columns.js read them back into the JSON answer's records, and the tests hold both writers to
+the same answer.
 """
 
 import io
