@@ -213,7 +213,12 @@ async def answer_sent(scope: Scope) -> None:
     Work that holds the interpreter lock for long, such as freeing a large graph, waits for this:
     the event loop needs the lock to hand each piece of a large answer to the socket."""
     transport = scope.get(TRANSPORT)
-    while transport is not None and transport.get_write_buffer_size() and not transport.is_closing():
+    if transport is not None:
+        await _drained(transport)
+
+
+async def _drained(transport: asyncio.Transport) -> None:
+    while transport.get_write_buffer_size() and not transport.is_closing():
         await anyio.sleep(0.01)
 
 
@@ -228,7 +233,7 @@ async def _stop_writing(receive: Receive) -> None:
     sock = None if transport is None else transport.get_extra_info("socket")
     if sock is None:
         return
-    await answer_sent({TRANSPORT: transport})
+    await _drained(transport)  # the answer's bytes first
     if not transport.is_closing():
         try:
             sock.shutdown(socket.SHUT_WR)

@@ -135,18 +135,14 @@ def _sections(steps, measured, layout, include_trace, program, checked=None, lea
                 lambda start, stop: _sort_records(steps.sort_steps[start:stop], ids),
                 SORT_COLUMNS,
                 dict,  # no fields: every step is replayed
-                {"root": steps.output, "checks_visited": steps.variant != "no-visited-check"},
+                {"root": steps.output, "checks_visited": steps.checks_visited},
             ),
             propagate=Records(
                 steps.propagate_count,
                 lambda start, stop: _propagate_records(steps.propagate_steps[start:stop], ids),
                 PROPAGATE_COLUMNS,
                 dict,  # no fields: every step is replayed
-                {
-                    "seed": steps.output,
-                    "accumulates": steps.variant != "assign",
-                    "recursive": steps.variant == "no-topological-order",
-                },
+                {"seed": steps.output, "accumulates": steps.accumulates, "recursive": steps.recursive},
             ),
         )
     response["warnings"] = [{"node": node, "message": message} for node, message in steps.warnings]

@@ -100,6 +100,19 @@ class Trace:
             for n, grad, updates in self.propagate_steps
         ]
 
+    # How the variant walked, as the columnar answer tells the page to replay it (app.serialize).
+    @property
+    def checks_visited(self) -> bool:
+        return self.variant != "no-visited-check"
+
+    @property
+    def accumulates(self) -> bool:
+        return self.variant != "assign"
+
+    @property
+    def recursive(self) -> bool:
+        return self.variant == "no-topological-order"
+
     def _kept(self):
         if self.sort_steps is None:
             raise ValueError(
@@ -117,12 +130,11 @@ def trace(output, limits: Limits = Limits(), variant: str = "correct", keep_step
     if variant not in VARIANTS:
         raise ValueError(f"unknown variant {variant!r}; expected one of {', '.join(VARIANTS)}")
     unfolds = variant in ("no-visited-check", "no-topological-order")
+    accumulates = variant != "assign"
     if not keep_steps and not unfolds:
         reached = _reached(output, limits)
-        nodes = sorted(reached, key=attrgetter("_serial"))
-        for node in nodes:
-            node.grad = 0.0
-        propagate(reached, accumulate=variant != "assign")
+        nodes = _zeroed(reached)
+        propagate(reached, accumulate=accumulates)
         if all(map(math.isfinite, map(attrgetter("grad"), nodes))):
             # The sort looks at every input of every node once, and emits every node.
             sort_count = len(reached) + sum(map(len, map(attrgetter("_children"), reached)))
@@ -131,16 +143,14 @@ def trace(output, limits: Limits = Limits(), variant: str = "correct", keep_step
     reached = _reached(output, limits, None if unfolds else sort_steps)
     if unfolds:
         _check_unfolded_size(reached, limits)
-    nodes = sorted(reached, key=attrgetter("_serial"))
-    for node in nodes:
-        node.grad = 0.0
+    nodes = _zeroed(reached)
 
     if variant == "no-topological-order":
         recursive_propagate(output, propagate_steps)
         order = []
     else:
         order = topological_order(output, sort_steps, check_visited=False) if unfolds else reached
-        propagate(order, propagate_steps, accumulate=variant != "assign")
+        propagate(order, propagate_steps, accumulate=accumulates)
     return Trace(nodes, output, order, sort_steps, propagate_steps, variant)
 
 
@@ -150,6 +160,14 @@ def _reached(output, limits, sort_steps=None) -> list:
     if len(reached) > limits.max_nodes:
         raise ProgramError(f"the graph has {len(reached):,} nodes; the limit is {limits.max_nodes:,}", WHOLE_PROGRAM)
     return reached
+
+
+def _zeroed(reached) -> list:
+    """The reached nodes in creation order (their ids), every grad 0 before the walk."""
+    nodes = sorted(reached, key=attrgetter("_serial"))
+    for node in nodes:
+        node.grad = 0.0
+    return nodes
 
 
 def _check_unfolded_size(reached, limits):

@@ -131,9 +131,8 @@ function sortedAgain(section, nodes) {
   return { node, index, action, child };
 }
 
-function sortOf(section, nodes) {
-  const { node, index, action, child } = sortedAgain(section, nodes);
-  const steps = new Array(section.count);
+function sortOf({ node, index, action, child }) {
+  const steps = new Array(node.length);
   for (let i = 0; i < steps.length; i++) steps[i] = { node: node[i], index: index[i], action: action[i], child: child[i] };
   return steps;
 }
@@ -204,12 +203,11 @@ function walkedAgain(section, nodes, order) {
 /** A number as the JSON answer writes it: a non-finite one as its string. */
 const wire = (x) => (Number.isFinite(x) ? x : String(x));
 
-function propagateOf(section, number, nodes, order) {
-  const { columns, position } = walkedAgain(section, nodes, order);
+function propagateOf({ columns, position }, number, nodes) {
   const { node, grad, start, child, delta, after } = columns;
   const out = number === asIs ? wire : asIs; // unrevived, a non-finite number is its string, as in the JSON answer
   const localGrads = nodes.columns.local_grads.values;
-  const steps = new Array(section.count);
+  const steps = new Array(node.length);
   for (let i = 0; i < steps.length; i++) {
     const stepUpdates = new Array(start[i + 1] - start[i]);
     for (let k = 0; k < stepUpdates.length; k++) {
@@ -279,10 +277,13 @@ function traceOf(trace, number, nodes, order) {
   columnsOf(trace.sort, "sort steps", SORT_FIELDS);
   columnsOf(trace.propagate, "propagate steps", PROPAGATE_FIELDS);
   const decoded = { ...trace };
-  madeWhenRead(decoded, "sort", () => sortOf(trace.sort, nodes));
-  madeWhenRead(decoded, "propagate", () => propagateOf(trace.propagate, number, nodes, order));
-  let columns = null;
-  traceColumnsOf.set(decoded, () => (columns ??= { sort: sortedAgain(trace.sort, nodes), propagate: walkedAgain(trace.propagate, nodes, order).columns }));
+  // Replayed once, when first read, for the step records and the timeline's columns alike.
+  let sorted = null, walked = null, columns = null;
+  const sort = () => (sorted ??= sortedAgain(trace.sort, nodes));
+  const walk = () => (walked ??= walkedAgain(trace.propagate, nodes, order));
+  madeWhenRead(decoded, "sort", () => sortOf(sort()));
+  madeWhenRead(decoded, "propagate", () => propagateOf(walk(), number, nodes));
+  traceColumnsOf.set(decoded, () => (columns ??= { sort: sort(), propagate: walk().columns }));
   return decoded;
 }
 
