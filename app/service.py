@@ -153,7 +153,7 @@ def own_class_graph(observed: dict) -> schemas.Graph:
                 "local_grads": local_grads,
             }
         )
-    walk = [observed["nodes"][node]["id"] for node, _ in observed["walk"] if node is not None] or None
+    walk = [observed["nodes"][node]["id"] for node in observed["calls"]] or None
     return schemas.Graph.model_construct(nodes=nodes, output=observed["output"], walk=walk, language="python")
 
 

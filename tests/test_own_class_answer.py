@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from engine import run_program
-from engine.python.observe import learner_walk
+from engine.python.observe import LearnerWalk, learner_walk
 from tests.columnar import decoded
 
 OWN_CLASSES = Path(__file__).parent / "own_classes"
@@ -247,9 +247,14 @@ def test_a_loop_walks_writes_within_rounding_are_its_nodes_steps_and_a_write_of_
     seed, from_out = [(None, [(3, 1.0)])], [(None, [(2, 1.0)]), (None, [(0, 1.0)])]
 
     def attributed(writes_of_s):
-        walk = learner_walk(
-            {"nodes": nodes, "walk": seed + from_out + [(None, [write]) for write in writes_of_s]}
-        ).steps()
+        steps = seed + from_out + [(None, [write]) for write in writes_of_s]
+        observed = LearnerWalk(
+            [node for node, _ in steps],
+            [len(writes) for _, writes in steps],
+            [child for _, writes in steps for child, _ in writes],
+            [grad for _, writes in steps for _, grad in writes],
+        )
+        walk = learner_walk({"nodes": nodes, "output": 13, "walk": observed}).steps()
         return [(step["node"], [(u["child"], u["grad"]) for u in step["updates"]]) for step in walk]
 
     exact = [(0, 4.0), (1, 2.0)]

@@ -10,6 +10,7 @@ import pytest
 
 from engine import Limits, ProgramError
 from engine.python import idioms, run_python
+from engine.python.observe import learner_walk
 from tests.cpython import cpython_printed
 
 OWN_CLASSES = Path(__file__).parent / "own_classes"
@@ -97,7 +98,10 @@ def run(text, *, one_step=True, monkeypatch=None, shows_graph=True, **limits):
         return ("error", error.message, error.span)
     finally:
         monkeypatch.undo()
-    return (result.printed, result.runs, result.graph, counts)
+    # Either way the program's own walk is the same steps of the same nodes once attributed: run in one
+    # step, a pass of the accumulation is known to be its node's; run as written, its writes say so.
+    graph = result.graph and dict(result.graph, walk=learner_walk(result.graph))
+    return (result.printed, result.runs, graph, counts)
 
 
 @pytest.fixture
@@ -294,6 +298,18 @@ def test_recognised_shapes_and_near_misses():
         loop + "    print(c)\n",
     ):
         assert shape(near_miss, idioms.accumulating_loop) is None, near_miss
+
+
+def test_a_pass_run_in_one_step_is_its_own_nodes_step_even_beside_a_twin():
+    # c and d are twins: the same op on the same inputs, each given 1 by L. Their passes write the
+    # same numbers to a and b; only the pass run in one step knows which node's loop it was.
+    twins = VALUE_CLASS + "a, b = Value(2.0), Value(-3.0)\nc = a * b\nd = a * b\nL = c + d\nL.backward()\n"
+    graph = run_python(twins).graph
+    assert [node["label"] for node in graph["nodes"]] == ["a", "b", "c", "d", "L"]
+    c, d, out = 2, 3, 4  # positions: in the order they were made
+    steps = learner_walk(graph).steps()
+    assert [step["node"] for step in steps] == [None, out, d, c]  # the seed, then the sort's order reversed
+    assert [update["child"] for update in steps[2]["updates"]] == [0, 1]
 
 
 @pytest.mark.parametrize("path", sorted(OWN_CLASSES.glob("*.py")), ids=lambda path: path.stem)

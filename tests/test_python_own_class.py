@@ -161,10 +161,12 @@ def test_recursion_is_bounded_by_the_programs_own_call_depth_not_pythons():
 
 def test_the_walk_of_micrograds_backward_is_recorded_in_the_order_its_closures_ran():
     result = run_python(micrograd_engine() + "a = Value(2.0)\nb = Value(3.0)\nc = a * b\nout = c + a\nout.backward()")
-    walk = result.graph["walk"]  # (node, [(input, grad)]) per step, each node as its position in nodes
+    walk = result.graph["walk"].steps()  # each node as its position in nodes
     at = {n["data"]: i for i, n in enumerate(result.graph["nodes"])}
-    assert walk[0] == (None, [(at[8.0], 1.0)])  # the seed: self.grad = 1
-    assert walk[1][0] == at[8.0] and sorted(write[0] for write in walk[1][1]) == sorted([at[6.0], at[2.0]])
+    assert walk[0] == {"node": None, "updates": [{"child": at[8.0], "grad": 1.0}]}  # the seed: self.grad = 1
+    assert walk[1]["node"] == at[8.0]
+    assert sorted(update["child"] for update in walk[1]["updates"]) == sorted([at[6.0], at[2.0]])
+    assert result.graph["calls"][:2] == [at[8.0], at[6.0]]  # the _backward calls, in the order they ran
     ops = {n["data"]: n["op"] for n in result.graph["nodes"]}
     assert ops[8.0] == "+" and ops[6.0] == "*" and result.graph["inputs_are_sets"]
     locals_of_c = next(n["local_grads"] for n in result.graph["nodes"] if n["data"] == 6.0)

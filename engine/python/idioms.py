@@ -267,16 +267,17 @@ def _field_of(node):
 NUMBERS = B.NUMBERS
 
 
-def accumulate(state, owner, children, locals_, gradient, local_first, before):
+def accumulate(state, owner, children_field, locals_field, gradient, local_first, before):
     """The accumulation's passes as one step, when every pass would do what the loop here does:
     the pairs it walks (zip's, up to the shorter), else None with nothing changed. `before`: the
     statements counted first (the pass of a loop around it)."""
+    owner_fields = owner.fields
+    children, locals_ = owner_fields[children_field], owner_fields[locals_field]
     if type(children) not in (list, tuple) or type(locals_) not in (list, tuple):
         return None
     pairs = list(zip(children, locals_))
     if state.steps + before + len(pairs) > state.limits.max_statements:
         return None
-    owner_fields = owner.fields
     if type(owner_fields.get(gradient)) not in NUMBERS:
         return None
     for child, local in pairs:
@@ -287,6 +288,7 @@ def accumulate(state, owner, children, locals_, gradient, local_first, before):
             return None
     # numbers only from here: + and * give a number, never an error (an int past 64 bits made a float, as B.add does)
     walk = state.walk if gradient == "grad" else None  # the writes of a `.grad` are steps of the walk
+    written = []
     state.steps += before
     for child, local in pairs:
         state.steps += 1
@@ -298,8 +300,10 @@ def accumulate(state, owner, children, locals_, gradient, local_first, before):
         if type(result) is int:
             result = B.whole_or_float(result)
         fields[gradient] = result
-        if walk is not None:
-            walk.append(("grad", child, result, state.in_step))
+        written.append(result)
+    if walk is not None and pairs:
+        # one event for the pass: the owner's step, known here, need not be found again from its writes
+        walk.append(("pass", owner, children_field, locals_field, children, written, state.in_step))
     return pairs
 
 
@@ -322,7 +326,7 @@ def accumulation(compiler, node):
         fields = owner.fields
         if children_field not in fields or locals_field not in fields:
             return False
-        pairs = accumulate(state, owner, fields[children_field], fields[locals_field], gradient, local_first, before)
+        pairs = accumulate(state, owner, children_field, locals_field, gradient, local_first, before)
         if pairs is None:
             return False
         # the last call a statement made: its place, as the call's code sets it (the built-in's own

@@ -12,7 +12,7 @@ micrograd's, microgpt's), read from the fields an object holds, not from the cla
   derived from the op and the inputs' data (None when the op is not one the course defines)."""
 
 import math
-from itertools import islice
+from itertools import accumulate, islice
 from operator import attrgetter
 from typing import NamedTuple
 
@@ -61,11 +61,12 @@ INPUT_KINDS = (tuple, list, ProgramSet)
 
 def observe(output, walk, limits):
     """The graph `output` reaches, as plain data: {"nodes": [...], "output": id, "walk": [...],
-    "inputs_are_sets": bool, "backward": bool}. Nodes come in creation order (ids are the order
-    objects were made); `walk` is None when the program never called the class's backward(). The
-    observed walk is a list of steps (node, writes): the position in nodes of the node whose
-    `_backward` call the step is (None for a write outside any call, or a call of an object outside
-    the graph), and the grads it wrote, as (position, grad) pairs."""
+    "calls": [...], "inputs_are_sets": bool, "backward": bool}. Nodes come in creation order (ids
+    are the order objects were made); `walk` is None when the program never called the class's
+    backward(). The observed walk is a list of steps (node, writes): the position in nodes of the
+    node whose step it is (None for a write not yet known to be a node's step, or a call of an
+    object outside the graph), and the grads it wrote, as (position, grad) pairs; `calls` are the
+    positions of the nodes whose `_backward` ran, in that order."""
     names = node_fields(output)
     reached = {id(output): (output, names)}  # id -> (object, its fields' names)
     pending = [(output, names[1])]
@@ -92,6 +93,7 @@ def observe(output, walk, limits):
         origins.append(origin)
     origins.reverse()
     nodes, inputs_are_sets = [], False
+    shapes = {}  # id(node) -> (inputs field, local gradients field, inputs) when both are read as held, as many
     for (obj, (data_field, inputs_field)), origin in zip(objects, origins):
         fields = obj.fields
         held = fields[inputs_field]
@@ -107,15 +109,20 @@ def observe(output, walk, limits):
             op = OP_OF_METHOD.get(obj.made_by, obj.made_by) if inputs else None
         elif type(op) is not str:
             op = str(op) if type(op) in NUMBERS else None
-        stored = (  # the first of _local_grads, local_grads, localGrads it holds
-            fields["_local_grads"]
+        local_field = (  # the first of _local_grads, local_grads, localGrads it holds
+            "_local_grads"
             if "_local_grads" in fields
-            else fields["local_grads"]
+            else "local_grads"
             if "local_grads" in fields
-            else fields.get("localGrads")
+            else "localGrads"
+            if "localGrads" in fields
+            else None
         )
+        stored = fields[local_field] if local_field else None
         if type(stored) in (tuple, list) and all(map(IS_NUMBER.__contains__, map(type, stored))):
             local_grads = list(map(float, stored))
+            if len(stored) == len(inputs):
+                shapes[id(obj)] = (inputs_field, local_field, len(inputs))
         else:
             local_grads = derive_local_grads(op, data, [_number(i, reached[id(i)][1][0]) for i in inputs])
         grad = fields.get("grad")
@@ -132,10 +139,12 @@ def observe(output, walk, limits):
                 "origin": origin,
             }
         )
+    steps, calls = _steps(walk or [], {id(obj): i for i, (obj, _) in enumerate(objects)}, shapes)
     return {
         "nodes": nodes,
         "output": output.serial,
-        "walk": _steps(walk or [], {id(obj): i for i, (obj, _) in enumerate(objects)}),
+        "walk": steps,
+        "calls": calls,
         "backward": walk is not None,
         "inputs_are_sets": inputs_are_sets,
     }
@@ -192,26 +201,54 @@ def derive_local_grads(op, data, inputs):
     return None
 
 
-def _steps(walk, position):
-    """The recorded walk as steps: each `_backward` call of a node is a step with the grads it
-    wrote; a grad written outside any `_backward` call (the seed, a loop over the nodes) is a
-    step of its own. Writes to objects outside the graph (position: id(object) -> its position
-    in the graph's nodes) are left out, and so is a call that wrote none of the graph's grads."""
-    steps, calls = [], False
+def _steps(walk, position, shapes):
+    """The recorded walk as steps (LearnerWalk), and the positions of the nodes whose `_backward`
+    ran, in the order they ran. Each `_backward` call of a node is a step with the grads it wrote;
+    so is a pass of the accumulation loop that the interpreter ran as one step (idioms.accumulate)
+    over a node's own inputs and local gradients as the graph reads them (`shapes`, observe's).
+    Any other grad written outside a `_backward` call (the seed, a loop written otherwise) is a
+    step of its own, with node None. Writes to objects outside the graph (position: id(object) ->
+    its position in the graph's nodes) are left out, and so is a call that wrote none of its grads."""
+    nodes, counts, children, grads, calls = [], [], [], [], []  # nodes as id(object) until the end
     for event in walk:
-        at = position.get(id(event[1]))
-        if event[0] == "step":
-            steps.append((at, []))
-            calls = True
-        elif at is not None:
-            write = (at, float(event[2]) if type(event[2]) in NUMBERS else None)
-            if event[3] and steps:  # written inside a _backward call
-                steps[-1][1].append(write)
-            else:
-                steps.append((None, [write]))
-    if not calls:
-        return steps
-    return [step for step in steps if step[0] is not None or step[1]]
+        kind = event[0]
+        if kind == "pass":
+            _, owner, inputs_field, locals_field, inputs, written, in_step = event  # zip(inputs, written): the pass
+            if (
+                not in_step
+                and shapes.get(id(owner)) == (inputs_field, locals_field, len(written))
+                and len(inputs) == len(written)
+            ):
+                nodes.append(id(owner))
+                counts.append(len(written))
+                children.extend(map(id, inputs))
+                grads.extend(map(float, written))
+                continue
+            writes = [(id(child), float(grad)) for child, grad in zip(inputs, written) if id(child) in position]
+        elif kind == "step":
+            nodes.append(id(event[1]))
+            counts.append(0)
+            calls.append(id(event[1]))
+            continue
+        else:  # a grad written
+            at, in_step = id(event[1]), event[3]
+            if at not in position:
+                continue
+            writes = [(at, float(event[2]) if type(event[2]) in NUMBERS else None)]
+        if in_step and nodes:  # written inside a _backward call: its step's
+            counts[-1] += len(writes)
+        else:
+            nodes.extend([None] * len(writes))
+            counts.extend([1] * len(writes))
+        for child, grad in writes:
+            children.append(child)
+            grads.append(grad)
+    calls = [position[call] for call in calls if call in position]
+    nodes = list(map(position.get, nodes))  # None: a call of an object outside the graph, or no node's
+    if None in nodes:  # a call of an object outside the graph that wrote none of its grads is no step
+        kept = [(node, count) for node, count in zip(nodes, counts) if node is not None or count]
+        nodes, counts = [node for node, _ in kept], [count for _, count in kept]
+    return LearnerWalk(nodes, counts, list(map(position.__getitem__, children)), grads), calls
 
 
 def as_engine_graph(graph):
@@ -256,84 +293,102 @@ class LearnerWalk(NamedTuple):
 def learner_walk(graph) -> LearnerWalk:
     """The program's own backward as steps over the graph's node positions (the answer's ids).
 
-    A `_backward` call is one step of its node. A backward written as a loop over the nodes
-    (the course's and microgpt's `for v in reversed(topo): for child, local in zip(...)`) writes
-    the inputs' grads one at a time with no call to say whose step it is; a run of such writes
+    A `_backward` call is one step of its node, and so is a pass of the course's and microgpt's
+    `for v in reversed(topo): for child, local in zip(...)` that the interpreter ran as one step. A
+    backward written as a loop over the nodes otherwise writes the inputs' grads one at a time with
+    no call to say whose step it is; a run of such writes
     that goes to one node's inputs in order, each adding (or, the `=` mistake, setting) that
     input's local gradient times the node's grad at the time, is that node's step. Any other
     write (the seed, a reset) is a step with node None."""
     nodes = graph["nodes"]
-    walk = graph["walk"]
-    # A step that is one write outside any _backward call (most of a loop's): where and what it wrote.
-    single = [writes[0][0] if node is None and len(writes) == 1 else -1 for node, writes in walk]
-    after = [writes[0][1] if len(writes) == 1 else None for _, writes in walk]
-    return _attribute_loop_writes(walk, single, after, nodes)
+    output = next(i for i in range(len(nodes) - 1, -1, -1) if nodes[i]["id"] == graph["output"])
+    return _attribute_loop_writes(graph["walk"], nodes, output)
 
 
-def _attribute_loop_writes(walk, single, after, nodes):
+def _inputs_index(nodes):
+    """Each node's inputs as positions; per number of inputs, the inputs in order (one input: the input
+    itself) -> the nodes that have them, so that a run of single writes finds the nodes it may be a step
+    of at once; each node's local gradients."""
     position = {node["id"]: i for i, node in enumerate(nodes)}
     children = [tuple(map(position.__getitem__, node["children"])) for node in nodes]
-    # Per number of inputs, the inputs in order (one input: the input itself) -> the nodes that have them:
-    # a run of single writes finds the nodes it may be a step of at once.
     users = {}
     for i, inputs in enumerate(children):
         if inputs:
             users.setdefault(len(inputs), {}).setdefault(inputs[0] if len(inputs) == 1 else inputs, []).append(i)
-    by_arity = sorted(users.items())
-    local_grads = [node["local_grads"] for node in nodes]
-    grads = [0.0] * len(nodes)  # each node's grad as the writes so far left it
-    written = [False] * len(nodes)
+    return children, sorted(users.items()), [node["local_grads"] for node in nodes]
+
+
+def _attribute_loop_writes(steps, nodes, output):
+    """The steps with each run of single writes that is a node's step made that node's step."""
+    node, count, child, grad = steps
+    singles = [k for k, (at, n) in enumerate(zip(node, count)) if at is None and n == 1]
+    if not singles:
+        return steps
+    start = list(accumulate(count, initial=0))  # step k wrote child[start[k]:start[k + 1]]
+    single = {k: child[start[k]] for k in singles}  # step -> the node it wrote
+    index = None  # made at the first single write that may be a node's (the seed, to the output, is no node's)
+    grads = {}  # the grads the writes so far left, by node (a node not written holds 0)
     attributed = LearnerWalk([], [], [], [])
     step_nodes, counts, written_children, written_grads = attributed
-    k, count = 0, len(single)
-    while k < count:
-        child = single[k]
-        parent = None
-        if child >= 0:
-            # First as if every grad started at 0; then, for a backward() that did not reset them,
-            # without checking the first write to each grad.
-            for unknown_start in (False, True):
-                for arity, with_inputs in by_arity:  # the run as long as some node's inputs, to those inputs
-                    if k + arity > count:
-                        break
-                    key = (
-                        child if arity == 1 else (child, single[k + 1]) if arity == 2 else tuple(single[k : k + arity])
-                    )
-                    for p in with_inputs.get(key, ()):
-                        if _passes_on(after, k, children[p], local_grads[p], grads[p], grads, written, unknown_start):
-                            parent = p
-                            break
-                    if parent is not None:
-                        break
-                if parent is not None:
-                    break
-        if parent is None:
-            node, writes = walk[k]
-            k += 1
+
+    def copy(first, stop, as_node=None):
+        """Steps first..stop as they are, or (as_node) as one step of that node."""
+        a, b = start[first], start[stop]
+        if as_node is None:
+            step_nodes.extend(node[first:stop])
+            counts.extend(count[first:stop])
         else:
-            node, end = parent, k + len(children[parent])
-            writes = zip(single[k:end], after[k:end])
-            k = end
-        before = len(written_children)
-        for write, grad in writes:
-            grads[write] = grad
-            written[write] = True
-            written_children.append(write)
-            written_grads.append(grad)
-        step_nodes.append(node)
-        counts.append(len(written_children) - before)
+            step_nodes.append(as_node)
+            counts.append(b - a)
+        written_children.extend(child[a:b])
+        written_grads.extend(grad[a:b])
+        grads.update(zip(child[a:b], grad[a:b]))
+
+    done = 0  # the steps before it are in attributed
+    for k in singles:
+        if k < done:  # part of a node's step already
+            continue
+        copy(done, k)
+        parent = None
+        if child[start[k]] != output:
+            if index is None:
+                index = _inputs_index(nodes)
+            parent = _step_of_run(k, index, child, grad, start, single, grads)
+        done = k + 1 if parent is None else k + len(index[0][parent])
+        copy(k, done, parent)
+    copy(done, len(node))
     return attributed
 
 
-def _passes_on(after, k, inputs, local_grads, parent_grad, grads, written, unknown_start):
-    """Whether the single writes from step k on are `child.grad += local * parent.grad` (or, the `=`
+def _step_of_run(k, index, child, grad, start, single, grads):
+    """The node whose step the run of single writes from step k is, else None."""
+    children, by_arity, local_grads = index
+    steps = len(start) - 1
+    # First as if every grad started at 0; then, for a backward() that did not reset them, without
+    # checking the first write to each grad.
+    for unknown_start in (False, True):
+        for arity, with_inputs in by_arity:  # the run as long as some node's inputs, to those inputs
+            if k + arity > steps:
+                break
+            run = [single.get(j, -1) for j in range(k, k + arity)]
+            if -1 in run:  # a step in it is no single write
+                break
+            written = [grad[start[j]] for j in range(k, k + arity)]
+            for p in with_inputs.get(run[0] if arity == 1 else tuple(run), ()):
+                if _passes_on(written, children[p], local_grads[p], grads.get(p, 0.0), grads, unknown_start):
+                    return p
+    return None
+
+
+def _passes_on(after, inputs, local_grads, parent_grad, grads, unknown_start):
+    """Whether the single writes `after` (what each left) are `child.grad += local * parent.grad` (or, the `=`
     mistake, `child.grad = local * parent.grad`) for each input in turn."""
     if local_grads is None or parent_grad is None:
         return False
     if not unknown_start and len(inputs) == 2 == len(local_grads) and inputs[0] != inputs[1]:
         # most nodes' steps (+ and * of two inputs) hold exactly: checked without a loop, else checked below
         a, b = inputs
-        written_a, written_b, before_a, before_b = after[k], after[k + 1], grads[a], grads[b]
+        written_a, written_b, before_a, before_b = after[0], after[1], grads.get(a, 0.0), grads.get(b, 0.0)
         if written_a is None or written_b is None or before_a is None or before_b is None:
             return False
         passed_a, passed_b = local_grads[0] * parent_grad, local_grads[1] * parent_grad
@@ -342,9 +397,9 @@ def _passes_on(after, k, inputs, local_grads, parent_grad, grads, written, unkno
         ):
             return True
     seen = {}  # an input listed twice (x * x): its second write follows its first
-    for child, local, written_grad in zip(inputs, local_grads, after[k : k + len(inputs)]):
-        before = seen.get(child, grads[child])
-        unchecked = unknown_start and child not in seen and not written[child]
+    for child, local, written_grad in zip(inputs, local_grads, after):
+        before = seen.get(child, grads.get(child, 0.0))
+        unchecked = unknown_start and child not in seen and child not in grads
         seen[child] = written_grad
         if unchecked:
             continue
