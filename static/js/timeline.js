@@ -588,9 +588,11 @@ function edgeCount(count) {
  * What box step j did: its stage, name, how many node steps it holds and nodes it sorted or
  * walked; in stage 2 the gradient that arrived at the box's nodes from outside it (Σ and how many
  * edges), what left it, summed per receiving item, and those updates per receiving node (first
- * value before, last after).
+ * value before, last after). `updates: false` leaves that last list empty: the step tables, which
+ * summarise every box step of a walk when a graph loads, never show it, and making a record per
+ * receiving node of every box was most of that load's garbage.
  */
-export function boxStepSummary(tl, levels, j) {
+export function boxStepSummary(tl, levels, j, { updates: listUpdates = true } = {}) {
   const { folded } = levels;
   const box = levels.item[j];
   const first = levels.from[j];
@@ -604,8 +606,7 @@ export function boxStepSummary(tl, levels, j) {
   const { itemOf } = folded;
   const seen = new Set();
   const leaving = new Map(); // receiving item -> {sum, count}
-  const updated = new Map(); // receiving node -> its update over the whole step
-  const delta = (u) => u.delta ?? u.after - u.before;
+  const updated = new Map(); // receiving node -> [its first update's before, its last update]
   for (let k = first; k <= last; k++) {
     const step = tl.steps[k];
     if (itemOf[step.node] !== box) continue; // a leaf walked on the way, outside the box: nothing to pass on
@@ -613,26 +614,43 @@ export function boxStepSummary(tl, levels, j) {
     if (!seen.has(step.node)) {
       seen.add(step.node);
       summary.nodes += 1;
-      for (const c of contributionsTo(tl, step.node, last)) {
-        if (c.parent !== null && itemOf[c.parent] === box) continue;
-        summary.arrived.sum += delta(c);
-        summary.arrived.count += 1;
-      }
+      addArrived(tl, step.node, last, itemOf, box, summary.arrived);
     }
-    for (const u of step.updates ?? []) {
-      const to = itemOf[u.child];
+    const updates = step.updates ?? [];
+    for (let u = 0; u < updates.length; u++) {
+      const update = updates[u];
+      const to = itemOf[update.child];
       if (to === box) continue;
-      const out = leaving.get(to) ?? { item: to, sum: 0, count: 0 };
-      out.sum += delta(u);
+      let out = leaving.get(to);
+      if (!out) leaving.set(to, (out = { item: to, sum: 0, count: 0 }));
+      out.sum += updateDelta(update);
       out.count += 1;
-      leaving.set(to, out);
-      const before = updated.get(u.child);
-      updated.set(u.child, { ...u, before: before ? before.before : u.before });
+      if (!listUpdates) continue;
+      const before = updated.get(update.child);
+      if (before) before[1] = update;
+      else updated.set(update.child, [update.before, update]);
     }
   }
   summary.leaves = [...leaving.values()].sort((a, b) => b.item - a.item).map((out) => ({ ...out, name: itemName(tl, folded, out.item) }));
-  summary.updates = [...updated.values()];
+  // Each receiving node's last update with the value it had before the first (the Map keeps the first's order).
+  summary.updates = Array.from(updated.values(), ([before, update]) => ({ ...update, before }));
   return summary;
+}
+
+const updateDelta = (u) => u.delta ?? u.after - u.before;
+
+/**
+ * Adds to `arrived` ({sum, count}) the updates node `id` received up to step k from outside box
+ * item `box`: contributionsTo's, read in place rather than copied into a list per node.
+ */
+function addArrived(tl, id, k, itemOf, box, arrived) {
+  const { contributionStart, contributed } = tl;
+  for (let at = contributionStart[id]; at < contributionStart[id + 1] && contributed[at].step <= k; at++) {
+    const c = contributed[at];
+    if (c.parent !== null && itemOf[c.parent] === box) continue;
+    arrived.sum += updateDelta(c);
+    arrived.count += 1;
+  }
 }
 
 function boxHappens(tl, summary) {
@@ -689,7 +707,7 @@ export function levelTableRow(tl, levels, j) {
     row.cells[0] = number;
     return { ...row, k: j };
   }
-  const summary = boxStepSummary(tl, levels, j);
+  const summary = boxStepSummary(tl, levels, j, { updates: false }); // a row shows no update of its own
   const text = boxHappens(tl, summary);
   if (inSort) return { stage: "sort", k: j, cells: [number, summary.name, text, stackText(tl, k), sortedText(tl, k)] };
   // The walk reads the sorted list backwards: the box's positions, from the highest down.
