@@ -715,12 +715,28 @@ export function boxGrads(inputs, outputs, grads) {
   return { arrived, passed, text, said };
 }
 
-/** A box's accessible name: the text on screen first (a compact box shows its title only), then what it holds and does. */
-export function boxDescription(model, box, grads, compact = false) {
-  const { title, sub, scope, inputs, outputs } = box;
-  const g = boxGrads(inputs, outputs, grads);
-  const what = scope.line ? `${scope.path}, the values line ${scope.line} made (${scope.code})` : scope.group ? groupSaid(scope) : scope.path;
-  return `${compact ? title : `${title} ${sub} ${g.text}`}. ${what}, collapsed: ${grouped(inputs.length)} in (${listed(model, inputs)}); ${grouped(outputs.length)} out (${listed(model, outputs)}); ${g.said}. Click to open.`;
+/**
+ * A box's accessible name: the text on screen first (a compact box shows its title only), then what it holds and does.
+ * `g`: its boxGrads at this step when the caller has them already (scopeview's step draws its grads line from them too).
+ */
+export function boxDescription(model, box, grads, compact = false, g = boxGrads(box.inputs, box.outputs, grads)) {
+  const { title, sub } = box;
+  return `${compact ? title : `${title} ${sub} ${g.text}`}. ${boxHolds(model, box)}; ${g.said}. Click to open.`;
+}
+
+// What a box holds, in words, by box: the same at every step, so it is written once per box drawn
+// rather than listing the box's first inputs and outputs with their data again at every step.
+const holdsSaid = new WeakMap();
+
+function boxHolds(model, box) {
+  let said = holdsSaid.get(box);
+  if (said === undefined) {
+    const { scope, inputs, outputs } = box;
+    const what = scope.line ? `${scope.path}, the values line ${scope.line} made (${scope.code})` : scope.group ? groupSaid(scope) : scope.path;
+    said = `${what}, collapsed: ${grouped(inputs.length)} in (${listed(model, inputs)}); ${grouped(outputs.length)} out (${listed(model, outputs)})`;
+    holdsSaid.set(box, said);
+  }
+  return said;
 }
 
 /** What a group of values is, in words: `values 33–64 of those table (4) made itself, in table (4) (path)`. */

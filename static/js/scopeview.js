@@ -192,15 +192,22 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
     applyClasses();
   }
 
-  /** Each box's grads line and accessible name (which starts with the text on screen) at the step shown. */
+  /**
+   * Each box's grads line and accessible name (which starts with the text on screen) at the step shown.
+   * The sums are made once per box, and a box whose text did not change is not written again: most
+   * boxes' grads stay the same from one step of the walk to the next.
+   */
   function showGrads() {
     for (const shown of shownBoxes) {
       const compact = !shown.gradLine;
-      if (!compact) {
-        const text = boxGrads(shown.inputs, shown.outputs, grads).text;
-        shown.gradLine.style("font-size", `${lineSize(text, shown.w)}px`).text(text);
+      const g = boxGrads(shown.inputs, shown.outputs, grads);
+      if (!compact && g.text !== shown.gradText) {
+        shown.gradText = g.text;
+        shown.gradLine.style("font-size", `${lineSize(g.text, shown.w)}px`).text(g.text);
       }
-      const description = boxDescription(model, shown, grads, compact);
+      const description = boxDescription(model, shown, grads, compact, g);
+      if (description === shown.description) continue;
+      shown.description = description;
       shown.el.attr("aria-label", description);
       shown.tip.text(description);
     }

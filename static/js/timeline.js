@@ -600,7 +600,7 @@ export function boxStepSummary(tl, levels, j, { updates: listUpdates = true } = 
   const stage = tl.steps[first].stage;
   const summary = { stage, box, name: itemName(tl, folded, box), steps: last - first + 1, nodes: 0, positions: [], arrived: { sum: 0, count: 0 }, leaves: [], updates: [] };
   if (stage === "sort") {
-    for (let k = first; k <= last; k++) if (tl.steps[k].kind === "emit") summary.nodes += 1;
+    summary.nodes = emitsBetween(tl, first, last);
     return summary;
   }
   const { itemOf } = folded;
@@ -638,6 +638,15 @@ export function boxStepSummary(tl, levels, j, { updates: listUpdates = true } = 
 }
 
 const updateDelta = (u) => u.delta ?? u.after - u.before;
+
+/**
+ * How many emit steps lie in stage 1's steps first..last: each sort step carries the sorted list's
+ * length after it, which only an emit adds to. Counting them one by one read every sort step again
+ * whenever the step tables were redrawn, as a box opens or closes (291,285 steps at 102,715 nodes).
+ */
+function emitsBetween(tl, first, last) {
+  return tl.steps[last].sorted - (first > 0 ? tl.steps[first - 1].sorted : 0);
+}
 
 /**
  * Adds to `arrived` ({sum, count}) the updates node `id` received up to step k from outside box
