@@ -62,11 +62,11 @@ INPUT_KINDS = (tuple, list, ProgramSet)
 def observe(output, walk, limits):
     """The graph `output` reaches, as plain data: {"nodes": [...], "output": id, "walk": [...],
     "calls": [...], "inputs_are_sets": bool, "backward": bool}. Nodes come in creation order (ids
-    are the order objects were made); `walk` is None when the program never called the class's
-    backward(). The observed walk is a list of steps (node, writes): the position in nodes of the
-    node whose step it is (None for a write not yet known to be a node's step, or a call of an
-    object outside the graph), and the grads it wrote, as (position, grad) pairs; `calls` are the
-    positions of the nodes whose `_backward` ran, in that order."""
+    are the order objects were made); `backward` says whether the program called the class's
+    backward() (the argument `walk` is None when not). The observed walk is a LearnerWalk over the
+    nodes' positions: each step's node (None for a write not yet known to be a node's step, or a
+    call of an object outside the graph) and the grads it wrote; `calls` are the positions of the
+    nodes whose `_backward` ran, in that order."""
     names = node_fields(output)
     reached = {id(output): (output, names)}  # id -> (object, its fields' names)
     pending = [(output, names[1])]
@@ -93,7 +93,7 @@ def observe(output, walk, limits):
         origins.append(origin)
     origins.reverse()
     nodes, inputs_are_sets = [], False
-    shapes = {}  # id(node) -> (inputs field, local gradients field, inputs) when both are read as held, as many
+    shapes = {}  # id(node) -> (its inputs' field, its local gradients' field, how many), when as many of each
     for (obj, (data_field, inputs_field)), origin in zip(objects, origins):
         fields = obj.fields
         held = fields[inputs_field]
@@ -296,10 +296,9 @@ def learner_walk(graph) -> LearnerWalk:
     A `_backward` call is one step of its node, and so is a pass of the course's and microgpt's
     `for v in reversed(topo): for child, local in zip(...)` that the interpreter ran as one step. A
     backward written as a loop over the nodes otherwise writes the inputs' grads one at a time with
-    no call to say whose step it is; a run of such writes
-    that goes to one node's inputs in order, each adding (or, the `=` mistake, setting) that
-    input's local gradient times the node's grad at the time, is that node's step. Any other
-    write (the seed, a reset) is a step with node None."""
+    no call to say whose step it is; a run of such writes that goes to one node's inputs in order,
+    each adding (or, the `=` mistake, setting) that input's local gradient times the node's grad at
+    the time, is that node's step. Any other write (the seed, a reset) is a step with node None."""
     nodes = graph["nodes"]
     output = next(i for i in range(len(nodes) - 1, -1, -1) if nodes[i]["id"] == graph["output"])
     return _attribute_loop_writes(graph["walk"], nodes, output)
