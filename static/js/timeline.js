@@ -91,9 +91,15 @@ function perNodeLists(n, steps, first, seed) {
 
 /** The updates node `id` received up to step k (all of them by default), in step order: {step, parent, slot, child, local, parentGrad, delta, before, after}. */
 export function contributionsTo(tl, id, k = Infinity) {
-  const list = [];
-  for (let at = tl.contributionStart[id]; at < tl.contributionStart[id + 1] && tl.contributed[at].step <= k; at++) list.push(tl.contributed[at]);
-  return list;
+  return tl.contributed.slice(tl.contributionStart[id], contributionsEnd(tl, id, k));
+}
+
+/** One past the last of node `id`'s updates (tl.contributed, from tl.contributionStart[id]) made by step k. */
+function contributionsEnd(tl, id, k) {
+  const { contributionStart, contributed } = tl;
+  let at = contributionStart[id];
+  while (at < contributionStart[id + 1] && contributed[at].step <= k) at++;
+  return at;
 }
 
 const users = new WeakMap(); // timeline -> its nodes' users (parentsOf), built when a story first asks
@@ -654,7 +660,7 @@ function emitsBetween(tl, first, last) {
  */
 function addArrived(tl, id, k, itemOf, box, arrived) {
   const { contributionStart, contributed } = tl;
-  for (let at = contributionStart[id]; at < contributionStart[id + 1] && contributed[at].step <= k; at++) {
+  for (let at = contributionStart[id], end = contributionsEnd(tl, id, k); at < end; at++) {
     const c = contributed[at];
     if (c.parent !== null && itemOf[c.parent] === box) continue;
     arrived.sum += updateDelta(c);
