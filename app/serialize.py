@@ -19,6 +19,7 @@ the same answer.
 
 import io
 from itertools import accumulate, chain
+from math import copysign, nan
 from operator import attrgetter, itemgetter
 from typing import Callable, NamedTuple
 
@@ -46,7 +47,9 @@ def wants_columns(accept: str | None) -> bool:
 # How the columnar encoding writes each field of a section's records: VALUES, one value per record;
 # TABLE, each distinct value once in "table" and per record its position in it; LISTS, a list per
 # record as offsets into one flat array (CSR); SPARSE, a field only some records have (NotRequired),
-# as the positions that have it and their values; a dict, a list of records per record: offsets into
+# as the positions that have it and their values, or, where the column names an `else`, a field every
+# record has, written only where it is not what `else` gives (see _unlike and _unreplayed); a dict, a
+# list of records per record: offsets into
 # the columns of those records. static/js/columns.js names the same fields in the same order (it makes
 # each record with one object literal): a field added here is added there.
 VALUES, TABLE, LISTS, SPARSE = "values", "table", "lists", "sparse"
@@ -72,7 +75,8 @@ NODE_COLUMNS = {
 # Its records' fields are the JSON answer's; the columnar answer says only how to replay them.
 SORT_COLUMNS = {}
 PROPAGATE_COLUMNS = {}
-LEARNER_COLUMNS = {"node": VALUES, "updates": {"child": VALUES, "grad": VALUES}}
+# The learner's walk's grads are written only where replaying the walk does not give them (_unreplayed).
+LEARNER_COLUMNS = {"node": VALUES, "updates": {"child": VALUES, "grad": SPARSE}}
 
 
 class Records(NamedTuple):
@@ -161,7 +165,10 @@ def _sections(steps, measured, layout, include_trace, program, checked=None, lea
             LEARNER_COLUMNS,
             lambda: {
                 "node": learner_walk.node,
-                "updates": (learner_walk.count, {"child": learner_walk.child, "grad": learner_walk.grad}),
+                "updates": (
+                    learner_walk.count,
+                    {"child": learner_walk.child, "grad": _unreplayed(learner_walk, steps.children, steps.local_grads)},
+                ),
             },
         )
     own = program.python.graph if program is not None and program.python is not None else None
@@ -217,6 +224,7 @@ def _node_records(steps, measured, program, expected=None) -> Records:
                 span_records[span] = {"line": span[0], "column": span[1], "end_line": span[2], "end_column": span[3]}
         powers = [i for i, op in enumerate(ops) if op == "**"]
         measured_at = [] if measured is None else [i for i, node in enumerate(nodes) if node in measured]
+        grads = list(map(attrgetter("grad"), nodes))
         return {
             "id": range(count),
             "label": labels,
@@ -225,17 +233,69 @@ def _node_records(steps, measured, program, expected=None) -> Records:
             "scope": list(map(itemgetter(2), made)),
             "op": ops,
             "data": list(map(attrgetter("data"), nodes)),
-            "grad": list(map(attrgetter("grad"), nodes)),
+            "grad": grads,
             "children": children,
             "local_grads": local_grads,
             "exponent": (powers, [nodes[i].exponent for i in powers]),
             "numeric_grad": (measured_at, [measured[nodes[i]] for i in measured_at]),
             "expected_grad": ([], [])
             if expected is None
-            else (range(count), list(map(expected.__getitem__, range(count)))),
+            else _unlike(list(map(expected.__getitem__, range(count))), grads, "grad"),
         }
 
     return Records(len(nodes), make, NODE_COLUMNS, fields)
+
+
+def _written_alike(a, b) -> bool:
+    """Whether two numbers are written the same in JSON: NaN as NaN, -0.0 unlike 0.0, 1 unlike 1.0."""
+    if a != a:
+        return b != b
+    return a == b and type(a) is type(b) and (a != 0 or copysign(1.0, a) == copysign(1.0, b))
+
+
+def _unlike(values: list, others: list, other_field: str) -> tuple:
+    """A SPARSE column's (positions, values, else) for a field every record has that is mostly another
+    field's value (expected_grad, where the learner's grads are right: nearly always): the records
+    where it is written unlike that field."""
+    if values == others:  # C's comparison: only a zero's sign can still tell them apart (NaN is never ==)
+        at = [i for i, value in enumerate(values) if value == 0 and not _written_alike(value, others[i])]
+    else:
+        at = [i for i, (value, other) in enumerate(zip(values, others)) if not _written_alike(value, other)]
+    return at, list(map(values.__getitem__, at)), other_field
+
+
+def _unreplayed(walk, children, local_grads) -> tuple:
+    """The learner's walk's written grads as a SPARSE column that names `else: "replay"`: those that
+    replaying the walk does not give (docs/api.md). Replayed, every grad starts at 0 and each write
+    leaves its child holding the written grad; in a step of a node that writes to exactly its inputs, in
+    their order, a write is the child's grad so far + the node's local gradient for that input times the
+    node's grad so far: what a pass of `child.grad += local * v.grad` writes (most of a big walk), so only
+    the seed, a write outside a node's step and a grad the program computed otherwise are written. The
+    page replays it in the same IEEE arithmetic (static/js/columns.js)."""
+    grads = [0.0] * len(children)  # as replayed: each node's grad so far
+    at, written = [], []
+    write = 0
+    for node, count in zip(walk.node, walk.count):
+        stop = write + count
+        inputs = None if node is None else children[node]
+        if inputs is not None and len(inputs) == count and inputs == walk.child[write:stop]:
+            node_grad = grads[node]
+            for child, local, grad in zip(inputs, local_grads[node], walk.grad[write:stop]):
+                replayed = grads[child] + local * node_grad
+                # _written_alike, inline: this runs once per write (188,571 in a microgpt step); None is unlike
+                if replayed != grad or (replayed == 0 and copysign(1.0, replayed) != copysign(1.0, grad)):
+                    if replayed == replayed or grad == grad:
+                        at.append(write)
+                        written.append(grad)
+                grads[child] = nan if grad is None else grad
+                write += 1
+            continue
+        for child, grad in zip(walk.child[write:stop], walk.grad[write:stop]):
+            at.append(write)
+            written.append(grad)
+            grads[child] = nan if grad is None else grad
+            write += 1
+    return at, written, "replay"
 
 
 def _sort_records(sort_steps, ids) -> list:
@@ -345,9 +405,11 @@ class _Columns:
                 next(offsets)  # the first is already there
                 column["offsets"].extend(offsets)
             elif kind == SPARSE:
-                having, sparse = values
+                having, sparse, *otherwise = values  # otherwise: [the column's `else`], for a field every record has
                 column["at"].extend(map(self.count.__add__, having))
                 column["values"].extend(sparse)
+                if otherwise:
+                    column["else"] = otherwise[0]
             else:
                 lengths, inner = values
                 nested = column["columns"]

@@ -19,12 +19,33 @@ def decoded(answer: dict) -> dict:
             if path[-1] in holder:
                 section = holder[path[-1]]
                 rows = records(section["count"], section["columns"])
+                if path[-1] == "learner_walk":
+                    learner_grads_again(rows, answer["nodes"])
                 if path[-1] == "sort":
                     rows = sorted_again(section, [node["children"] for node in answer["nodes"]])
                 elif path[-1] == "propagate":
                     rows = walked_again(section, answer["nodes"], answer["order"])
                 holder[path[-1]] = rows
     return answer
+
+
+def learner_grads_again(steps: list[dict], nodes: list[dict]) -> None:
+    """The learner's walk's grads its columns leave out (`else: "replay"`), replayed as docs/api.md says: every
+    grad starts at 0, each write leaves its child holding its grad, and a write left out, in a step of a node
+    that writes to exactly its inputs in their order, is the child's grad + the node's local gradient for that
+    input times the node's grad."""
+    grads = [0.0] * len(nodes)
+    for step in steps:
+        node, updates = step["node"], step["updates"]
+        node_grad = None if node is None else grads[node]
+        whole = node is not None and [update["child"] for update in updates] == nodes[node]["children"]
+        for slot, update in enumerate(updates):
+            if "grad" not in update:
+                assert whole, step
+                replayed = grads[update["child"]] + float(nodes[node]["local_grads"][slot]) * node_grad
+                update["grad"] = _wire(replayed)
+            grad = update["grad"]
+            grads[update["child"]] = math.nan if grad is None else float(grad)  # float(): "NaN", "Infinity"...
 
 
 def sorted_again(section: dict, children: list[list[int]]) -> list[dict]:
@@ -109,6 +130,10 @@ def records(count: int, columns: dict) -> list[dict]:
         elif "at" in column:
             for position, value in zip(column["at"], column["values"], strict=True):
                 rows[position][name] = value
+            if column.get("else") not in (None, "replay"):  # "replay": learner_grads_again fills them
+                for row in rows:
+                    if name not in row:
+                        row[name] = row[column["else"]]
         elif "columns" in column:
             offsets = column["offsets"]
             inner = records(offsets[-1], column["columns"])

@@ -32,6 +32,19 @@ L.backward()
 OWN_CLASS = (Path(__file__).parent / "own_classes" / "course_value.py").read_text(encoding="utf-8").split(
     "\na = Value(2.0)"
 )[0] + "\na = Value(1e200)\nb = a * a\nc = b * b\nc.backward()\n"
+WRONG_GRAPH = {
+    **schemas.CHAPTER_2_GRAPH,
+    "nodes": [
+        {**node, "grad": -0.0 if node["id"] == 1 else node["grad"] + (node["id"] == 0)}
+        for node in schemas.CHAPTER_2_GRAPH["nodes"]
+    ],
+}
+# The course's class, its backward() called twice without zeroing the grads: the second walk (the one
+# shown) adds to the first one's grads, so the first write to each node is not what replaying gives,
+# and is written; the rest are replayed.
+TWICE = OWN_CLASS.split("\na = Value(1e200)")[0] + (
+    "\na = Value(2.0)\nb = Value(-0.0)\nc = a * b + a\nd = c * c\nd.backward()\nd.backward()\n"
+)
 # Each answer, and the column shapes it holds (docs/api.md, "The columnar encoding"):
 CASES = {
     # VALUES, TABLE, LISTS, propagate steps without updates (the leaves), the layout section
@@ -40,13 +53,17 @@ CASES = {
     "check, no trace": {"expression": "a = 0\nb = log(a)\nc = b ** 2\nd = c * 0 + a", "check": True, "trace": False},
     # the same with its trace: non-finite numbers in the propagate steps and their updates
     "non-finite walk": {"expression": "a = 2\nb = 3\nc = a * b\nL = c ** 2 + log(0 * a)", "check": True},
-    # SPARSE expected_grad on every record, gradient_check
+    # expected_grad on every record (SPARSE with `else`: the node's grad where not written), gradient_check
     "a posted graph": {"graph": schemas.CHAPTER_2_GRAPH},
+    # the same with wrong grads: only the nodes whose expected_grad is not their grad are written
+    "a posted graph, wrong": {"graph": WRONG_GRAPH},
     # scopes (a TABLE of lists), labels null and named, several ops, runs and printed
     "python with scopes": {"expression": PYTHON_SCOPES},
     "one node": {"expression": "a = 1"},
-    # the learner's own walk (LEARNER_COLUMNS), with grads past the largest float
+    # the learner's own walk (LEARNER_COLUMNS), with grads past the largest float: replayed, not written
     "own class": {"expression": OWN_CLASS},
+    # and one whose grads are not all what replaying it gives
+    "own class, twice": {"expression": TWICE},
     # a dead branch: a node whose grad is 0 passes nothing on
     "dead branch": {"expression": "a = 2\nb = a * 3\nc = b * 0\nL = c + a"},
     # the propagate steps' grads replayed in each walk: assigning, without a sort, without a visited set
@@ -91,7 +108,9 @@ for (const [name, { json, columns }] of Object.entries(answers)) {
     sameColumns,
     shapes: {
       exponent: nodes.exponent.at.length, numeric_grad: nodes.numeric_grad.at.length,
-      expected_grad: nodes.expected_grad.at.length, scopes: nodes.scope.table.length,
+      expected_grad: nodes.expected_grad.at.length, expectedElse: nodes.expected_grad.else ?? null,
+      scopes: nodes.scope.table.length,
+      learnerGradsWritten: columnar.learner_walk?.columns.updates.columns.grad.at ?? null,
       emptyUpdates: columnar.trace ? decoded.trace.propagate.some((step) => step.updates.length === 0) : null,
     },
     // numbers revived where the page reads them, as numbers (not the wire's strings)
@@ -137,7 +156,15 @@ async def test_columns_decode_exactly_and_graph_of_reads_both(make_client, tmp_p
         assert result["exact"] and result["untouched"] and result["same"] and result["sameColumns"], (name, result)
     shapes = {name: results[name]["shapes"] for name in CASES}
     assert shapes["check, no trace"]["exponent"] == 1 and shapes["check, no trace"]["numeric_grad"] >= 1
-    assert shapes["a posted graph"]["expected_grad"] == 4
+    assert (shapes["a posted graph"]["expected_grad"], shapes["a posted graph"]["expectedElse"]) == (0, "grad")
+    assert (shapes["a posted graph, wrong"]["expected_grad"], shapes["a posted graph, wrong"]["expectedElse"]) == (
+        2,  # node 0's grad 5 where 4 is right, and b's -0.0 where 2.0 is
+        "grad",
+    )
+    assert shapes["chapter 2"]["expectedElse"] is None  # no check: no expected_grad
+    assert shapes["own class"]["learnerGradsWritten"] == [0]  # the seed: every other write is replayed
+    written, writes = shapes["own class, twice"]["learnerGradsWritten"], results["own class, twice"]["learnerWalk"]
+    assert written[0] == 0 and 1 < len(written) < sum(len(updates) for _, updates in writes), (written, writes)
     assert shapes["python with scopes"]["scopes"] > 1
     assert shapes["chapter 2"]["emptyUpdates"] is True and shapes["check, no trace"]["emptyUpdates"] is None
     assert results["check, no trace"]["trace"] is False and results["chapter 2"]["trace"] is True

@@ -35,6 +35,20 @@ function columnsOf(section, name, fields) {
 // shared by the records that name it; nothing in the page changes a node's span or scope in place.
 // The lists of LISTS columns are arrays of their own (api.js revives local_grads in place).
 
+/** A SPARSE column's `else` (what the records it does not list hold), null for none: the one this page reads, or refused. */
+function elseOf(column, name, known) {
+  const otherwise = column.else ?? null;
+  if (otherwise !== null && otherwise !== known) throw new Error(`The columnar answer's ${name} are "${otherwise}" where not written; this page reads "${known}". Reload the page.`);
+  return otherwise;
+}
+
+/** A LISTS or VALUES column's numbers as a Float64Array: "NaN", "Infinity" and "-Infinity" read as numbers. */
+function numbersOf(listed) {
+  const numbers = new Float64Array(listed.length); // a loop: Float64Array.from with a map function is ten times slower
+  for (let i = 0; i < listed.length; i++) numbers[i] = typeof listed[i] === "number" ? listed[i] : Number(listed[i]);
+  return numbers;
+}
+
 /** values[start:end] as a new array. Most nodes have up to two inputs: an array literal makes those
  * with less work than a call of slice(). */
 function listOf(values, start, end) {
@@ -61,7 +75,9 @@ function nodesOf(section, number) {
   const localOffsets = local_grads.offsets;
   const localValues = number === asIs ? local_grads.values : local_grads.values.map(number); // a new list: the argument is not changed
   // A SPARSE field is in the records its "at" lists, in order: a cursor each walks them with the
-  // records, and adds the field after the others, where the JSON record has it.
+  // records, and adds the field after the others, where the JSON record has it. expected_grad, where
+  // the answer has a check, is on every record: those it does not list have their grad (its `else`).
+  const expectedElse = elseOf(expected_grad, "expected_grad", "grad") !== null;
   let e = 0, n = 0, x = 0;
   const count = section.count;
   const nodes = new Array(count);
@@ -70,6 +86,7 @@ function nodesOf(section, number) {
     if (exponent.at[e] === i) node.exponent = number(exponent.values[e++]);
     if (numeric_grad.at[n] === i) node.numeric_grad = number(numeric_grad.values[n++]);
     if (expected_grad.at[x] === i) node.expected_grad = number(expected_grad.values[x++]);
+    else if (expectedElse) node.expected_grad = node.grad;
     nodes[i] = node;
   }
   return nodes;
@@ -148,9 +165,7 @@ function sortOf({ node, index, action, child }) {
  */
 function walkedAgain(section, nodes, order) {
   const { offsets, values: children } = nodes.columns.children;
-  const listed = nodes.columns.local_grads.values;
-  const localGrads = new Float64Array(listed.length); // a loop: Float64Array.from with a map function is ten times slower
-  for (let i = 0; i < listed.length; i++) localGrads[i] = typeof listed[i] === "number" ? listed[i] : Number(listed[i]); // "NaN", "Infinity", "-Infinity"
+  const localGrads = numbersOf(nodes.columns.local_grads.values);
   const current = new Float64Array(nodes.count);
   current[section.seed] = 1;
   const count = section.count;
@@ -219,16 +234,52 @@ function propagateOf({ columns, position }, number, nodes) {
   return steps;
 }
 
-function learnerWalkOf(section, number) {
+/**
+ * The grads the learner's walk wrote (as the wire writes them), those its columns leave out replayed
+ * (docs/api.md): every grad starts at 0 and each write leaves its child holding its grad; in a step of a
+ * node that writes to exactly its inputs, in their order, a write left out is the child's grad + the
+ * node's local gradient for that input × the node's grad: the server's IEEE arithmetic, bit for bit.
+ */
+function learnerGradsAgain(section, nodes) {
+  const { node, updates } = section.columns;
+  const { child, grad } = updates.columns;
+  const owners = node.values, offsets = updates.offsets, children = child.values;
+  const { offsets: inputStart, values: inputs } = nodes.columns.children;
+  const localGrads = numbersOf(nodes.columns.local_grads.values);
+  const current = new Float64Array(nodes.count);
+  const grads = new Array(children.length);
+  let x = 0; // the next write the column lists
+  for (let s = 0; s < owners.length; s++) {
+    const owner = owners[s], first = offsets[s], count = offsets[s + 1] - first;
+    let whole = owner !== null && count === inputStart[owner + 1] - inputStart[owner];
+    for (let k = 0; whole && k < count; k++) whole = children[first + k] === inputs[inputStart[owner] + k];
+    const ownerGrad = owner === null ? 0 : current[owner];
+    for (let k = 0; k < count; k++) {
+      const w = first + k, c = children[w];
+      if (grad.at[x] === w) {
+        grads[w] = grad.values[x++];
+        current[c] = grads[w] === null ? NaN : Number(grads[w]); // "NaN", "Infinity", "-Infinity"
+      } else {
+        if (!whole) throw new Error("The columnar answer's learner walk leaves out a grad it cannot replay. Reload the page.");
+        current[c] += localGrads[inputStart[owner] + k] * ownerGrad;
+        grads[w] = wire(current[c]);
+      }
+    }
+  }
+  return grads;
+}
+
+function learnerWalkOf(section, number, nodes) {
   const { node, updates } = columnsOf(section, "learner walk steps", LEARNER_FIELDS);
-  const { child, grad } = columnsOf(updates, "learner walk updates", LEARNER_UPDATE_FIELDS);
-  const nodes = node.values, offsets = updates.offsets, children = child.values, grads = grad.values;
+  const { child } = columnsOf(updates, "learner walk updates", LEARNER_UPDATE_FIELDS);
+  const owners = node.values, offsets = updates.offsets, children = child.values;
+  const grads = learnerGradsAgain(section, nodes);
   const steps = new Array(section.count);
   for (let i = 0; i < steps.length; i++) {
     const start = offsets[i];
     const stepUpdates = new Array(offsets[i + 1] - start);
     for (let k = 0; k < stepUpdates.length; k++) stepUpdates[k] = { child: children[start + k], grad: number(grads[start + k]) };
-    steps[i] = { node: nodes[i], updates: stepUpdates };
+    steps[i] = { node: owners[i], updates: stepUpdates };
   }
   return steps;
 }
@@ -261,8 +312,9 @@ export function decodeColumns(columnar, number = asIs) {
   if (columnar.trace) answer.trace = decodeTrace(columnar, number);
   if (columnar.learner_walk) {
     const walk = columnar.learner_walk;
-    columnsOf(columnsOf(walk, "learner walk steps", LEARNER_FIELDS).updates, "learner walk updates", LEARNER_UPDATE_FIELDS);
-    madeWhenRead(answer, "learner_walk", () => learnerWalkOf(walk, number));
+    const { grad } = columnsOf(columnsOf(walk, "learner walk steps", LEARNER_FIELDS).updates, "learner walk updates", LEARNER_UPDATE_FIELDS);
+    elseOf(grad, "learner walk grads", "replay");
+    madeWhenRead(answer, "learner_walk", () => learnerWalkOf(walk, number, columnar.nodes));
   }
   return answer;
 }
