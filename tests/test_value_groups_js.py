@@ -98,7 +98,7 @@ def test_nine_table_calls_are_nine_boxes_and_the_biggest_opens_in_groups_of_32(a
         const opened = S.openedSet(model, instances, home, up.key);
         const { items, itemOf } = S.collapsedGraph(model, instances, opened);
         const boxes = items.filter((item) => item.box?.parent === up);
-        const ports = S.boxPorts(model, items, itemOf);
+        const ports = S.boxPorts(model, items, itemOf, S.scopeIndex(model, instances));
         const second = boxes[1];
         const title = '⊞ ' + S.boxTitles([second.box])[0];
         const shown = { title, sub: '', scope: second.box, ...ports.get(second.index) };
@@ -266,3 +266,62 @@ def test_a_group_is_named_in_the_walk_by_its_level(answers):
         """,
     )
     assert got["name"] == "⊞ values 1–32 · table (8)"
+
+
+def test_box_ports_kept_from_one_opening_to_the_next_are_every_edge_read_again(answers):
+    """boxPorts with `kept` reuses a box's inputs and outputs while its values are the same: through
+    openings and closings (down into the biggest table, then folded back), each view's ports are what
+    every edge of the graph says, read again: a member used by a node of another item is an output, a
+    node of another item one of its members uses is an input, each once and in id order."""
+    got = run_js(
+        answers,
+        """
+        const fromEdges = (model, items, itemOf) => {
+          const boxes = items.filter((item) => item.box);
+          const ports = new Map(boxes.map((item) => [item.index, { inputs: new Set(), outputs: new Set() }]));
+          for (const node of model.nodes) {
+            for (const c of node.children) {
+              if (itemOf[c] === itemOf[node.id]) continue;
+              ports.get(itemOf[node.id])?.inputs.add(c);
+              ports.get(itemOf[c])?.outputs.add(c);
+            }
+          }
+          const sorted = (set) => [...set].sort((x, y) => x - y);
+          return new Map([...ports].map(([i, p]) => [i, { inputs: sorted(p.inputs), outputs: sorted(p.outputs) }]));
+        };
+        const result = {};
+        for (const name of ['tables', 'demo', 'mlp']) {
+          const model = models[name];
+          const instances = S.scopeInstances(model);
+          const index = S.scopeIndex(model, instances);
+          const kept = {};
+          let collapsed = S.defaultCollapsed(model, instances);
+          const views = [collapsed];
+          const size = (s) => s.last - s.first;
+          const biggest = instances.filter((s) => collapsed.has(s.key)).sort((a, b) => size(b) - size(a))[0];
+          collapsed = S.openedSet(model, instances, collapsed, biggest.key);
+          views.push(collapsed);
+          const inside = (s) => s.first >= biggest.first && s.last <= biggest.last;
+          const inner = instances.find((s) => collapsed.has(s.key) && inside(s));
+          if (inner) views.push(S.openedSet(model, instances, collapsed, inner.key));
+          views.push(views[0]);
+          let same = 0, reused = 0, boxes = 0, previous = new Map();
+          for (const set of views) {
+            const { items, itemOf } = S.collapsedGraph(model, instances, set);
+            const ports = S.boxPorts(model, items, itemOf, index, kept);
+            const expected = fromEdges(model, items, itemOf);
+            same += JSON.stringify([...ports]) === JSON.stringify([...expected]) ? 1 : 0;
+            for (const item of items.filter((item) => item.box)) {
+              boxes += 1;
+              if (previous.get(item.box.key) === ports.get(item.index)) reused += 1;
+            }
+            previous = new Map(items.filter((item) => item.box).map((item) => [item.box.key, ports.get(item.index)]));
+          }
+          result[name] = { views: views.length, same, reused, boxes };
+        }
+        console.log(JSON.stringify(result));
+        """,
+    )
+    for name, result in got.items():
+        assert result["same"] == result["views"] >= 3, (name, result)
+        assert 0 < result["reused"] < result["boxes"], (name, result)  # boxes left as they were keep theirs

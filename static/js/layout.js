@@ -45,16 +45,10 @@ export function placeGraph(model, { direction = "LR", compact = false, bands = 1
   const g = compact ? GEOMETRY.compact : GEOMETRY.full;
   const lr = direction !== "BT";
   const { layout } = model;
-  const boxU = lr ? g.box.width : g.box.height; // record size along the flow
-  const boxV = lr ? g.box.height : g.box.width; // and across it
-  const before = 2 * g.opRadius + g.opGap; // room for the op circle before the record
-  const rankPitch = before + boxU + g.edgeRoom[lr ? "LR" : "BT"];
-  const rowPitch = boxV + g.across[lr ? "LR" : "BT"];
+  const { boxU, boxV, before, rankPitch, rowPitch, unfoldedU, unfoldedV } = flowSizes(layout, g, lr);
 
   const start = (rank) => rank * rankPitch + before; // where a rank's records begin along the flow
   const centre = (row) => row * rowPitch + boxV / 2;
-  const unfoldedU = Math.max(1, layout.ranks) * rankPitch - g.edgeRoom[lr ? "LR" : "BT"];
-  const unfoldedV = Math.max(0, layout.rows - 1) * rowPitch + boxV;
   // A long, thin compact graph may be folded into bands along the flow, like lines of text: rank r
   // goes to band floor(r / perBand), each band below the one before. Its edges are straight lines,
   // so one that crosses to the next band is simply drawn across.
@@ -136,6 +130,28 @@ export function placeGraph(model, { direction = "LR", compact = false, bands = 1
 
   const [width, height] = lr ? [totalU, totalV] : [totalV, totalU];
   return { width, height, nodes, edges, geometry: g, direction: lr ? "LR" : "BT", compact, bands: folds };
+}
+
+/** Sizes along the flow (u) and across it (v): a record's, a rank's and a row's pitch, and the whole layout's, unfolded. */
+function flowSizes(layout, g, lr) {
+  const boxU = lr ? g.box.width : g.box.height; // record size along the flow
+  const boxV = lr ? g.box.height : g.box.width; // and across it
+  const before = 2 * g.opRadius + g.opGap; // room for the op circle before the record
+  const rankPitch = before + boxU + g.edgeRoom[lr ? "LR" : "BT"];
+  const rowPitch = boxV + g.across[lr ? "LR" : "BT"];
+  const unfoldedU = Math.max(1, layout.ranks) * rankPitch - g.edgeRoom[lr ? "LR" : "BT"];
+  const unfoldedV = Math.max(0, layout.rows - 1) * rowPitch + boxV;
+  return { boxU, boxV, before, rankPitch, rowPitch, unfoldedU, unfoldedV };
+}
+
+/**
+ * The width and height placeGraph gives a layout in one band, without placing it: choosing a
+ * direction placed a big folded graph both ways, its every edge's path made twice.
+ */
+export function placedSize(layout, { direction = "LR", compact = false } = {}) {
+  const lr = direction !== "BT";
+  const { unfoldedU, unfoldedV } = flowSizes(layout, compact ? GEOMETRY.compact : GEOMETRY.full, lr);
+  return lr ? { width: unfoldedU, height: unfoldedV } : { width: unfoldedV, height: unfoldedU };
 }
 
 /**

@@ -246,18 +246,18 @@ export function startValuegraph(root, { location = window.location, history = wi
     camera.zoomBy(1 / 1.4);
   });
   function resized() {
-    if (model && view.autoDirection && bestPlacement().direction !== view.direction) redraw({ refit: true });
+    if (model && view.autoDirection && bestDirection() !== view.direction) redraw({ refit: true });
     else if (placement?.compact && !placement.boxes && bestBands(placeGraph(model, { direction: view.direction, compact: true }), camera.visible().width, camera.visible().height) !== placement.bands) redraw({ refit: true });
     else if (camera.following) camera.refresh();
     else camera.fit(false);
   }
 
-  /** The placement, in the direction whose whole-graph view is larger in the panel (left to right unless clearly not). */
-  function bestPlacement() {
+  /** The direction whose whole-graph view is larger in the panel (left to right unless clearly not). */
+  function bestDirection() {
     const { width, height } = camera.visible();
-    const [lr, bt] = ["LR", "BT"].map((direction) => scopes.place(model, direction, COMPACT_ABOVE)); // with collapsed scopes as boxes: the picture drawn
+    const [lr, bt] = ["LR", "BT"].map((direction) => scopes.size(model, direction, COMPACT_ABOVE)); // with collapsed scopes as boxes: the picture drawn
     const scale = (p) => Math.min(width / p.width, height / p.height);
-    return scale(bt) > 1.25 * scale(lr) ? bt : lr;
+    return scale(bt) > 1.25 * scale(lr) ? "BT" : "LR";
   }
 
   function showDirection() {
@@ -581,14 +581,12 @@ export function startValuegraph(root, { location = window.location, history = wi
 
   /** Lay out and draw the current model; refit when the picture changed shape. */
   async function redraw({ refit }) {
-    let best = null; // the direction's placement, already made when the panel picks the direction
     if (view.autoDirection) {
-      best = bestPlacement();
-      view.direction = best.direction;
+      view.direction = bestDirection();
       showDirection();
     }
     const compact = model.nodes.length > COMPACT_ABOVE;
-    placement = best ?? scopes.place(model, view.direction, COMPACT_ABOVE); // with collapsed scopes as boxes
+    placement = scopes.place(model, view.direction, COMPACT_ABOVE); // with collapsed scopes as boxes
     // A long, thin big graph (the 3,001-node chain) is folded into bands to fill the panel.
     if (!placement.boxes) {
       const { width, height } = camera.visible();

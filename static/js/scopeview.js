@@ -5,7 +5,7 @@
 
 import d3 from "./d3.js";
 import { formatNumber, grouped, nodeName } from "./format.js";
-import { boxDescription, boxGrads, closedSet, collapsedGraph, defaultCollapsed, lineSize, listedScopes, openedSet, placeScoped, scopeBoxes, scopeFrames, scopeInstances, scopeLabel } from "./scopes.js";
+import { boxDescription, boxGrads, boxPorts, closedSet, collapsedGraph, defaultCollapsed, lineSize, listedScopes, openedSet, placeScoped, scopeBoxes, scopeFrames, scopeIndex, scopeInstances, scopeLabel, scopedSize } from "./scopes.js";
 
 const STORY_LISTED = 12; // inputs and outputs listed in the story panel
 const LIST_SHOWN = 300; // scopes listed under the graph (a long loop makes thousands), the outermost first
@@ -37,6 +37,7 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
   let boxEls = new Map(); // item index -> element
   let shownBoxes = []; // scopeBoxes' answer for the boxes drawn, each with its element's grads line
   let shownFrames = []; // scopeFrames' answer for the frames drawn
+  let portsKept = {}; // each box's inputs and outputs, kept for this model (scopes.js's boxPorts)
   let grads = null; // every node's grad at the step shown
   let focusItem = null;
   let receivingItems = new Set(); // boxes whose nodes get gradient at the walk's step
@@ -58,6 +59,7 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
   async function prepare(newModel, source = null) {
     model = newModel;
     instances = scopeInstances(model, source);
+    portsKept = {};
     const newShape = instances.map((s) => `${s.key}:${s.first}-${s.last}`).join("|");
     if (newShape !== shape) {
       shape = newShape;
@@ -141,6 +143,11 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
     return placed;
   }
 
+  /** The size place() gives the picture in that direction, without placing it. */
+  function size(shownModel, direction, compactAbove) {
+    return scopedSize(shownModel, shownModel === model ? view : null, direction, compactAbove);
+  }
+
   /** Draw the boxes and the edges into them (after render.js drew the placement); applyFrame then writes their grads lines. */
   function draw(placement) {
     boxEls = new Map();
@@ -160,7 +167,8 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
         label.append("text").attr("text-anchor", "middle").attr("dy", "0.35em").text(text);
       }
     }
-    for (const shown of scopeBoxes(model, view, placement)) {
+    const ports = boxPorts(model, view.items, view.itemOf, scopeIndex(model, instances), portsKept);
+    for (const shown of scopeBoxes(model, view, placement, ports)) {
       const { item, scope, x, y, w, h, title, sub } = shown;
       const box = layer.append("g").attr("class", "vg-scope-box").attr("data-scope", scope.key)
         .attr("role", "button").attr("tabindex", 0).attr("aria-expanded", "false");
@@ -308,6 +316,9 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
   }
 
   // ---- the list of scopes under the graph ----
+  // Made once for a model's scopes: opening or folding a box only ticks or unticks its checkboxes.
+  let listedOf = null; // the instances the list shows
+  let checkboxes = [];
 
   function showList() {
     if (!panel) return;
@@ -315,6 +326,12 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
     panel.hidden = named.size === 0 || !canCollapse();
     if (panel.hidden) return;
     summary.textContent = `Scopes (${grouped(named.size)}, ${grouped(collapsed.size)} collapsed)`;
+    if (listedOf === instances) {
+      for (const box of checkboxes) box.checked = collapsed.has(box.dataset.scope);
+      return;
+    }
+    listedOf = instances;
+    checkboxes = [];
     const outermost = [...named].filter((s) => s.parent === null || !named.has(s.parent));
     const listed = listedScopes(outermost, named, LIST_SHOWN);
     const make = (scopes) => {
@@ -328,6 +345,7 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
         box.checked = collapsed.has(s.key);
         box.dataset.scope = s.key;
         box.addEventListener("change", () => toggle(s.key));
+        checkboxes.push(box);
         label.append(box, document.createTextNode(` ${scopeLabel(s)} `));
         const count = document.createElement("span");
         count.className = "vg-muted";
@@ -371,6 +389,7 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
   return {
     prepare,
     place,
+    size,
     draw,
     applyFrame,
     setLinked,

@@ -559,8 +559,8 @@ def test_what_a_box_shows_is_computed_apart_from_drawing_it(page):
     computed = page.evaluate(
         """async () => {
             const scopes = await import('/static/js/scopes.js');
-            const { boxDescription, collapsedGraph, defaultCollapsed, placeScoped, scopeBoxes, scopeFrames,
-                scopeInstances } = scopes;
+            const { boxDescription, boxPorts, collapsedGraph, defaultCollapsed, placeScoped, scopeBoxes, scopeFrames,
+                scopeIndex, scopeInstances } = scopes;
             const { fetchLayout } = await import('/static/js/api.js');
             const { levelFrameAt } = await import('/static/js/timeline.js');
             const page = document.querySelector('[data-valuegraph]').valuegraph;
@@ -571,8 +571,10 @@ def test_what_a_box_shows_is_computed_apart_from_drawing_it(page):
             const folded = collapsedGraph(model, instances, collapsed);
             folded.layout = await fetchLayout(folded.items.map((item) => item.children));
             const placement = placeScoped(model, folded, 'LR', 400);
-            const boxes = scopeBoxes(model, folded, placement).map((b) => ({ key: b.scope.key, members: b.item.members,
-                inputs: b.inputs, outputs: b.outputs, description: boxDescription(model, b, grads) }));
+            const ports = boxPorts(model, folded.items, folded.itemOf, scopeIndex(model, instances));
+            const boxes = scopeBoxes(model, folded, placement, ports).map((b) => ({ key: b.scope.key,
+                members: b.item.members, inputs: b.inputs, outputs: b.outputs,
+                description: boxDescription(model, b, grads) }));
             const expanded = placeScoped(model, null, 'LR', 400);
             const frames = scopeFrames(instances, new Set(), expanded).map((f) => f.scope.key);
             return { boxes, frames, layers: [...collapsed] };
