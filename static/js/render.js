@@ -351,7 +351,7 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
       drawnIds.push(...ids);
       update(nodes);
       cull(view, ids);
-      if (lastFrame) applyNodes(lastFrame, first, last);
+      if (lastFrame) applyNodes(lastFrame, ids);
       onProgress(last, n);
       drawn += shown.length;
       if (c + 1 < chunks.length && drawn >= chunkSize) {
@@ -547,15 +547,15 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
       drawHotEdges(frame);
       return;
     }
-    applyNodes(frame, 0, model.nodes.length);
+    applyNodes(frame, drawnIds); // a folded graph draws a few hundred of its 100,000 nodes
     drawHotEdges(frame);
     if (compact) drawOverview(frame);
   }
 
-  function applyNodes(frame, from, to) {
+  function applyNodes(frame, ids) {
     const receiving = new Map();
     for (const u of frame.step.updates ?? []) if (!receiving.has(u.child)) receiving.set(u.child, u.before);
-    for (let id = from; id < to; id++) {
+    for (const id of ids) {
       const el = nodeEls[id];
       const part = parts[id];
       if (!el || !part) continue; // not drawn yet
@@ -622,10 +622,13 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
         .attr("class", (e) => `vg-edge is-${byKey.get(e.key).kind}`).attr("d", (e) => e.d);
       return;
     }
+    const drawn = []; // a folded box's step updates thousands of edges, most of them inside boxes
     for (const e of frame.edges) {
+      if (placement.nodes[e.parent]?.hidden) continue; // an edge from inside a box is not drawn
       const key = `${e.parent}:${e.slot}`;
       const el = edgeEls.get(key);
       if (!el) continue;
+      drawn.push(e);
       hotEdges.push(key);
       el.path.classList.add(`is-${e.kind}`);
       el.path.setAttribute("marker-end", `url(#vg-arrow-hot-${uid})`);
@@ -633,7 +636,7 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
       el.label.classList.add(`is-${e.kind}`);
       el.label.parentNode.appendChild(el.label);
     }
-    drawCallouts(frame.edges.filter((e) => e.text && edgeEls.has(`${e.parent}:${e.slot}`)));
+    drawCallouts(drawn.filter((e) => e.text));
   }
 
   /** A pill's lines and size: one line, or two when the text is an update. */
@@ -708,7 +711,7 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
     }
     if (id === null || !lastFrame || id >= shownFlags.length) return;
     shownFlags[id] = FORCE;
-    applyNodes(lastFrame, id, id + 1);
+    applyNodes(lastFrame, [id]);
   }
 
   function setHovered(id) {
