@@ -10,7 +10,9 @@
 // updates it received, its users) is kept in CSR form (one flat list, and where each node's part
 // starts), and the stack's cells in typed arrays, not as an array or an object per node or cell,
 // whose allocation and garbage collection took most of the time of building the timeline
-// (docs/performance.md, "The page's part of the first picture").
+// (docs/performance.md, "The page's part of the first picture"). For the same reason a stage 1 step
+// is the trace's sort columns and two typed arrays (the stack's top, the sorted list's length), made
+// an object only when read (stepAt); tl.steps makes them all, when first read.
 
 import { traceColumns } from "./columns.js";
 import { formatNumber, grouped, nodeName } from "./format.js";
@@ -49,17 +51,18 @@ function startsFrom(counts) {
 }
 
 /**
- * Per node, in step order, from the steps' updates (steps[first] on, after `seed`: [node, step] of
- * the output's grad set to 1, or null): every grad change (gradAt reads them), and the updates it
- * received in a node's own step (kind "propagate"; a learner's write outside any node's step is no
- * node's contribution), each the update object itself, with its `step`. Plain loops: one to count, one to fill.
+ * Per node, in step order, from stage 2's steps' updates (steps[first] on; step i is the timeline's
+ * step offset + i; after `seed`: [node, step] of the output's grad set to 1, or null): every grad change
+ * (gradAt reads them), and the updates it received in a node's own step (kind "propagate"; a learner's
+ * write outside any node's step is no node's contribution), each the update object itself, with its
+ * `step`. Plain loops: one to count, one to fill.
  */
-function perNodeLists(n, steps, first, seed) {
+function perNodeLists(n, steps, offset, first, seed) {
   const gradStart = new Int32Array(n + 1);
   const contributionStart = new Int32Array(n + 1);
   if (seed) gradStart[seed[0] + 1] += 1;
-  for (let k = first; k < steps.length; k++) {
-    const { kind, updates } = steps[k];
+  for (let i = first; i < steps.length; i++) {
+    const { kind, updates } = steps[i];
     for (let u = 0; u < updates.length; u++) {
       gradStart[updates[u].child + 1] += 1;
       if (kind === "propagate") contributionStart[updates[u].child + 1] += 1;
@@ -76,12 +79,12 @@ function perNodeLists(n, steps, first, seed) {
     gradStep[nextGrad[seed[0]]] = seed[1];
     gradValue[nextGrad[seed[0]]++] = 1;
   }
-  for (let k = first; k < steps.length; k++) {
-    const { kind, updates } = steps[k];
+  for (let i = first; i < steps.length; i++) {
+    const { kind, updates } = steps[i];
     for (let u = 0; u < updates.length; u++) {
       const update = updates[u];
       const at = nextGrad[update.child]++;
-      gradStep[at] = k;
+      gradStep[at] = offset + i;
       gradValue[at] = update.after;
       if (kind === "propagate") contributed[nextContribution[update.child]++] = update;
     }
@@ -143,39 +146,39 @@ export function buildTimeline(model, { walk: which = "course" } = {}) {
   const sort = trace?.sort ?? { node: [], index: [], action: [], child: [] };
   const walk = trace?.propagate ?? { node: [], grad: [], start: [0] };
   const recursive = order.length === 0 && walk.node.length > 0; // the variant that skips the sort
-  const steps = [];
-
-  // Stage 1: replay the stack.
+  // Stage 1: replay the stack. A sort step is the trace's sort columns and, per step, the stack's top
+  // cell and the sorted list's length: 290,000 steps at 100,000 nodes, an object each only when read (stepAt).
   const emitStep = new Int32Array(n).fill(-1);
   const sortPosition = new Int32Array(n).fill(-1);
   const cells = stackCells(1 + 2 * sort.node.length); // a step pushes at most two cells
+  const sortSteps = { sort, output, stack: new Int32Array(sort.node.length + 1), sorted: new Int32Array(sort.node.length + 1) };
   let stack = recursive ? -1 : cells.push(-1, output, 0);
   let sorted = 0;
-  steps.push({ stage: "sort", kind: "start", node: output, stack, sorted });
+  sortSteps.stack[0] = stack;
   for (let i = 0; i < sort.node.length; i++) {
     const action = sort.action[i];
     const node = sort.node[i];
-    const index = sort.index[i];
-    const child = sort.child[i];
     let rest = stack >= 0 ? cells.below[stack] : -1; // pop
-    if (action !== "emit") rest = cells.push(rest, node, index + 1);
-    if (action === "descend") rest = cells.push(rest, child, 0);
+    if (action !== "emit") rest = cells.push(rest, node, sort.index[i] + 1);
+    if (action === "descend") rest = cells.push(rest, sort.child[i], 0);
     if (action === "emit") {
       if (emitStep[node] < 0) {
-        emitStep[node] = steps.length;
+        emitStep[node] = i + 1;
         sortPosition[node] = sorted;
       }
       sorted += 1;
     }
     stack = rest;
-    steps.push({ stage: "sort", kind: action, node, index, child, stack, sorted });
+    sortSteps.stack[i + 1] = stack;
+    sortSteps.sorted[i + 1] = sorted;
   }
-  const sortEnd = steps.length - 1;
+  const sortEnd = sort.node.length;
+  const steps = []; // stage 2's steps, from propagateStart
 
   // Stage 2: every grad change, kept per node for look-up by step.
   const current = new Float64Array(n);
   const walkStep = new Int32Array(n).fill(-1);
-  const propagateStart = steps.length;
+  const propagateStart = sortEnd + 1;
   steps.push({ stage: "propagate", kind: "seed", node: output });
   current[output] = 1;
   // The recursive walk records one update per step, entering a node or coming back to it after
@@ -183,7 +186,7 @@ export function buildTimeline(model, { walk: which = "course" } = {}) {
   const recursion = [];
   let entering = true;
   for (let i = 0; i < walk.node.length; i++) {
-    const k = steps.length;
+    const k = propagateStart + steps.length;
     const node = walk.node[i];
     const grad = walk.grad[i];
     const first = walk.start[i];
@@ -210,12 +213,13 @@ export function buildTimeline(model, { walk: which = "course" } = {}) {
     steps.push({ stage: "propagate", kind: "propagate", node, grad, updates, resumed, position: recursive ? null : order.length - 1 - i });
   }
 
-  return {
-    model, nodes, n, output, order, steps, cells, recursive,
+  const tl = {
+    model, nodes, n, output, order, sortSteps, propagateSteps: steps, cells, recursive,
     checksVisited: model.variant !== "no-visited-check",
-    sortEnd, propagateStart, last: steps.length - 1,
-    emitStep, sortPosition, walkStep, ...perNodeLists(n, steps, propagateStart + 1, [output, propagateStart]), ...stepIndex(nodes, steps),
+    sortEnd, propagateStart, last: propagateStart + steps.length - 1,
+    emitStep, sortPosition, walkStep, ...perNodeLists(n, steps, propagateStart, 1, [output, propagateStart]),
   };
+  return withSteps(Object.assign(tl, stepIndex(tl)));
 }
 
 /**
@@ -231,12 +235,12 @@ function buildLearnerTimeline(model) {
   const current = new Float64Array(n); // a grad not written yet reads 0, as a fresh Value's
   const walkStep = new Int32Array(n).fill(-1);
   const visits = new Int32Array(n);
-  const steps = [{ stage: "sort", kind: "start", node: output, stack: -1, sorted: 0 }];
+  const steps = []; // after the "start" step: from step 1
   const walked = model.learner_walk.filter((s) => s.node !== null).map((s) => s.node);
   const order = walked.slice().reverse(); // read from its end, as the course's walk reads its sorted list
   let position = order.length;
   for (const learnerStep of model.learner_walk) {
-    const k = steps.length;
+    const k = 1 + steps.length;
     const owner = learnerStep.node;
     if (owner === null) {
       const updates = learnerStep.updates.map((u) => ({ step: k, parent: null, slot: null, child: u.child, local: null, parentGrad: null, delta: null, before: current[u.child], after: u.grad }));
@@ -262,12 +266,15 @@ function buildLearnerTimeline(model) {
     steps.push({ stage: "propagate", kind: "propagate", node: owner, grad, updates, resumed: false, position, visit: visits[owner], learner: true });
   }
 
-  return {
-    model, nodes, n, output, order, steps, cells: stackCells(0), recursive: false, learner: true,
+  const noSort = { node: new Int32Array(0), index: new Int32Array(0), action: [], child: [] };
+  const tl = {
+    model, nodes, n, output, order, sortSteps: { sort: noSort, output, stack: Int32Array.of(-1), sorted: Int32Array.of(0) }, propagateSteps: steps,
+    cells: stackCells(0), recursive: false, learner: true,
     checksVisited: true,
-    sortEnd: 0, propagateStart: 1, last: steps.length - 1,
-    emitStep: new Int32Array(n).fill(-1), sortPosition: new Int32Array(n).fill(-1), walkStep, ...perNodeLists(n, steps, 1, null), ...stepIndex(nodes, steps),
+    sortEnd: 0, propagateStart: 1, last: steps.length,
+    emitStep: new Int32Array(n).fill(-1), sortPosition: new Int32Array(n).fill(-1), walkStep, ...perNodeLists(n, steps, 1, 0, null),
   };
+  return withSteps(Object.assign(tl, stepIndex(tl)));
 }
 
 /** The grad a node shows at step k: null while not yet reached; at the end every grad is shown. */
@@ -288,7 +295,7 @@ export function gradAt(tl, id, k) {
 
 /** The stack at step k, top first, at most `limit` entries, and its full size. */
 export function stackAt(tl, k, limit = Infinity) {
-  const step = tl.steps[k];
+  const step = stepAt(tl, k);
   const { cells } = tl;
   const entries = [];
   let cell = step.stage === "sort" ? step.stack : -1;
@@ -302,19 +309,19 @@ export function stackAt(tl, k, limit = Infinity) {
 
 /** How many nodes are in the sorted list at step k. */
 export function sortedCountAt(tl, k) {
-  const step = tl.steps[k];
+  const step = stepAt(tl, k);
   return step.stage === "sort" ? step.sorted : tl.order.length;
 }
 
 /** Which stage-1 and stage-2 step numbers a global step has, counted as the course's tables do. */
 export function stageStepNumber(tl, k) {
-  return tl.steps[k].stage === "sort" ? k : k - tl.propagateStart;
+  return stepAt(tl, k).stage === "sort" ? k : k - tl.propagateStart;
 }
 
 /** Everything the views show at step k. */
 export function frameAt(tl, k) {
   k = Math.max(0, Math.min(tl.last, k));
-  const step = tl.steps[k];
+  const step = stepAt(tl, k);
   const n = tl.n;
   const grads = new Array(n);
   for (let id = 0; id < n; id++) grads[id] = gradAt(tl, id, k);
@@ -364,14 +371,14 @@ function inputs(count) {
 
 /** The popped pair, "(c, 0)", for stage 1 steps. */
 export function popText(tl, k) {
-  const step = tl.steps[k];
+  const step = stepAt(tl, k);
   if (step.stage !== "sort" || step.kind === "start") return "";
   return `(${name(tl, step.node)}, ${step.index})`;
 }
 
 /** What happens at step k, in words (without the "Pop (c, 0)." prefix). */
 export function whatHappens(tl, k) {
-  const step = tl.steps[k];
+  const step = stepAt(tl, k);
   if (tl.learner) return learnerHappens(tl, step);
   const node = tl.nodes[step.node];
   const who = name(tl, step.node);
@@ -419,7 +426,7 @@ function learnerHappens(tl, step) {
   const writes = (step.updates ?? []).map((u) => `${name(tl, u.child)}.grad ${formatNumber(u.before)} → ${formatNumber(u.after)}`);
   switch (step.kind) {
     case "start":
-      return `Your backward, as your code ran it: ${grouped(tl.steps.length - 1)} steps. valuegraph recorded the grads your code wrote, in order (not your sort).`;
+      return `Your backward, as your code ran it: ${grouped(tl.last)} steps. valuegraph recorded the grads your code wrote, in order (not your sort).`;
     case "seed":
       return `Your code seeds the output: ${writes.join("; ")}.`;
     case "write":
@@ -440,7 +447,7 @@ function walkPreview(tl) {
 
 /** The caption under the graph at step k. */
 export function caption(tl, k) {
-  const step = tl.steps[k];
+  const step = stepAt(tl, k);
   // The stage only: the step number is the player's one counter ("Step 11 / 13").
   const stage = tl.learner ? "Your backward" : step.stage === "sort" ? "Stage 1" : "Stage 2";
   const pop = popText(tl, k);
@@ -476,7 +483,7 @@ export function sortedText(tl, k) {
 
 /** One row of the step tables, for step k. */
 export function tableRow(tl, k) {
-  const step = tl.steps[k];
+  const step = stepAt(tl, k);
   const number = step.kind === "start" || step.kind === "seed" ? "start" : String(stageStepNumber(tl, k));
   if (step.stage === "sort") {
     return { stage: "sort", k, cells: [number, popText(tl, k) || "—", whatHappens(tl, k), stackText(tl, k), sortedText(tl, k)] };
@@ -521,14 +528,42 @@ function isLeafStep(nodes, step) {
 }
 
 /** Each step's node, and 1 for a leaf's step (isLeafStep), as typed arrays: levelTimeline reads these at every fold, not the steps. */
-function stepIndex(nodes, steps) {
-  const stepNode = new Int32Array(steps.length);
-  const leafStep = new Uint8Array(steps.length);
-  for (let k = 0; k < steps.length; k++) {
-    stepNode[k] = steps[k].node;
-    leafStep[k] = isLeafStep(nodes, steps[k]) ? 1 : 0;
+function stepIndex(tl) {
+  const { nodes, sortSteps, propagateSteps, propagateStart } = tl;
+  const count = tl.last + 1;
+  const stepNode = new Int32Array(count);
+  const leafStep = new Uint8Array(count);
+  stepNode[0] = tl.output;
+  const { node, action } = sortSteps.sort;
+  for (let i = 0; i < node.length; i++) {
+    stepNode[i + 1] = node[i];
+    leafStep[i + 1] = action[i] === "emit" && nodes[node[i]].children.length === 0 ? 1 : 0;
+  }
+  for (let i = 0; i < propagateSteps.length; i++) {
+    stepNode[propagateStart + i] = propagateSteps[i].node;
+    leafStep[propagateStart + i] = isLeafStep(nodes, propagateSteps[i]) ? 1 : 0;
   }
   return { stepNode, leafStep };
+}
+
+/**
+ * `tl.steps`, every step as one plain array, made when first read: the page reads a step at a time
+ * (stepAt), and a microgpt step's 290,000 sort steps as objects were most of buildTimeline's time and
+ * 28 MB of its heap.
+ */
+function withSteps(tl) {
+  let steps = null;
+  Object.defineProperty(tl, "steps", { enumerable: true, get: () => (steps ??= Array.from({ length: tl.last + 1 }, (_, k) => stepAt(tl, k))) });
+  return tl;
+}
+
+/** Step k: stage 2's are kept as objects; a stage 1 step is made from the sort's columns when read. */
+function stepAt(tl, k) {
+  if (k >= tl.propagateStart) return tl.propagateSteps[k - tl.propagateStart];
+  const { sort, output, stack, sorted } = tl.sortSteps;
+  if (k === 0) return { stage: "sort", kind: "start", node: output, stack: stack[0], sorted: 0 };
+  const i = k - 1;
+  return { stage: "sort", kind: sort.action[i], node: sort.node[i], index: sort.index[i], child: sort.child[i], stack: stack[k], sorted: sorted[k] };
 }
 
 /**
@@ -603,7 +638,7 @@ export function boxStepSummary(tl, levels, j, { updates: listUpdates = true } = 
   const box = levels.item[j];
   const first = levels.from[j];
   const last = levels.to[j];
-  const stage = tl.steps[first].stage;
+  const stage = stepAt(tl, first).stage;
   const summary = { stage, box, name: itemName(tl, folded, box), steps: last - first + 1, nodes: 0, positions: [], arrived: { sum: 0, count: 0 }, leaves: [], updates: [] };
   if (stage === "sort") {
     summary.nodes = emitsBetween(tl, first, last);
@@ -614,7 +649,7 @@ export function boxStepSummary(tl, levels, j, { updates: listUpdates = true } = 
   const leaving = new Map(); // receiving item -> {sum, count}
   const updated = new Map(); // receiving node -> [its first update's before, its last update]
   for (let k = first; k <= last; k++) {
-    const step = tl.steps[k];
+    const step = stepAt(tl, k);
     if (itemOf[step.node] !== box) continue; // a leaf walked on the way, outside the box: nothing to pass on
     if (step.position !== null && step.position !== undefined) summary.positions.push(step.position);
     if (!seen.has(step.node)) {
@@ -651,7 +686,8 @@ const updateDelta = (u) => u.delta ?? u.after - u.before;
  * whenever the step tables were redrawn, as a box opens or closes (291,285 steps at 102,715 nodes).
  */
 function emitsBetween(tl, first, last) {
-  return tl.steps[last].sorted - (first > 0 ? tl.steps[first - 1].sorted : 0);
+  const { sorted } = tl.sortSteps;
+  return sorted[last] - (first > 0 ? sorted[first - 1] : 0);
 }
 
 /**
@@ -714,7 +750,7 @@ export function levelFrameAt(tl, levels, j) {
 /** One row of the step tables at the level shown, for level step j (numbered as the player counts). */
 export function levelTableRow(tl, levels, j) {
   const k = levels.to[j];
-  const step = tl.steps[k];
+  const step = stepAt(tl, k);
   const inSort = step.stage === "sort";
   const number = step.kind === "start" || step.kind === "seed" ? "start" : String(inSort ? j : j - levels.propagateStart);
   if (levels.item[j] < 0) {
