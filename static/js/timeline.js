@@ -151,7 +151,7 @@ export function buildTimeline(model, { walk: which = "course" } = {}) {
   const emitStep = new Int32Array(n).fill(-1);
   const sortPosition = new Int32Array(n).fill(-1);
   const cells = stackCells(1 + 2 * sort.node.length); // a step pushes at most two cells
-  const sortSteps = { sort, output, stack: new Int32Array(sort.node.length + 1), sorted: new Int32Array(sort.node.length + 1) };
+  const sortSteps = { sort, stack: new Int32Array(sort.node.length + 1), sorted: new Int32Array(sort.node.length + 1) };
   let stack = recursive ? -1 : cells.push(-1, output, 0);
   let sorted = 0;
   sortSteps.stack[0] = stack;
@@ -268,7 +268,7 @@ function buildLearnerTimeline(model) {
 
   const noSort = { node: new Int32Array(0), index: new Int32Array(0), action: [], child: [] };
   const tl = {
-    model, nodes, n, output, order, sortSteps: { sort: noSort, output, stack: Int32Array.of(-1), sorted: Int32Array.of(0) }, propagateSteps: steps,
+    model, nodes, n, output, order, sortSteps: { sort: noSort, stack: Int32Array.of(-1), sorted: Int32Array.of(0) }, propagateSteps: steps,
     cells: stackCells(0), recursive: false, learner: true,
     checksVisited: true,
     sortEnd: 0, propagateStart: 1, last: steps.length,
@@ -295,10 +295,9 @@ export function gradAt(tl, id, k) {
 
 /** The stack at step k, top first, at most `limit` entries, and its full size. */
 export function stackAt(tl, k, limit = Infinity) {
-  const step = stepAt(tl, k);
   const { cells } = tl;
   const entries = [];
-  let cell = step.stage === "sort" ? step.stack : -1;
+  let cell = inSort(tl, k) ? tl.sortSteps.stack[k] : -1;
   const size = cell >= 0 ? cells.size[cell] : 0;
   while (cell >= 0 && entries.length < limit) {
     entries.push({ node: cells.node[cell], index: cells.index[cell] });
@@ -309,13 +308,12 @@ export function stackAt(tl, k, limit = Infinity) {
 
 /** How many nodes are in the sorted list at step k. */
 export function sortedCountAt(tl, k) {
-  const step = stepAt(tl, k);
-  return step.stage === "sort" ? step.sorted : tl.order.length;
+  return inSort(tl, k) ? tl.sortSteps.sorted[k] : tl.order.length;
 }
 
 /** Which stage-1 and stage-2 step numbers a global step has, counted as the course's tables do. */
 export function stageStepNumber(tl, k) {
-  return stepAt(tl, k).stage === "sort" ? k : k - tl.propagateStart;
+  return inSort(tl, k) ? k : k - tl.propagateStart;
 }
 
 /** Everything the views show at step k. */
@@ -522,12 +520,13 @@ export function storyAt(tl, id, k) {
 
 const RECEIVERS_LISTED = 4; // items named in a box step's caption
 
-function isLeafStep(nodes, step) {
-  if (nodes[step.node].children.length > 0) return false;
-  return step.stage === "sort" ? step.kind === "emit" : step.kind === "propagate" && (step.updates?.length ?? 0) === 0;
-}
+/** A leaf's sort step (a leaf appended), from the sort's columns. */
+const isLeafSortStep = (nodes, node, action) => action === "emit" && nodes[node].children.length === 0;
 
-/** Each step's node, and 1 for a leaf's step (isLeafStep), as typed arrays: levelTimeline reads these at every fold, not the steps. */
+/** A leaf's stage 2 step (a leaf walked, nothing to pass on). */
+const isLeafWalkStep = (nodes, step) => nodes[step.node].children.length === 0 && step.kind === "propagate" && (step.updates?.length ?? 0) === 0;
+
+/** Each step's node, and 1 for a leaf's step, as typed arrays: levelTimeline reads these at every fold, not the steps. */
 function stepIndex(tl) {
   const { nodes, sortSteps, propagateSteps, propagateStart } = tl;
   const count = tl.last + 1;
@@ -537,11 +536,11 @@ function stepIndex(tl) {
   const { node, action } = sortSteps.sort;
   for (let i = 0; i < node.length; i++) {
     stepNode[i + 1] = node[i];
-    leafStep[i + 1] = action[i] === "emit" && nodes[node[i]].children.length === 0 ? 1 : 0;
+    leafStep[i + 1] = isLeafSortStep(nodes, node[i], action[i]) ? 1 : 0;
   }
   for (let i = 0; i < propagateSteps.length; i++) {
     stepNode[propagateStart + i] = propagateSteps[i].node;
-    leafStep[propagateStart + i] = isLeafStep(nodes, propagateSteps[i]) ? 1 : 0;
+    leafStep[propagateStart + i] = isLeafWalkStep(nodes, propagateSteps[i]) ? 1 : 0;
   }
   return { stepNode, leafStep };
 }
@@ -557,11 +556,14 @@ function withSteps(tl) {
   return tl;
 }
 
+/** Whether step k is stage 1's (the sort's). */
+const inSort = (tl, k) => k < tl.propagateStart;
+
 /** Step k: stage 2's are kept as objects; a stage 1 step is made from the sort's columns when read. */
 function stepAt(tl, k) {
-  if (k >= tl.propagateStart) return tl.propagateSteps[k - tl.propagateStart];
-  const { sort, output, stack, sorted } = tl.sortSteps;
-  if (k === 0) return { stage: "sort", kind: "start", node: output, stack: stack[0], sorted: 0 };
+  if (!inSort(tl, k)) return tl.propagateSteps[k - tl.propagateStart];
+  const { sort, stack, sorted } = tl.sortSteps;
+  if (k === 0) return { stage: "sort", kind: "start", node: tl.output, stack: stack[0], sorted: 0 };
   const i = k - 1;
   return { stage: "sort", kind: sort.action[i], node: sort.node[i], index: sort.index[i], child: sort.child[i], stack: stack[k], sorted: sorted[k] };
 }
@@ -638,7 +640,7 @@ export function boxStepSummary(tl, levels, j, { updates: listUpdates = true } = 
   const box = levels.item[j];
   const first = levels.from[j];
   const last = levels.to[j];
-  const stage = stepAt(tl, first).stage;
+  const stage = inSort(tl, first) ? "sort" : "propagate";
   const summary = { stage, box, name: itemName(tl, folded, box), steps: last - first + 1, nodes: 0, positions: [], arrived: { sum: 0, count: 0 }, leaves: [], updates: [] };
   if (stage === "sort") {
     summary.nodes = emitsBetween(tl, first, last);
