@@ -66,10 +66,15 @@ async def start(client, program: str) -> str:
     return created["id"]
 
 
-async def wait_for(client, job_id: str, condition, seconds: float = PATIENCE) -> dict:
+async def wait_for(client, job_id: str, condition, seconds: float = PATIENCE, reconnecting: bool = False) -> dict:
+    """The job's status once `condition` holds. reconnecting: Redis has just come back, and until the app's
+    client connects again (it retries every redis_retry_seconds) the API answers 503, "try again"."""
     deadline = time.monotonic() + seconds
     while True:
         response = await client.get(f"/runs/{job_id}")
+        if reconnecting and response.status_code == 503 and time.monotonic() < deadline:
+            await anyio.sleep(0.05)
+            continue
         assert response.status_code == 200, response.text
         status = response.json()
         if condition(status):

@@ -305,7 +305,7 @@ async def test_a_worker_outlives_a_redis_outage_and_its_job_ends_failed(make_cli
                 server.kill()
                 await process_ends(pid)
                 server.start()
-                status = await wait_for(client, job_id, finished)
+                status = await wait_for(client, job_id, finished, reconnecting=True)
                 assert status["status"] == "failed" and status["error"]["limit"] == "VALUEGRAPH_JOB_WORKER_TIMEOUT"
                 assert (await wait_for(client, await start(client, DESCENT), finished))["status"] == "done"
                 assert worker.process.poll() is None
