@@ -176,7 +176,8 @@ def test_the_gzip_writer_makes_one_gzip_member_of_every_piece_in_order(monkeypat
 
     monkeypatch.setattr(compression, "BLOCK_BYTES", block_bytes)
     rng = random.Random(block_bytes)
-    text = b"".join(b'{"child":%d,"grad":%r},' % (rng.randrange(10**5), rng.random()) for _ in range(40_000))
+    records = 2_000 if block_bytes < 1000 else 40_000  # 7-byte blocks: a block per 7 bytes, each a pool task
+    text = b"".join(b'{"child":%d,"grad":%r},' % (rng.randrange(10**5), rng.random()) for _ in range(records))
     sizes = [0, 1, 6, 7, 8, 999, 1000, 1001, 2500, 70_000, 1 << 20, (1 << 20) + 3]
     pieces, at = [], 0
     while at < len(text):
