@@ -49,6 +49,8 @@ export function createCodeLink(root, { rows, onLine = () => {} } = {}) {
   let model = null;
   let text = null; // the program the model was made from
   let drawnText = null; // the program the layer last showed
+  let drawnMarks = null; // the hoverIds its text marks
+  let bands = []; // the layer's line bands: {line, kind, el}
   let starts = [0];
   let byLine = null; // line -> node ids whose span covers it: made when a line is first pointed at, not with each graph
   let hoverIds = [];
@@ -90,7 +92,8 @@ export function createCodeLink(root, { rows, onLine = () => {} } = {}) {
     walkId = null;
     pointedLine = null;
     layer.replaceChildren();
-    drawnText = null;
+    drawnText = drawnMarks = null;
+    bands = [];
     onLine(null, []);
   }
 
@@ -145,10 +148,39 @@ export function createCodeLink(root, { rows, onLine = () => {} } = {}) {
   function draw() {
     if (!current()) {
       layer.replaceChildren();
-    drawnText = null;
-      editorBox.classList.remove("has-links");
+      drawnText = drawnMarks = null;
+      bands = [];
       return;
     }
+    // The program's text is laid out again only when it or its marks change: rebuilt at every step
+    // of the walk, a long program's text cost the page a relayout of all its lines per step.
+    if (drawnText !== text || drawnMarks !== hoverIds) {
+      layer.replaceChildren(...markedText());
+      bands = [];
+      drawnMarks = hoverIds;
+    }
+    const lines = new Set();
+    for (const id of hoverIds) {
+      const span = spanOf(id);
+      if (span) for (let line = span.line; line <= span.end_line; line++) lines.add(line);
+    }
+    if (pointedLine !== null) lines.add(pointedLine);
+    const wanted = [...lines].map((line) => [line, HOVER]);
+    const walkSpan = walkId === null ? null : spanOf(walkId);
+    if (walkSpan) for (let line = walkSpan.line; line <= walkSpan.end_line; line++) wanted.push([line, WALK]);
+    if (wanted.length !== bands.length || wanted.some(([line, kind], i) => bands[i].line !== line || bands[i].kind !== kind)) {
+      for (const b of bands) b.el.remove();
+      bands = wanted.map(([line, kind]) => ({ line, kind, el: band(line, kind) }));
+      layer.append(...bands.map((b) => b.el));
+    }
+    // The same text keeps the layer's scroll position (the textarea's scroll events move it), and
+    // reading scrollTop would force a layout of the page at every step of the walk.
+    if (drawnText !== text) syncScroll();
+    drawnText = text;
+  }
+
+  /** The program's text as text nodes, the spans of the nodes pointed at in marks. */
+  function markedText() {
     const parts = [];
     let at = 0;
     for (const [from, to] of ranges(hoverIds)) {
@@ -160,21 +192,7 @@ export function createCodeLink(root, { rows, onLine = () => {} } = {}) {
       at = to;
     }
     parts.push(document.createTextNode(text.slice(at) + "\n"));
-    const lines = new Set();
-    for (const id of hoverIds) {
-      const span = spanOf(id);
-      if (span) for (let line = span.line; line <= span.end_line; line++) lines.add(line);
-    }
-    if (pointedLine !== null) lines.add(pointedLine);
-    for (const line of lines) parts.push(band(line, HOVER));
-    const walkSpan = walkId === null ? null : spanOf(walkId);
-    if (walkSpan) for (let line = walkSpan.line; line <= walkSpan.end_line; line++) parts.push(band(line, WALK));
-    layer.replaceChildren(...parts);
-    editorBox.classList.toggle("has-links", parts.length > 1);
-    // The same text keeps the layer's scroll position (the textarea's scroll events move it), and
-    // reading scrollTop would force a layout of the page at every step of the walk.
-    if (drawnText !== text) syncScroll();
-    drawnText = text;
+    return parts;
   }
 
   function syncScroll() {

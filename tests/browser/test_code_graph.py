@@ -110,6 +110,28 @@ def test_the_walk_bands_the_line_of_its_current_node(page):
     assert len(lines) > 1, "the band moves with the walk"
 
 
+def test_a_walk_step_moves_the_band_and_leaves_the_programs_text_as_it_was(page):
+    """The layer behind the editor keeps its text from step to step (laying a long program's text out
+    again at every step cost each step a relayout of all its lines); only the walk's band moves, and
+    pointing at a node still marks its code."""
+    open_example(page, "py-neuron")
+    page.get_by_role("button", name="Start of stage 2").click()
+    page.evaluate("() => { window.__text = document.querySelector('[data-vg=code-links]').firstChild; }")
+    lines = set()
+    for _ in range(6):
+        lines.add(page.locator(".vg-link-walk").first.get_attribute("data-line"))
+        page.get_by_role("button", name="Step forward", exact=True).click()
+    assert len(lines) > 1, "the band moved"
+    assert page.evaluate("() => document.querySelector('[data-vg=code-links]').firstChild === window.__text")
+    layer_text = page.evaluate("() => document.querySelector('[data-vg=code-links]').textContent")
+    assert layer_text == editor(page).input_value() + "\n"
+    assert page.locator(".vg-link-walk").count() == 1 and page.locator(".vg-link-mark").count() == 0
+    focus = page.locator("[data-node-id].is-focus").first
+    focus.hover()
+    expect(page.locator(".vg-link-mark").first).to_be_visible()
+    assert page.evaluate("() => document.querySelector('[data-vg=code-links]').textContent") == layer_text
+
+
 # A chain down 60 lines: stage 2 walks it back up, a line or so a step.
 CHAIN_OF_LINES = "v0 = 1.0\n" + "".join(f"v{i} = v{i - 1} * 1.01\n" for i in range(1, 60)) + "L = v59 * 2.0\n"
 # In the page: is the walk's banded line inside the editor's visible rows, with the bands' layer scrolled with it?
