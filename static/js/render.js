@@ -382,7 +382,7 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
     move(labels).attr("transform", (e) => `translate(${e.lx},${e.ly})`);
     edgeEls = new Map();
     edges.each(function (e) {
-      edgeEls.set(e.key, { path: this, label: null, text: null, culled: null, edge: e }); // null: a kept label may be hidden
+      edgeEls.set(e.key, { path: this, label: null, text: null, culled: null, edge: e, measured: null, length: 0, points: null }); // label null: a kept label may be hidden; measured: pointsAlong's
     });
     labels.each(function (e) {
       const local = model.nodes[e.parent].local_grads[e.slot];
@@ -664,6 +664,24 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
     return boxes;
   }
 
+  /**
+   * An edge's pointAt(t) for placeCallouts, its points kept with the edge while its path is the same
+   * (a glide changes it): measuring a path makes the browser lay out the page first, once more in
+   * each step of the walk that has callouts.
+   */
+  function pointsAlong(el) {
+    const d = el.path.getAttribute("d");
+    if (el.measured !== d) Object.assign(el, { measured: d, length: el.path.getTotalLength(), points: new Map() });
+    return (t) => {
+      let point = el.points.get(t);
+      if (!point) {
+        const { x, y } = el.path.getPointAtLength(t * el.length);
+        el.points.set(t, (point = [x, y]));
+      }
+      return point;
+    };
+  }
+
   /** The step's updates as callouts beside their edges, clear of every record and label. */
   function drawCallouts(updates) {
     if (updates.length === 0) {
@@ -672,18 +690,7 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
     }
     obstacles ??= buildObstacles();
     const across = placement.direction === "BT" ? [1, 0] : [0, 1];
-    const requests = updates.map((e) => {
-      const path = edgeEls.get(`${e.parent}:${e.slot}`).path;
-      const length = path.getTotalLength();
-      return {
-        ...pillSize(e.text),
-        across,
-        pointAt: (t) => {
-          const point = path.getPointAtLength(t * length);
-          return [point.x, point.y];
-        },
-      };
-    });
+    const requests = updates.map((e) => ({ ...pillSize(e.text), across, pointAt: pointsAlong(edgeEls.get(`${e.parent}:${e.slot}`)) }));
     const spots = placeCallouts(obstacles, requests, { x0: -FIT_MARGIN, y0: -FIT_MARGIN, x1: placement.width + FIT_MARGIN, y1: placement.height + FIT_MARGIN });
     const callouts = updateLayer.selectAll("g.vg-update-label").data(updates.map((e, i) => ({ ...e, ...spots[i] })))
       .join((enter) => {
