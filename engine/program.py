@@ -10,7 +10,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import repeat
+from itertools import accumulate, repeat
 from typing import NamedTuple
 
 from .errors import ProgramError
@@ -227,23 +227,19 @@ class ShorthandOrigins:
         """Widen [start, end) over the parentheses its operands were written in: `(a + b) * c` is
         found as `a + b) * c`, `exp(a)` as `exp(a`, `a.tanh()` as `a.tanh`."""
         text = self.text
-        written = text[start:end]
-        empty_call = self.empty_calls and "." in written and _EMPTY_CALL.match(text, end)
+        empty_call = self.empty_calls and "." in text[start:end] and _EMPTY_CALL.match(text, end)
         if empty_call:
             end = empty_call.end()
-            written = text[start:end]
-        if "(" not in written and ")" not in written:
+        # The depth after each parenthesis of the text, found once: a mark's own depth and lowest point
+        # are then two look-ups, not a walk over its characters (the sums of a long line of terms are
+        # marks as long as the line: walked, 4,000 terms took 7 s).
+        positions, depths, lowest_of = self._parens
+        first, stop = bisect.bisect_left(positions, start), bisect.bisect_left(positions, end)
+        if first == stop:
             return start, end
-        if ")" not in written:
-            depth, lowest = written.count("("), 0
-        elif "(" not in written:
-            depth = lowest = -written.count(")")
-        else:
-            depth = lowest = 0
-            for char in written:
-                if char == "(" or char == ")":
-                    depth += 1 if char == "(" else -1
-                    lowest = min(lowest, depth)
+        before = depths[first - 1] if first else 0
+        depth = depths[stop - 1] - before
+        lowest = min(0, lowest_of(first, stop) - before)
         for _ in range(-lowest):  # a ')' closes a '(' written before start
             preceding = text.rfind("(", 0, start)
             if preceding < 0:
@@ -255,6 +251,24 @@ class ShorthandOrigins:
                 break
             end = following + 1
         return start, end
+
+    @cached_property
+    def _parens(self):
+        """(where each parenthesis of the text is, the depth after it, lowest(i, j): the lowest of
+        those depths from the i-th to before the j-th), lowest answered from a sparse table."""
+        positions = [match.start() for match in re.finditer("[()]", self.text)]
+        depths = list(accumulate(1 if self.text[at] == "(" else -1 for at in positions))
+        table, width = [depths], 1  # table[k][i]: the lowest of depths[i : i + 2**k]
+        while 2 * width <= len(depths):
+            row = table[-1]
+            table.append(list(map(min, row[: len(row) - width], row[width:])))
+            width *= 2
+
+        def lowest(i, j):
+            k = (j - i).bit_length() - 1
+            return min(table[k][i], table[k][j - (1 << k)])
+
+        return positions, depths, lowest
 
     def _place(self, offset):
         line = bisect.bisect_right(self.line_starts, offset)
@@ -312,8 +326,15 @@ def _written(node, inputs) -> tuple:
 
 
 def _shorten(text, longest=40):
-    text = " ".join(text.split())
-    return text if len(text) <= longest else text[: longest - 1] + "…"
+    """The text with its whitespace runs made one space, cut to `longest` characters (the last an
+    ellipsis). Only a start of a long text is read: its start, so made, begins the whole one so made."""
+    cut = longest + 1
+    while True:
+        short = " ".join(text[:cut].split())
+        if len(short) > longest or cut >= len(text):
+            break
+        cut *= 4
+    return short if len(short) <= longest else short[: longest - 1] + "…"
 
 
 def distinct_labels(labels: list) -> list:

@@ -979,6 +979,7 @@ def test_a_large_answer_is_sent_before_its_graph_is_freed(monkeypatch):
             length = next(int(line[15:]) for line in lines if line.startswith(b"content-length:"))
             assert length > 5_000_000, length  # more than the sockets hold
             received = len(start)
+            connection.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)  # read the rest at speed
             while received < length:
                 received += len(connection.recv(1 << 20))
             deadline = time.monotonic() + 20

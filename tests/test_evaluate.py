@@ -339,3 +339,43 @@ def test_a_very_long_unknown_name_is_not_echoed_whole():
         evaluate(parse(f"{name} + 1"))
     assert len(error.value.message) < 300 and "…" in error.value.message
     assert (error.value.line, error.value.column) == (1, 1)
+
+
+# --- where each node's code is: spans widened over their parentheses -------------------------
+
+
+def widened_by_walking(text, start, end):
+    """What a span [start, end) widens to, found by walking its characters: the rule, written plainly."""
+    depth = lowest = 0
+    for char in text[start:end]:
+        if char in "()":
+            depth += 1 if char == "(" else -1
+            lowest = min(lowest, depth)
+    for _ in range(-lowest):  # a ')' in the span closes a '(' before it
+        if text.rfind("(", 0, start) >= 0:
+            start = text.rfind("(", 0, start)
+    for _ in range(depth - lowest):  # a '(' in the span is closed after it
+        if text.find(")", end) >= 0:
+            end = text.find(")", end) + 1
+    return start, end
+
+
+def test_spans_widen_over_their_parentheses_as_the_plain_rule_says():
+    """The widening reads each parenthesis's depth from a table made once for the text; every span of
+    random texts widens exactly as walking its characters says, and whitespace is shortened the same."""
+    import random
+
+    from engine.program import ShorthandOrigins, _shorten
+
+    rng = random.Random(22)
+    for _ in range(2_000):
+        text = "".join(rng.choice("ab(( ))\n\t") for _ in range(rng.randrange(60)))  # no ".": no empty call
+        origins = ShorthandOrigins(text, [])
+        for _ in range(10):
+            start = rng.randrange(len(text) + 1)
+            end = rng.randrange(start, len(text) + 1)
+            assert origins._balanced(start, end) == widened_by_walking(text, start, end), (text, start, end)
+        for longest in (3, 40):
+            whole = " ".join(text.split())
+            assert _shorten(text * 9, longest) == _shorten(" ".join((text * 9).split()), longest)
+            assert _shorten(text, longest) == (whole if len(whole) <= longest else whole[: longest - 1] + "…")

@@ -313,6 +313,19 @@ async def test_the_biggest_allowed_program_is_answered_within_the_budget(client)
         assert "time budget" in response.json()["detail"]["message"]
 
 
+async def test_a_line_of_thousands_of_parenthesised_terms_is_answered(make_client):
+    """Each partial sum of a long line is a node whose code spans the line so far: widening every such
+    span over its parentheses by walking its characters took 7 s for 4,000 terms (past the budget at
+    6,000), where the graph itself takes a tenth of a second."""
+    client = make_client(time_budget=10)
+    program = "x = 0.5\nL = " + "+".join(f"tanh(x*{i % 10})" for i in range(8_000))  # 87,000 characters
+    response = await client.post("/backward", json={"expression": program, "trace": False})
+    assert response.status_code == 200, response.text[:300]
+    last = response.json()["nodes"][-1]
+    assert last["span"] == {"line": 2, "column": 5, "end_line": 2, "end_column": len(program) - 8 + 1}
+    assert last["expr"] == "tanh(x*0)+tanh(x*1)+tanh(x*2)+tanh(x*3)…"
+
+
 # Response size: bounded by the limits
 
 
