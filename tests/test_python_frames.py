@@ -170,6 +170,6 @@ def _peak_bytes(program: str) -> int:
 
 def test_a_finished_calls_inner_function_does_not_keep_what_the_call_made():
     one = _peak_bytes(MANY_CALLS.replace("CALLS", "1"))
-    many = _peak_bytes(MANY_CALLS.replace("CALLS", "20"))
-    # one call's 5,000 nodes alive at a time, not twenty calls' (each in a cycle of frame and `visit`)
+    many = _peak_bytes(MANY_CALLS.replace("CALLS", "8"))
+    # one call's 5,000 nodes alive at a time, not eight calls' (each in a cycle of frame and `visit`)
     assert many < 3 * one
