@@ -11,7 +11,6 @@ Two layers:
   routes get it as ServiceDep (app/dependencies.py).
 """
 
-import json
 import math
 from typing import Callable, NamedTuple
 
@@ -23,7 +22,7 @@ from engine.python.observe import LearnerWalk, learner_walk
 
 from . import schemas
 from .budget import Leftovers, collector_paused, run_within_budget
-from .cache import ResponseCache
+from .cache import ResponseCache, request_key
 from .compression import GzipWriter
 from .config import Settings
 from .graph import check_nodes, read_graph
@@ -238,9 +237,9 @@ class Service:
         trace off the event loop), or None."""
         # A posted graph is not cached: its key would cost about what its answer does, on the event loop.
         key = None
-        if not request.graph:  # json.dumps escapes lone surrogates
+        if not request.graph:
             encoding = ("columns+gzip" if gzipped else "columns") if columns else "json"
-            key = json.dumps([request.model_dump(), encoding], sort_keys=True)
+            key = request_key(request.model_dump(), encoding)
         body = None if key is None else self.cache.get(key)
         if body is not None:
             return body, None

@@ -1004,18 +1004,32 @@ def test_leftovers_never_freed_by_a_task_resume_the_collector_when_dropped():
     assert gc.isenabled() and budget._paused_calls == 0
 
 
-def test_response_cache_is_an_lru_bounded_in_bytes():
+def test_response_cache_is_an_lru_bounded_in_bytes_keys_included():
     from app.cache import ResponseCache
 
     cache = ResponseCache(max_bytes=800)
-    for key in "abcdefgh":
-        cache.put(key, b"x" * 100)
+    for key in b"abcdefgh":
+        cache.put(bytes([key]), b"x" * 99)
     assert len(cache) == 8 and cache.size == 800
-    assert cache.get("a") == b"x" * 100  # now the most recent
-    cache.put("i", b"y" * 100)
-    assert cache.get("b") is None and cache.get("a") is not None, "the least recently used goes first"
-    cache.put("huge", b"z" * 101)  # more than an eighth of the cache
-    assert cache.get("huge") is None and cache.size <= 800
+    assert cache.get(b"a") == b"x" * 99  # now the most recent
+    cache.put(b"i", b"y" * 99)
+    assert cache.get(b"b") is None and cache.get(b"a") is not None, "the least recently used goes first"
+    cache.put(b"huge", b"z" * 97)  # with its key, more than an eighth of the cache
+    assert cache.get(b"huge") is None and cache.size <= 800
+
+
+async def test_a_long_programs_cache_entry_costs_its_answer_not_its_program():
+    """Each entry is keyed by the request's digest: 30 programs of 90,000 characters each keep 30 keys
+    of 32 bytes (the requests themselves, 2.7 MB, were kept before and not counted)."""
+    app = create_app(Settings(response_cache_bytes=1_000_000))
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+        for i in range(30):
+            program = f"a = {i}\n# {'x' * 90_000}\nL = a * 2"
+            assert (await client.post("/backward", json={"expression": program})).status_code == 200
+    cache = app.state.response_cache
+    assert len(cache) == 30 and all(len(key) == 32 for key in cache._entries)
+    assert cache.size == sum(len(key) + len(body) for key, body in cache._entries.items()) < 200_000
 
 
 async def test_repeated_requests_are_answered_from_the_cache():
