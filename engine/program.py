@@ -194,30 +194,27 @@ class ShorthandOrigins:
     def made(self) -> list:
         """(span, expr, scope) of each mark, then NO_ORIGIN: its text, widened over its
         parentheses. One pass, in mark order, so the line is found by moving on from the last
-        mark's (a bisect only where a mark starts on another line)."""
-        text, line_starts = self.text, self.line_starts
-        single_spaced, empty_calls = self.single_spaced, self.empty_calls
+        mark's (a bisect only where a mark starts on another line). A mark is never read whole:
+        the partial sums of a line of terms are marks as long as the line so far."""
+        text, line_starts, single_spaced = self.text, self.line_starts, self.single_spaced
         made = []
         line, line_start, next_line_start = 0, 1, 0  # no line yet: the first mark looks its line up
         for _, start, end in self.marks:
-            written = text[start:end]
-            if "(" in written or ")" in written or empty_calls and "." in written:
-                start, end = self._balanced(start, end)
-                written = text[start:end]
+            start, end = self._balanced(start, end)
             if not line_start <= start < next_line_start:
                 line = bisect.bisect_right(line_starts, start)
                 line_start = line_starts[line - 1]
                 next_line_start = line_starts[line] if line < len(line_starts) else math.inf
             column = start - line_start + 1
-            if "\n" in written:
-                made.append(((line, column) + self._place(end), _shorten(written), ()))
+            if end >= next_line_start:  # its text holds the line's "\n"
+                made.append(((line, column) + self._place(end), self._name(start, end), ()))
                 continue
-            already_short = (
-                single_spaced and len(written) <= 40 and written[:1] != " " != written[-1:]
-            )  # _shorten would change nothing
-            made.append(
-                ((line, column, line, column + end - start), written if already_short else _shorten(written), ())
-            )
+            if end - start <= NAME_LENGTH:
+                written = text[start:end]
+                name = written if single_spaced and written[:1] != " " != written[-1:] else _shorten(written)
+            else:
+                name = self._name(start, end)
+            made.append(((line, column, line, column + end - start), name, ()))
         made.append(NO_ORIGIN)
         return made
 
@@ -227,8 +224,8 @@ class ShorthandOrigins:
         """Widen [start, end) over the parentheses its operands were written in: `(a + b) * c` is
         found as `a + b) * c`, `exp(a)` as `exp(a`, `a.tanh()` as `a.tanh`."""
         text = self.text
-        empty_call = self.empty_calls and "." in text[start:end] and _EMPTY_CALL.match(text, end)
-        if empty_call:
+        empty_call = self.empty_calls and _EMPTY_CALL.match(text, end)
+        if empty_call and text.find(".", start, end) >= 0:
             end = empty_call.end()
         # The depth after each parenthesis of the text, found once: a mark's own depth and lowest point
         # are then two look-ups, not a walk over its characters (the sums of a long line of terms are
@@ -270,12 +267,33 @@ class ShorthandOrigins:
 
         return positions, depths, lowest
 
+    def _name(self, start, end):
+        """_shorten(text[start:end]), from the text with its blank runs made one space (found once):
+        at most NAME_LENGTH + 2 of its characters are read, however long the span and its blanks."""
+        blanked, run_starts, run_ends, taken_out = self._blanked
+        at, to = _blanked_at(start, run_starts, run_ends, taken_out), _blanked_at(end, run_starts, run_ends, taken_out)
+        if to - at > NAME_LENGTH + 2:  # more than NAME_LENGTH characters, whatever its ends' blanks
+            return blanked[at : at + NAME_LENGTH + 2].lstrip(" ")[: NAME_LENGTH - 1] + "…"
+        return _shorten(blanked[at:to])
+
+    @cached_property
+    def _blanked(self):
+        """(the text with each run of blanks one space, where each run starts, ends, and how many
+        characters the runs before the i-th took out)."""
+        run_starts, run_ends, taken_out = [], [], [0]
+        for run in re.finditer(r"\s+", self.text):
+            run_starts.append(run.start())
+            run_ends.append(run.end())
+            taken_out.append(taken_out[-1] + run.end() - run.start() - 1)
+        return re.sub(r"\s+", " ", self.text), run_starts, run_ends, taken_out
+
     def _place(self, offset):
         line = bisect.bisect_right(self.line_starts, offset)
         return line, offset - self.line_starts[line - 1] + 1
 
 
 _EMPTY_CALL = re.compile(r"[ \t]*\(\)")
+NAME_LENGTH = 40  # characters of a node's code its name shows (_shorten)
 
 
 # A composed name is kept to this many characters before its parents use it. Whole, a node used
@@ -325,16 +343,17 @@ def _written(node, inputs) -> tuple:
     return f"{op}({inputs[0][0]})", None
 
 
-def _shorten(text, longest=40):
-    """The text with its whitespace runs made one space, cut to `longest` characters (the last an
-    ellipsis). Only a start of a long text is read: its start, so made, begins the whole one so made."""
-    cut = longest + 1
-    while True:
-        short = " ".join(text[:cut].split())
-        if len(short) > longest or cut >= len(text):
-            break
-        cut *= 4
-    return short if len(short) <= longest else short[: longest - 1] + "…"
+def _shorten(text, longest=NAME_LENGTH):
+    text = " ".join(text.split())
+    return text if len(text) <= longest else text[: longest - 1] + "…"
+
+
+def _blanked_at(offset, run_starts, run_ends, taken_out):
+    """Where a text's offset falls once each of its blank runs is one space (ShorthandOrigins._blanked)."""
+    run = bisect.bisect_right(run_starts, offset) - 1
+    if run >= 0 and offset < run_ends[run]:  # inside a run: at its space, or just after it
+        return run_starts[run] - taken_out[run] + (offset > run_starts[run])
+    return offset - taken_out[run + 1]
 
 
 def distinct_labels(labels: list) -> list:

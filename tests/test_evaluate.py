@@ -3,6 +3,7 @@ the same Python, with labels, constant leaves, free variables and the last state
 the output; plus evaluation errors, non-finite numbers and deep programs."""
 
 import math
+import re
 import sys
 
 import pytest
@@ -346,6 +347,8 @@ def test_a_very_long_unknown_name_is_not_echoed_whole():
 
 def widened_by_walking(text, start, end):
     """What a span [start, end) widens to, found by walking its characters: the rule, written plainly."""
+    if "." in text[start:end] and re.match(r"[ \t]*\(\)", text[end:]):  # `a.tanh` of `a.tanh()`
+        end += len(re.match(r"[ \t]*\(\)", text[end:]).group())
     depth = lowest = 0
     for char in text[start:end]:
         if char in "()":
@@ -360,22 +363,23 @@ def widened_by_walking(text, start, end):
     return start, end
 
 
-def test_spans_widen_over_their_parentheses_as_the_plain_rule_says():
-    """The widening reads each parenthesis's depth from a table made once for the text; every span of
-    random texts widens exactly as walking its characters says, and whitespace is shortened the same."""
+def test_spans_widen_over_their_parentheses_and_are_named_as_the_plain_rules_say():
+    """The widening reads each parenthesis's depth from a table made once for the text, and a name
+    reads the text with its blank runs made one space, made once too: every span of random texts
+    widens as walking its characters says, and is named as its whole text shortened."""
     import random
 
     from engine.program import ShorthandOrigins, _shorten
 
     rng = random.Random(22)
     for _ in range(2_000):
-        text = "".join(rng.choice("ab(( ))\n\t") for _ in range(rng.randrange(60)))  # no ".": no empty call
+        text = "".join(
+            rng.choice(["a", "b", "(", "(", ")", ")", ".", "()", " ", "  ", "\n", "\t", "\xa0", "\x1c", "x" * 30])
+            for _ in range(rng.randrange(40))
+        )
         origins = ShorthandOrigins(text, [])
         for _ in range(10):
             start = rng.randrange(len(text) + 1)
             end = rng.randrange(start, len(text) + 1)
             assert origins._balanced(start, end) == widened_by_walking(text, start, end), (text, start, end)
-        for longest in (3, 40):
-            whole = " ".join(text.split())
-            assert _shorten(text * 9, longest) == _shorten(" ".join((text * 9).split()), longest)
-            assert _shorten(text, longest) == (whole if len(whole) <= longest else whole[: longest - 1] + "…")
+            assert origins._name(start, end) == _shorten(text[start:end]), (text, start, end)
