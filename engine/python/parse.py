@@ -7,7 +7,9 @@ with a message that says what to write instead, and to bound its nesting so the 
 recurses over the tree) stays far from Python's recursion limit."""
 
 import ast
+import bisect
 import warnings
+from itertools import accumulate
 
 from ..errors import ProgramError
 from ..limits import Limits
@@ -24,15 +26,24 @@ class Source:
         self.line_starts = [0]
         for line in self.lines[:-1]:
             self.line_starts.append(self.line_starts[-1] + len(line) + 1)
+        self._ends = {}  # _character_ends's, by line
 
     def column(self, line: int, byte_column: int) -> int:
-        """0-based character column of a 0-based UTF-8 byte column."""
+        """0-based character column of a 0-based UTF-8 byte column (the characters wholly before it)."""
         if not 1 <= line <= len(self.lines):
             return 0
-        text = self.lines[line - 1]
-        if text.isascii():
-            return min(byte_column, len(text))
-        return len(text.encode("utf-8")[:byte_column].decode("utf-8", "ignore"))
+        ends = self._character_ends(line - 1)
+        if ends is None:
+            return min(byte_column, len(self.lines[line - 1]))
+        return bisect.bisect_right(ends, byte_column)
+
+    def _character_ends(self, index: int) -> list | None:
+        """The UTF-8 byte just past each character of line `index`, or None where a byte is a
+        character: made once a line, as every node on a long line asks for its columns."""
+        if index not in self._ends:
+            text = self.lines[index]
+            self._ends[index] = None if text.isascii() else list(accumulate(map(_utf8_length, text)))
+        return self._ends[index]
 
     def span(self, line: int, byte_column: int, length: int = 1) -> Span:
         line = max(1, min(line, len(self.lines)))
@@ -64,6 +75,10 @@ class Source:
             self.lines[end_line - 1][: end_column - 1],
         ]
         return "\n".join(parts)
+
+
+def _utf8_length(character: str) -> int:
+    return 1 if character < "\x80" else 2 if character < "\u0800" else 3 if character < "\U00010000" else 4
 
 
 # The parser warns about some texts (an invalid escape, `1if x`): a program's text is not the
