@@ -41,6 +41,23 @@ def test_printing_stops_at_its_limit_and_says_so():
     assert printed[-1] == "… (print output stops here: the limit is 10 characters)"
 
 
+def test_a_long_separator_between_many_values_is_joined_only_as_far_as_the_limit():
+    """print(*xs, sep=s) at the limits would join 10**11 characters before the limit cut them; the
+    output is the same as joining whole and cutting, and every value's own __repr__ still runs."""
+    program = (
+        "class Loud:\n    def __repr__(self):\n        said.append(1)\n        return 'L'\n"
+        "said = []\nx = Value(1.0)\ns = 'ab' * 500_000\nxs = [Loud() for i in range(100_000)]\n"
+        "print(*xs, sep=s)\nprint(len(said))\nprint(1, 2, 3, sep='-')\nL = x * len(said)\n"
+    )
+    run = run_program(program, limits=Limits())
+    assert run.printed[0] == ("L" + "ab" * 50_000)[:100_000]
+    assert run.printed[1] == "… (print output stops here: the limit is 100,000 characters)" and len(run.printed) == 2
+    assert run.output.data == 100_000
+    limits = Limits(max_printed_characters=3_000_000)
+    printed = run_program(program.replace("100_000)", "3)"), limits=limits).printed
+    assert printed == ["L" + "ab" * 500_000 + "L" + "ab" * 500_000 + "L", "3", "1-2-3"]
+
+
 def test_the_defaults_are_the_issues():
     limits = Limits()
     assert (limits.max_statements, limits.max_call_depth, limits.max_collection_length, limits.max_backward_calls) == (

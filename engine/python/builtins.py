@@ -355,9 +355,17 @@ def builtin_print(state, args, kwargs):
     for text in (sep, end):
         if text is not None and type(text) is not str:
             raise RunError("print()'s sep and end must be strings")
-    budget = state.limits.max_printed_characters - state.printed_characters + 1
-    texts = [state.text_of(a, budget) for a in args]
-    state.write((" " if sep is None else sep).join(texts) + ("\n" if end is None else end))
+    sep = " " if sep is None else sep
+    # Joined only as far as the output has room (each value's own text is still made, its __repr__
+    # run): a long sep between many values would otherwise be built whole, 10**11 characters at the limits.
+    room = state.limits.max_printed_characters - state.printed_characters + 1
+    parts, size = [], 0
+    for i, value in enumerate(args):
+        text = state.text_of(value, max(room - size, 1))
+        if size <= room:
+            parts.extend((sep, text) if i else (text,))
+            size += len(text) + (len(sep) if i else 0)
+    state.write("".join(parts) + ("\n" if end is None else end))
     return None
 
 
