@@ -66,6 +66,12 @@ def page_tanh_chain(count):
     return "\n".join(lines + [f"L = h{count}"])
 
 
+def line_of_calls(count):
+    """One line of `count` calls summed, each partial sum a node whose code spans the line so far (its
+    span widened over parentheses, its name shortened: once quadratic in the line's length)."""
+    return "x = 0.5\nL = " + "+".join(f"tanh(x*{i % 10})" for i in range(count))
+
+
 def layered_program(nodes):
     """A deep, reusing graph like a small recurrent net: each line is six nodes, reads the two
     lines before it and the shared w and b, four tanh lines to one relu(** 2) line. The last line
@@ -85,6 +91,7 @@ def programs(quick):
     found = dict(COURSE_EXAMPLES)
     found["page: 500-term sum"] = page_sum_of_terms(500)
     found["page: 1,000-step tanh chain"] = page_tanh_chain(1000)
+    found["one line of 4,000 tanh calls summed"] = line_of_calls(4000)
     for n in SIZES[:2] if quick else SIZES:
         found[f"generated {n:,}"] = layered_program(n)
     return found
