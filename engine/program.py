@@ -196,11 +196,15 @@ class ShorthandOrigins:
         parentheses. One pass, in mark order, so the line is found by moving on from the last
         mark's (a bisect only where a mark starts on another line). A mark is never read whole:
         the partial sums of a line of terms are marks as long as the line so far."""
-        text, line_starts, single_spaced = self.text, self.line_starts, self.single_spaced
+        text, line_starts = self.text, self.line_starts
+        single_spaced, empty_calls = self.single_spaced, self.empty_calls
         made = []
         line, line_start, next_line_start = 0, 1, 0  # no line yet: the first mark looks its line up
         for _, start, end in self.marks:
-            start, end = self._balanced(start, end)
+            written = text[start:end] if end - start <= NAME_LENGTH else None  # most marks: a few characters
+            if written is None or "(" in written or ")" in written or empty_calls and "." in written:
+                start, end = self._balanced(start, end)
+                written = text[start:end] if end - start <= NAME_LENGTH else None
             if not line_start <= start < next_line_start:
                 line = bisect.bisect_right(line_starts, start)
                 line_start = line_starts[line - 1]
@@ -209,11 +213,12 @@ class ShorthandOrigins:
             if end >= next_line_start:  # its text holds the line's "\n"
                 made.append(((line, column) + self._place(end), self._name(start, end), ()))
                 continue
-            if end - start <= NAME_LENGTH:
-                written = text[start:end]
-                name = written if single_spaced and written[:1] != " " != written[-1:] else _shorten(written)
-            else:
+            if written is None:
                 name = self._name(start, end)
+            elif single_spaced and written[:1] != " " != written[-1:]:
+                name = written  # _shorten would change nothing
+            else:
+                name = _shorten(written)
             made.append(((line, column, line, column + end - start), name, ()))
         made.append(NO_ORIGIN)
         return made
@@ -227,16 +232,21 @@ class ShorthandOrigins:
         empty_call = self.empty_calls and _EMPTY_CALL.match(text, end)
         if empty_call and text.find(".", start, end) >= 0:
             end = empty_call.end()
-        # The depth after each parenthesis of the text, found once: a mark's own depth and lowest point
-        # are then two look-ups, not a walk over its characters (the sums of a long line of terms are
-        # marks as long as the line: walked, 4,000 terms took 7 s).
-        positions, depths, lowest_of = self._parens
-        first, stop = bisect.bisect_left(positions, start), bisect.bisect_left(positions, end)
-        if first == stop:
-            return start, end
-        before = depths[first - 1] if first else 0
-        depth = depths[stop - 1] - before
-        lowest = min(0, lowest_of(first, stop) - before)
+        if end - start <= SHORT_MARK:  # most marks: a walk over a few characters
+            depth = lowest = 0
+            for char in text[start:end]:
+                if char == "(" or char == ")":
+                    depth += 1 if char == "(" else -1
+                    lowest = min(lowest, depth)
+        else:
+            # The depth after each parenthesis of the text, found once: a long mark's depth and lowest
+            # point are then look-ups, not a walk over its characters (the sums of a long line of terms
+            # are marks as long as the line: walked, 4,000 terms took 7 s).
+            positions, depths = self._parens
+            first, stop = bisect.bisect_left(positions, start), bisect.bisect_left(positions, end)
+            before = depths[first - 1] if first else 0
+            depth = depths[stop - 1] - before if stop > first else 0
+            lowest = min(0, self._lowest(first, stop) - before) if stop > first else 0
         for _ in range(-lowest):  # a ')' closes a '(' written before start
             preceding = text.rfind("(", 0, start)
             if preceding < 0:
@@ -251,21 +261,24 @@ class ShorthandOrigins:
 
     @cached_property
     def _parens(self):
-        """(where each parenthesis of the text is, the depth after it, lowest(i, j): the lowest of
-        those depths from the i-th to before the j-th), lowest answered from a sparse table."""
+        """(where each parenthesis of the text is, the depth after it)."""
         positions = [match.start() for match in re.finditer("[()]", self.text)]
-        depths = list(accumulate(1 if self.text[at] == "(" else -1 for at in positions))
-        table, width = [depths], 1  # table[k][i]: the lowest of depths[i : i + 2**k]
-        while 2 * width <= len(depths):
+        return positions, list(accumulate(1 if self.text[at] == "(" else -1 for at in positions))
+
+    def _lowest(self, i, j):
+        """The lowest of the parentheses' depths from the i-th to before the j-th (i < j), from a sparse table."""
+        k = (j - i).bit_length() - 1
+        return min(self._lowest_table[k][i], self._lowest_table[k][j - (1 << k)])
+
+    @cached_property
+    def _lowest_table(self):
+        """Row k: the lowest of each 2**k depths in a row (made only for a text with a long mark)."""
+        table, width = [self._parens[1]], 1
+        while 2 * width <= len(table[0]):
             row = table[-1]
             table.append(list(map(min, row[: len(row) - width], row[width:])))
             width *= 2
-
-        def lowest(i, j):
-            k = (j - i).bit_length() - 1
-            return min(table[k][i], table[k][j - (1 << k)])
-
-        return positions, depths, lowest
+        return table
 
     def _name(self, start, end):
         """_shorten(text[start:end]), from the text with its blank runs made one space (found once):
@@ -294,6 +307,7 @@ class ShorthandOrigins:
 
 _EMPTY_CALL = re.compile(r"[ \t]*\(\)")
 NAME_LENGTH = 40  # characters of a node's code its name shows (_shorten)
+SHORT_MARK = 64  # characters of a mark read one by one; a longer one is read from tables of the whole text
 
 
 # A composed name is kept to this many characters before its parents use it. Whole, a node used
