@@ -19,6 +19,8 @@ from hypothesis import strategies as st
 
 from engine import ProgramError, run_program, trace
 from engine.python import run_python
+from engine.python.objects import Class
+from tests.cpython import cpython_printed
 
 OWN_CLASSES = sorted((Path(__file__).parent / "own_classes").glob("*.py"))
 MICROGRAD_README = """
@@ -279,3 +281,86 @@ async def test_the_time_budget_stops_a_program_running_on_a_fresh_stack(make_cli
             break
         time.sleep(0.05)
     assert program_threads() == before
+
+
+# A class's bases in order (Class.mro): each class once, where the breadth-first walk of every
+# path from the class first meets it; lookups search them in that order.
+
+
+def _walk_every_path(cls):
+    """The classes the walk meets, in order, once per path (what lookups once walked each time)."""
+    met, pending = [], [cls]
+    while pending:
+        met.append(pending.pop(0))
+        pending.extend(met[-1].bases)
+    return met
+
+
+def _random_hierarchy(rng):
+    classes = []
+    for i in range(rng.randint(1, 10)):
+        bases = tuple(rng.choice(classes) for _ in range(rng.randint(0, min(3, len(classes)))))
+        attributes = {name: f"{name} of C{i}" for name in ("a", "b", "__eq__") if rng.random() < 0.3}
+        if rng.random() < 0.7:
+            attributes["__slots__"] = rng.choice(["x", ("x", "y"), (), [f"z{i}"]])
+        classes.append(Class(f"C{i}", bases, attributes))
+    return classes
+
+
+def test_the_order_and_lookups_are_the_first_meetings_of_the_walk_of_every_path():
+    rng = random.Random(5)
+    for _ in range(400):
+        classes = _random_hierarchy(rng)
+        for cls in classes:
+            met = _walk_every_path(cls)
+            assert cls.mro == tuple(dict.fromkeys(met))
+            for name in ("a", "b", "__eq__", "c"):
+                having = [c.attributes[name] for c in met if name in c.attributes]
+                assert cls.get(name, "none") == (having[0] if having else "none")
+            assert [cls.is_subclass_of(other) for other in classes] == [other in met for other in classes]
+            assert cls.equal_by_identity == all("__eq__" not in c.attributes for c in met)
+            if all("__slots__" in c.attributes for c in met):
+                slots = [c.attributes["__slots__"] for c in met]
+                assert cls.slots == {n for s in slots for n in ((s,) if type(s) is str else s)}
+            else:
+                assert cls.slots is None
+
+
+class _CountedBases(tuple):
+    """A class's bases that count how often anything walks through them."""
+
+    walks = 0
+
+    def __iter__(self):
+        _CountedBases.walks += 1
+        return super().__iter__()
+
+
+def _walks(action):
+    before = _CountedBases.walks
+    action()
+    return _CountedBases.walks - before
+
+
+def test_a_diamond_hierarchy_is_walked_once_per_class_not_once_per_path():
+    # C{i}(C{i-1}, C{i-2}): the paths to C0 double every two classes (fib(20) of them from C19)
+    classes = [Class("C0", _CountedBases(), {"f": 1})]
+    classes.append(Class("C1", _CountedBases(classes[-1:]), {}))
+    for i in range(2, 20):
+        made = _walks(lambda: classes.append(Class(f"C{i}", _CountedBases((classes[i - 1], classes[i - 2])), {})))
+        assert made <= 2 * (i + 1)  # the bases of each class it builds on, a few times at most
+    last = classes[-1]
+    for lookup in (lambda: last.get("f"), lambda: last.get("g"), lambda: last.is_subclass_of(classes[0])):
+        assert _walks(lookup) == 0  # the order made with the class is read, not walked again
+    assert last.get("f") == 1 and last.is_subclass_of(classes[0]) and not classes[0].is_subclass_of(last)
+
+
+def test_a_deep_diamond_hierarchy_runs_as_cpython_runs_it():
+    # 2**40 paths from C79 to C0: walking each one never ended
+    program = (
+        "class C0:\n    def f(self):\n        return 'f of C0'\n"
+        "class C1(C0):\n    def g(self):\n        return 'g of C1'\n"
+        + "".join(f"class C{i}(C{i - 1}, C{i - 2}):\n    pass\n" for i in range(2, 80))
+        + "o = C79()\nprint(o.f(), o.g(), isinstance(o, C0), isinstance(C0(), C79), isinstance(o, C40))\n"
+    )
+    assert run_python(program, shows_graph=False).printed == cpython_printed(program)

@@ -2,6 +2,8 @@
 the interpreter's own function, class, instance and module objects. None of them exposes a
 Python attribute to the program: attribute access goes through the interpreter's tables."""
 
+from collections import deque
+
 from ..value import Value
 
 MISSING = object()  # Class.get's default when an attribute's absence must be told from a None
@@ -77,35 +79,40 @@ class Function:
 
 
 class Class:
-    __slots__ = ("name", "bases", "attributes", "slots", "equal_by_identity")
+    __slots__ = ("name", "bases", "attributes", "mro", "slots", "equal_by_identity")
 
     def __init__(self, name, bases, attributes):
         self.name = name
         self.bases = bases  # Class objects
         self.attributes = attributes  # methods (Function) and class-level values
+        self.mro = self._order()  # this class and its bases: where lookups search, in order
         self.slots = None  # the attribute names __slots__ allows (with its bases'), or None: any
-        declared = [cls.attributes["__slots__"] for cls in self.mro() if "__slots__" in cls.attributes]
-        if declared and all("__slots__" in cls.attributes for cls in self.mro()):
+        if all("__slots__" in cls.attributes for cls in self.mro):  # most stop at the class itself
             names = set()
-            for slots in declared:
+            for cls in self.mro:
+                slots = cls.attributes["__slots__"]
                 names.update((slots,) if type(slots) is str else slots)
             self.slots = frozenset(names)
         # no __eq__ of its own or a base's: its instances are equal only to themselves, so a set can
         # hold them (`node not in seen`). A class's attributes are fixed once its body has run.
-        self.equal_by_identity = self.get("__eq__", MISSING) is MISSING
+        self.equal_by_identity = "__eq__" not in attributes and all(base.equal_by_identity for base in bases)
 
-    def mro(self):
-        """This class and its bases, depth first, left to right, each once."""
-        order, pending = [], [self]
+    def _order(self):
+        """This class and its bases, breadth first, left to right, each once (where it is first met).
+
+        Walked step by step even for one base, where (self, *base.mro) would do: a loop defining each
+        class on the one before would then fill memory (quadratic in the chain) far faster than it uses time."""
+        order, seen, pending = [self], {self}, deque(self.bases)
         while pending:
-            cls = pending.pop(0)
-            if cls not in order:
+            cls = pending.popleft()
+            if cls not in seen:  # its bases are queued already: a diamond is walked once, not per path
+                seen.add(cls)
                 order.append(cls)
-            pending.extend(cls.bases)
-        return order
+                pending.extend(cls.bases)
+        return tuple(order)
 
     def lookup(self, name):
-        """The attribute from this class or its bases, depth first, left to right; or raise KeyError."""
+        """The attribute from this class or its bases, in mro order; or raise KeyError."""
         found = self.get(name, MISSING)
         if found is MISSING:
             raise KeyError(name)
@@ -113,27 +120,14 @@ class Class:
 
     def get(self, name, default=None):
         """lookup's attribute, or `default` when neither the class nor a base has it."""
-        attributes = self.attributes
-        if name in attributes:  # the class's own, most lookups
-            return attributes[name]
-        pending = list(self.bases)
-        while pending:
-            cls = pending.pop(0)
-            if name in cls.attributes:
-                return cls.attributes[name]
-            pending.extend(cls.bases)
+        for cls in self.mro:
+            attributes = cls.attributes
+            if name in attributes:
+                return attributes[name]
         return default
 
     def is_subclass_of(self, other):
-        if self is other:
-            return True
-        pending = [self]
-        while pending:
-            cls = pending.pop()
-            if cls is other:
-                return True
-            pending.extend(cls.bases)
-        return False
+        return other in self.mro
 
     def __repr__(self):
         return f"<class {self.name}>"

@@ -39,7 +39,7 @@ from .objects import (
 # Built-ins that see every global by name: a program using one keeps all its globals in a snapshot.
 SEES_ALL_NAMES = frozenset({"globals", "vars", "locals", "dir", "eval", "exec"})
 PLAIN = (int, float, bool, str, type(None))  # saved as they are, never by name
-FORMAT = 3  # bumped when the pickled payload changes shape
+FORMAT = 4  # bumped when the pickled payload changes shape
 NO_RUN = -1  # State.wanted_run of a job, which keeps no graph
 
 
