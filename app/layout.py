@@ -39,7 +39,6 @@ Node ids are positions in trace.nodes, which is creation order: a Value's childr
 it, so every child's id is smaller than its parent's, and walking ids upwards is a topological order.
 """
 
-from bisect import bisect_right, insort
 from collections.abc import Sequence
 from itertools import compress, islice
 from math import ceil
@@ -226,7 +225,7 @@ def _barycenter_order(layer, neighbours, position):
 
 def _crossings(layers, right, position):
     """Edge crossings between each pair of neighbouring ranks: inversions among the right ends
-    of the segments taken in left-end order (a sorted list and bisect: fast for real widths)."""
+    of the segments taken in left-end order."""
     total = 0
     at = position.__getitem__
     for layer in layers:
@@ -236,12 +235,30 @@ def _crossings(layers, right, position):
                 ends.append(at(around[0]))
             else:
                 ends.extend(sorted(map(at, around)))
-        if ends == sorted(ends):
-            continue
-        seen = []
-        for count, end in enumerate(ends):
-            total += count - bisect_right(seen, end)
-            insort(seen, end)
+        if ends != sorted(ends):
+            total += _inversions(ends)
+    return total
+
+
+def _inversions(values):
+    """Pairs i < j with values[i] > values[j], for non-negative ints (positions in a rank).
+
+    A Fenwick tree counts, for each value, the earlier ones at most it: O(n log max), where
+    inserting into a sorted list took quadratic time on a rank of many thousand segments."""
+    size = max(values) + 2
+    tree = [0] * size  # tree[i] counts the values from i - (i & -i) to i - 1
+    total = 0
+    for count, value in enumerate(values):
+        i = value + 1
+        at_most = 0
+        while i:
+            at_most += tree[i]
+            i &= i - 1
+        total += count - at_most
+        i = value + 1
+        while i < size:
+            tree[i] += 1
+            i += i & -i
     return total
 
 

@@ -178,3 +178,32 @@ def test_sweeps_undo_the_first_orders_crossing():
     a_to_L = next(e for e in layout["edges"] if e["parent"] == 3 and e["child"] == 0)
     assert a_to_L["bends"][0][1] < place[2][1]
     assert crossings(layout) == 0
+
+
+def test_crossings_are_the_pairs_of_segments_that_cross():
+    rng = random.Random(6)
+    for _ in range(300):
+        widths = [rng.randint(1, 40 if rng.random() < 0.2 else 6) for _ in range(rng.randint(2, 5))]
+        firsts = list(itertools.accumulate([0, *widths]))
+        layers = [rng.sample(range(first, first + width), width) for first, width in zip(firsts, widths)]
+        right = [[] for _ in range(firsts[-1])]
+        for r in range(len(layers) - 1):  # segments to the next rank, a repeated one sometimes (a + a)
+            for vertex in layers[r]:
+                right[vertex] = [rng.choice(layers[r + 1]) for _ in range(rng.choice([0, 1, 1, 2, 3]))]
+        position = [0] * len(right)
+        for layer in layers:
+            layout_module._place(position, layer)
+        segments = [(position[u], position[v], r) for r, layer in enumerate(layers) for u in layer for v in right[u]]
+        crossing = sum(
+            r1 == r2 and (u1 - u2) * (v1 - v2) < 0 for (u1, v1, r1), (u2, v2, r2) in itertools.combinations(segments, 2)
+        )
+        assert layout_module._crossings(layers, right, position) == crossing
+
+
+def test_a_rank_of_many_segments_all_crossing_counts_them_all():
+    # each vertex to its mirror image on the next rank: every pair crosses (once quadratic to count)
+    n = 100_000
+    layers = [list(range(n)), list(range(n, 2 * n))]
+    right = [[2 * n - 1 - vertex] for vertex in range(n)] + [[] for _ in range(n)]
+    position = [vertex % n for vertex in range(2 * n)]
+    assert layout_module._crossings(layers, right, position) == n * (n - 1) // 2
