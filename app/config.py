@@ -15,6 +15,7 @@
 | VALUEGRAPH_MAX_BACKWARD_CALLS      | 10000     | backward() calls of a Python program                                |
 | VALUEGRAPH_MAX_PRINTED_CHARACTERS  | 100000    | characters a Python program may print                               |
 | VALUEGRAPH_MAX_TEXT_LENGTH         | 1000000   | characters of one string a Python program builds                    |
+| VALUEGRAPH_MAX_FSTRING_FIELDS      | 1000      | {fields} of one f-string written in a Python program                |
 | VALUEGRAPH_MAX_FILES_BYTES         | 500000    | UTF-8 bytes of the files given with a program (`files`)             |
 | VALUEGRAPH_MAX_LABEL_LENGTH        | 200       | characters of one node's label in a posted graph                    |
 | VALUEGRAPH_TIME_BUDGET             | 2.0       | seconds of wall-clock time per request (longer: 503)                |
@@ -95,6 +96,7 @@ class Settings:
     max_backward_calls: int = Limits.max_backward_calls
     max_printed_characters: int = Limits.max_printed_characters
     max_text_length: int = Limits.max_text_length
+    max_fstring_fields: int = Limits.max_fstring_fields
     max_files_bytes: int = Limits.max_files_bytes
     max_label_length: int = Limits.max_label_length
     time_budget: float = 2.0
@@ -185,6 +187,7 @@ class Settings:
             max_backward_calls=self.max_backward_calls,
             max_printed_characters=self.max_printed_characters,
             max_text_length=self.max_text_length,
+            max_fstring_fields=self.max_fstring_fields,
             max_files_bytes=self.max_files_bytes,
             max_label_length=self.max_label_length,
         )

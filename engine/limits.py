@@ -17,6 +17,7 @@ class Limits:
     max_backward_calls: int = 10_000  # calls of backward()
     max_printed_characters: int = 100_000  # characters print() may write in all
     max_text_length: int = 1_000_000  # characters of one string a program builds (a file's text, a join)
+    max_fstring_fields: int = 1_000  # {fields} of one f-string in the program (3.11 parses them in quadratic time)
     max_files_bytes: int = 500_000  # UTF-8 bytes of the files given with a program (names and texts)
     # Graphs posted whole:
     max_label_length: int = 200  # characters of one node's label

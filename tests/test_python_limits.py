@@ -58,6 +58,24 @@ def test_a_long_separator_between_many_values_is_joined_only_as_far_as_the_limit
     assert printed == ["L" + "ab" * 500_000 + "L" + "ab" * 500_000 + "L", "3", "1-2-3"]
 
 
+def test_an_fstring_of_more_fields_than_the_limit_is_refused_before_the_parser_reads_it():
+    """Python 3.11's parser places an f-string's fields in quadratic time while holding the interpreter
+    lock (32,000 fields: 0.76 s): more than max_fstring_fields are refused where the f-string starts;
+    braces elsewhere (dicts, plain strings, doubled braces) are not fields."""
+    program = "x = Value(1.0)\ns = 'a'\nprint(f\"{{ {FIELDS} }}\")\nt = '{' * 3000\nd = {1: {}}\n"
+    fields = lambda n: program.replace("{FIELDS}", "{s}" * n)  # noqa: E731
+    assert run_program(fields(1_000), limits=Limits()).printed == ["{ " + "a" * 1_000 + " }"]
+    with pytest.raises(ProgramError) as caught:
+        run_program(fields(32_000), limits=Limits())
+    assert caught.value.message == (
+        "this f-string has 32,000 {fields}; the limit is 1,000 (build the text in parts, as with ''.join(...))"
+    )
+    assert (caught.value.line, caught.value.column) == (3, 7)
+    with pytest.raises(ProgramError, match="has 11 {fields}; the limit is 10"):
+        run_program(fields(11), limits=Limits(max_fstring_fields=10))
+    assert Settings.from_environ({"VALUEGRAPH_MAX_FSTRING_FIELDS": "10"}).limits.max_fstring_fields == 10
+
+
 def test_the_defaults_are_the_issues():
     limits = Limits()
     assert (limits.max_statements, limits.max_call_depth, limits.max_collection_length, limits.max_backward_calls) == (
