@@ -132,6 +132,32 @@ def test_a_walk_step_moves_the_band_and_leaves_the_programs_text_as_it_was(page)
     assert page.evaluate("() => document.querySelector('[data-vg=code-links]').textContent") == layer_text
 
 
+def test_a_keystroke_lays_out_only_the_line_it_changed_and_wrapping_still_follows(page):
+    """The editor's row map measures a line's wrapping when its text is new: typing into a long program
+    lays out one hidden copy (it laid out every line, 47 ms of script a key at 4,000 lines), and a line
+    typed past the editor's width still takes its rows, moving the lines below it."""
+    program = "x = 1.0\n" + "".join(f"v{i} = x * {i}\n" for i in range(300)) + "w = x * 2  # " + "long " * 60 + "\n"
+    page.goto(url_for(program))
+    wait_for_graph(page)
+    rows = "document.querySelector('[data-valuegraph]').valuegraph.editor.rows"
+    assert page.evaluate(f"() => {rows}.count(302)") > 1, "the last line wraps"
+    page.evaluate(
+        """() => {
+      window.__copies = 0;
+      new MutationObserver((changes) => { for (const c of changes) window.__copies += c.addedNodes.length; })
+        .observe(document.querySelector('.vg-row-probe'), { childList: true });
+    }"""
+    )
+    editor(page).focus()
+    page.evaluate("() => document.querySelector('[data-vg=program]').setSelectionRange(18, 18)")  # line 2's end
+    page.keyboard.type("1")
+    assert page.evaluate("() => window.__copies") == 1, "only the changed line was laid out again"
+    top = page.evaluate(f"() => {rows}.top(4)")
+    page.keyboard.type(" + x" * 40)  # line 2 now wraps
+    assert page.evaluate(f"() => {rows}.count(2)") > 1
+    assert page.evaluate(f"() => {rows}.top(4)") == top + page.evaluate(f"() => {rows}.count(2)") - 1
+
+
 # A chain down 60 lines: stage 2 walks it back up, a line or so a step.
 CHAIN_OF_LINES = "v0 = 1.0\n" + "".join(f"v{i} = v{i - 1} * 1.01\n" for i in range(1, 60)) + "L = v59 * 2.0\n"
 # In the page: is the walk's banded line inside the editor's visible rows, with the bands' layer scrolled with it?
