@@ -2,11 +2,10 @@
 
 The same program asked again (a lesson's examples, a class loading one shared link) is
 answered from memory. A key is the digest of the whole request as canonical JSON (request_key), so
-any field that changes the answer changes the key, and a 100,000-character program's entry costs its
-answer and 32 bytes: the key was the request itself, which the bound did not count, so many long
-programs with small answers could hold a gigabyte. Keys count toward the bound all the same. Only
-successful answers are kept, and one entry may take at most an eighth of the cache so a single huge
-graph cannot evict every lesson. Used only from the event loop's thread, so it needs no lock.
+any field that changes the answer changes the key, and an entry costs its answer and 32 bytes however
+long its program; keys count toward the bound too. Only successful answers are kept, and one entry
+may take at most an eighth of the cache so a single huge graph cannot evict every lesson. Used only
+from the event loop's thread, so it needs no lock.
 """
 
 import hashlib
