@@ -244,9 +244,11 @@ class ShorthandOrigins:
             # are marks as long as the line: walked, 4,000 terms took 7 s).
             positions, depths = self._parens
             first, stop = bisect.bisect_left(positions, start), bisect.bisect_left(positions, end)
+            if first == stop:
+                return start, end
             before = depths[first - 1] if first else 0
-            depth = depths[stop - 1] - before if stop > first else 0
-            lowest = min(0, self._lowest(first, stop) - before) if stop > first else 0
+            depth = depths[stop - 1] - before
+            lowest = min(0, self._lowest(first, stop) - before)
         for _ in range(-lowest):  # a ')' closes a '(' written before start
             preceding = text.rfind("(", 0, start)
             if preceding < 0:
