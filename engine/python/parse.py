@@ -50,7 +50,12 @@ class Source:
 
     def span(self, line: int, byte_column: int, length: int = 1) -> Span:
         line = max(1, min(line, len(self.lines)))
-        column = self.column(line, byte_column)
+        return self.character_span(line, self.column(line, byte_column), length)
+
+    def character_span(self, line: int, column: int, length: int = 1) -> Span:
+        """The span at a 0-based character column of a line (both kept within the text)."""
+        line = max(1, min(line, len(self.lines)))
+        column = min(column, len(self.lines[line - 1]))
         offset = self.line_starts[line - 1] + column
         return Span(offset, line, column + 1, offset + length)
 
@@ -228,7 +233,7 @@ def _check_fstrings(text: str, source: Source, limits: Limits) -> None:
                 raise ProgramError(
                     f"this f-string has {fields:,} {{fields}}; the limit is {most:,} (build the text in parts, "
                     "as with ''.join(...))",
-                    source.span(line, len(source.lines[line - 1][:column].encode("utf-8"))),
+                    source.character_span(line, column),
                 )
     except (tokenize.TokenError, SyntaxError):
         return
@@ -263,9 +268,7 @@ def parse_python(text: str, limits: Limits = Limits()) -> tuple[ast.Module, Sour
         message = (error.msg or "invalid syntax").replace("(<program>, line", "(line")
         if message.startswith("expected ':'"):
             message = "expected ':' at the end of the line (as in `for i in range(3):`)"
-        span = source.span(
-            line, len(source.lines[line - 1][:column].encode("utf-8")) if line <= len(source.lines) else 0
-        )
+        span = source.character_span(line, column if line <= len(source.lines) else 0)
         raise ProgramError(f"Python syntax error: {message}", span) from None
     except (MemoryError, RecursionError, ValueError):
         longest = max(range(len(source.lines)), key=lambda i: len(source.lines[i]))  # most likely the culprit
@@ -326,7 +329,7 @@ def _operator_span(node, source: Source) -> Span:
         column += 1
     if column >= len(text):
         return source.node_span(node)
-    return source.span(line, len(text[:column].encode("utf-8")))
+    return source.character_span(line, column)
 
 
 def _refusal(node) -> str:
