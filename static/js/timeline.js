@@ -753,8 +753,8 @@ export function levelFrameAt(tl, levels, j) {
 export function levelTableRow(tl, levels, j) {
   const k = levels.to[j];
   const step = stepAt(tl, k);
-  const inSort = step.stage === "sort";
-  const number = step.kind === "start" || step.kind === "seed" ? "start" : String(inSort ? j : j - levels.propagateStart);
+  const sorting = step.stage === "sort";
+  const number = step.kind === "start" || step.kind === "seed" ? "start" : String(sorting ? j : j - levels.propagateStart);
   if (levels.item[j] < 0) {
     const row = tableRow(tl, k);
     row.cells[0] = number;
@@ -762,7 +762,7 @@ export function levelTableRow(tl, levels, j) {
   }
   const summary = boxStepSummary(tl, levels, j, { updates: false }); // a row shows no update of its own
   const text = boxHappens(tl, summary);
-  if (inSort) return { stage: "sort", k: j, cells: [number, summary.name, text, stackText(tl, k), sortedText(tl, k)] };
+  if (sorting) return { stage: "sort", k: j, cells: [number, summary.name, text, stackText(tl, k), sortedText(tl, k)] };
   // The walk reads the sorted list backwards: the box's positions, from the highest down.
   const high = summary.positions.reduce((a, b) => Math.max(a, b), -1);
   const low = summary.positions.reduce((a, b) => Math.min(a, b), Infinity);
