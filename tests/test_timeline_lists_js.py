@@ -127,3 +127,51 @@ def test_grads_received_updates_and_users_read_as_the_trace_says(client, name, p
     if name == "shared":
         a = next(n["id"] for n in model["nodes"] if n["label"] == "a")
         assert len(users[a]) == 3, "a feeds b twice and c once: three users' edges"
+
+
+@pytest.mark.parametrize(("name", "program", "variant", "walk"), CASES, ids=[f"{c[0]}-{c[2]}-{c[3]}" for c in CASES])
+def test_a_frame_made_from_the_step_before_reads_as_one_made_afresh(client, name, program, variant, walk):
+    """frameAt starts from the last frame it made and works out again only the nodes that change between
+    the two steps: stepped forward, back, and in jumps, every frame's grads are the trace's and its flags
+    those of a frame made with no frame before it."""
+    if walk == "learner":
+        program = (OWN_CLASSES / f"{program}.py").read_text(encoding="utf-8")
+    model = answer(client, program, variant)
+    node = shutil.which("node")
+    assert node, "node is not installed"
+    script = (
+        f"import * as tlm from {json.dumps((STATIC / 'timeline.js').as_uri())};\n"
+        f"import {{ graphOf }} from {json.dumps((STATIC / 'api.js').as_uri())};\n"
+        f"const model = graphOf({json.dumps(model)}, 'application/json');\n"
+        f"const walk = {json.dumps(walk)};\n"
+        """
+        const tl = tlm.buildTimeline(model, { walk });
+        const visits = [];
+        for (let k = 0; k <= tl.last; k++) visits.push(k);
+        for (let k = tl.last; k >= 0; k--) visits.push(k);
+        let seed = 7;
+        for (let i = 0; i < 60; i++) {
+            seed = (seed * 1103515245 + 12345) % 2147483648;
+            const k = seed % (tl.last + 1);
+            visits.push(k, Math.max(0, k - 1), Math.min(tl.last, k + 2), k);
+        }
+        const frames = visits.map((k) => {
+            const frame = tlm.frameAt(tl, k);
+            const fresh = tlm.frameAt(tlm.buildTimeline(model, { walk }), k);
+            return { k, grads: frame.grads, flags: Array.from(frame.flags), fresh: Array.from(fresh.flags) };
+        });
+        console.log(JSON.stringify({ frames, last: tl.last, propagateStart: tl.propagateStart }));
+        """
+    )
+    done = subprocess.run([node, "--input-type=module", "-e", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    got = json.loads(done.stdout)
+    views = {"propagateStart": got["propagateStart"]}
+    steps = node_steps(model, views, walk)
+    seed_at = got["propagateStart"] if walk == "course" else None
+    expected = expected_grads(model, steps, seed_at, got["last"])
+    assert len(got["frames"]) > 2 * (got["last"] + 1)
+    for frame in got["frames"]:
+        assert frame["grads"] == expected[frame["k"]], f"grads at step {frame['k']}"
+        assert frame["flags"] == frame["fresh"], f"flags at step {frame['k']}"
+    assert any(flags & 8 for frame in got["frames"] for flags in frame["flags"]), "some frame shows walked nodes"

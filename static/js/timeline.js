@@ -316,20 +316,90 @@ export function stageStepNumber(tl, k) {
   return inSort(tl, k) ? k : k - tl.propagateStart;
 }
 
+/** A node's SORTED and WALKED bits at step k (`sorting`: k is a stage 1 step). */
+function stateBits(tl, id, k, sorting) {
+  const emitted = tl.emitStep[id];
+  if (sorting) return emitted >= 0 && emitted <= k ? FLAG.SORTED : 0;
+  const walked = tl.walkStep[id];
+  return (emitted >= 0 ? FLAG.SORTED : 0) | (walked >= 0 && walked < k ? FLAG.WALKED : 0);
+}
+
+/** Per step, the nodes whose grad, SORTED or WALKED bit may change at it, in CSR form (node[start[k]..start[k + 1]]). */
+function changesByStep(tl) {
+  const { n, gradStart, gradStep, emitStep, walkStep } = tl;
+  const steps = tl.last + 1;
+  const start = new Int32Array(steps + 1);
+  const count = (k) => {
+    if (k >= 0) start[k + 1] += 1;
+  };
+  for (let at = 0; at < gradStep.length; at++) count(gradStep[at]);
+  for (let id = 0; id < n; id++) {
+    count(emitStep[id]);
+    count(walkStep[id]);
+  }
+  startsFrom(start);
+  const node = new Int32Array(start[steps]);
+  const next = start.slice(0, steps);
+  const add = (k, id) => {
+    if (k >= 0) node[next[k]++] = id;
+  };
+  for (let id = 0; id < n; id++) {
+    for (let at = gradStart[id]; at < gradStart[id + 1]; at++) add(gradStep[at], id);
+    add(emitStep[id], id);
+    add(walkStep[id], id);
+  }
+  return { start, node };
+}
+
+const lastNodes = new WeakMap(); // timeline -> the last nodesAt it made, which the next starts from
+
+/**
+ * Every node's grad and SORTED / WALKED bits at step k, never changed once made (frames share them).
+ * A step of the walk changes a few nodes of 100,000: the last step's arrays are copied and only the
+ * nodes that change between the two steps are worked out again, instead of every node at every step.
+ */
+function nodesAt(tl, k, sorting) {
+  const last = lastNodes.get(tl);
+  if (last?.k === k) return last;
+  const made = { k, grads: null, states: null, changes: last?.changes ?? null };
+  if (last && k !== tl.last && last.k !== tl.last) { // the end shows every grad: from or to it, every node changes
+    made.changes ??= changesByStep(tl);
+    const { start, node } = made.changes;
+    const first = start[Math.min(k, last.k)];
+    const end = start[Math.max(k, last.k) + 1];
+    if (end - first < tl.n / 4) {
+      made.grads = last.grads.slice();
+      made.states = last.states.slice();
+      for (let at = first; at < end; at++) {
+        const id = node[at];
+        made.grads[id] = gradAt(tl, id, k);
+        made.states[id] = stateBits(tl, id, k, sorting);
+      }
+    }
+  }
+  if (!made.grads) {
+    made.grads = new Array(tl.n);
+    made.states = new Uint8Array(tl.n);
+    for (let id = 0; id < tl.n; id++) {
+      made.grads[id] = gradAt(tl, id, k);
+      made.states[id] = stateBits(tl, id, k, sorting);
+    }
+  }
+  lastNodes.set(tl, made);
+  return made;
+}
+
 /** Everything the views show at step k. */
 export function frameAt(tl, k) {
   k = Math.max(0, Math.min(tl.last, k));
   const step = stepAt(tl, k);
-  const n = tl.n;
-  const grads = new Array(n);
-  for (let id = 0; id < n; id++) grads[id] = gradAt(tl, id, k);
-
-  const flags = new Uint8Array(n);
+  const sorting = step.stage === "sort";
+  const { grads, states } = nodesAt(tl, k, sorting);
+  const flags = states.slice();
   const edges = [];
   let focus = null;
-  if (step.stage === "sort") {
+  if (sorting) {
     for (let cell = step.stack; cell >= 0; cell = tl.cells.below[cell]) flags[tl.cells.node[cell]] |= FLAG.STACK;
-    for (let id = 0; id < n; id++) if (tl.emitStep[id] >= 0 && tl.emitStep[id] <= k) flags[id] |= FLAG.SORTED;
     if (step.kind !== "start") {
       focus = step.node;
       flags[focus] |= FLAG.FOCUS;
@@ -339,10 +409,6 @@ export function frameAt(tl, k) {
       edges.push({ parent: step.node, slot: step.index, child: step.child, kind: step.kind });
     }
   } else {
-    for (let id = 0; id < n; id++) {
-      if (tl.emitStep[id] >= 0) flags[id] |= FLAG.SORTED;
-      if (tl.walkStep[id] >= 0 && tl.walkStep[id] < k) flags[id] |= FLAG.WALKED;
-    }
     focus = step.node;
     flags[focus] |= FLAG.FOCUS;
     if (step.kind === "seed") flags[focus] |= FLAG.RECEIVING;
