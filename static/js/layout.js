@@ -35,6 +35,49 @@ function cubic(c0, c1, v0, v1, t) {
   return s * s * s * v0 + 3 * s * s * t * c0 + 3 * s * t * t * c1 + t * t * t * v1;
 }
 
+const CURVE_SAMPLES = 16; // straight pieces a curve is measured in by pathPointAt: within a pixel for an edge's bends
+
+/**
+ * The point a share t (0..1) of the way along an edge's path (its `d`: M, then L and C commands, as
+ * placeGraph writes them and as a glide interpolates them), measured along its length: worked out
+ * from the numbers, where asking the element (getTotalLength) makes the browser lay out the page first.
+ */
+export function pathPointAt(d) {
+  const xs = [];
+  const ys = [];
+  const tokens = d.match(/[MLC]|-?\d*\.?\d+(?:e[-+]?\d+)?/gi) ?? [];
+  let command = "M";
+  for (let i = 0; i < tokens.length; ) {
+    if (/[MLC]/i.test(tokens[i])) command = tokens[i++].toUpperCase();
+    const take = command === "C" ? 6 : 2;
+    const n = tokens.slice(i, i + take).map(Number);
+    i += take;
+    if (n.length < take) break;
+    if (command !== "C") {
+      xs.push(n[0]);
+      ys.push(n[1]);
+      continue;
+    }
+    const x0 = xs.at(-1) ?? n[4];
+    const y0 = ys.at(-1) ?? n[5];
+    for (let k = 1; k <= CURVE_SAMPLES; k++) {
+      xs.push(cubic(n[0], n[2], x0, n[4], k / CURVE_SAMPLES));
+      ys.push(cubic(n[1], n[3], y0, n[5], k / CURVE_SAMPLES));
+    }
+  }
+  const along = [0]; // the length up to each point
+  for (let i = 1; i < xs.length; i++) along.push(along[i - 1] + Math.hypot(xs[i] - xs[i - 1], ys[i] - ys[i - 1]));
+  return (t) => {
+    if (xs.length < 2) return [xs[0] ?? 0, ys[0] ?? 0];
+    const at = Math.max(0, Math.min(1, t)) * along.at(-1);
+    let i = 1;
+    while (i < along.length - 1 && along[i] < at) i++;
+    const piece = along[i] - along[i - 1];
+    const f = piece > 0 ? (at - along[i - 1]) / piece : 0;
+    return [xs[i - 1] + f * (xs[i] - xs[i - 1]), ys[i - 1] + f * (ys[i] - ys[i - 1])];
+  };
+}
+
 /**
  * Pixel positions for a response with a layout.
  * Returns { width, height, nodes[id] = {cx, cy, ox, oy}, edges[] = {key, parent, slot, child, d, lx, ly} }:

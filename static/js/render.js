@@ -26,6 +26,7 @@
 import d3 from "./d3.js";
 import { NUMBER, createCanvasPainter } from "./canvaspaint.js";
 import { placeCallouts } from "./labels.js";
+import { pathPointAt } from "./layout.js";
 import { markStill, track } from "./motion.js";
 import { FLAG } from "./timeline.js";
 import { formatExact, formatNumber, isNonFinite, nodeName, opText, shortened, checkNote } from "./format.js";
@@ -382,7 +383,7 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
     move(labels).attr("transform", (e) => `translate(${e.lx},${e.ly})`);
     edgeEls = new Map();
     edges.each(function (e) {
-      edgeEls.set(e.key, { path: this, label: null, text: null, culled: null, edge: e, measured: null, length: 0, points: null }); // label null: a kept label may be hidden; measured: pointsAlong's
+      edgeEls.set(e.key, { path: this, label: null, text: null, culled: null, edge: e, measured: null, pointAt: null }); // label null: a kept label may be hidden; measured: pointsAlong's
     });
     labels.each(function (e) {
       const local = model.nodes[e.parent].local_grads[e.slot];
@@ -664,22 +665,11 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
     return boxes;
   }
 
-  /**
-   * An edge's pointAt(t) for placeCallouts, its points kept with the edge while its path is the same
-   * (a glide changes it): measuring a path makes the browser lay out the page first, once more in
-   * each step of the walk that has callouts.
-   */
+  /** An edge's pointAt(t) for placeCallouts, kept with the edge while its path is the same (a glide changes it). */
   function pointsAlong(el) {
     const d = el.path.getAttribute("d");
-    if (el.measured !== d) Object.assign(el, { measured: d, length: el.path.getTotalLength(), points: new Map() });
-    return (t) => {
-      let point = el.points.get(t);
-      if (!point) {
-        const { x, y } = el.path.getPointAtLength(t * el.length);
-        el.points.set(t, (point = [x, y]));
-      }
-      return point;
-    };
+    if (el.measured !== d) Object.assign(el, { measured: d, pointAt: pathPointAt(d) });
+    return el.pointAt;
   }
 
   /** The step's updates as callouts beside their edges, clear of every record and label. */

@@ -101,6 +101,31 @@ def test_two_updates_to_the_same_child_are_both_readable(page):
     assert sorted(callouts.evaluate_all("(gs) => gs.map((g) => g.dataset.edge)")) == ["1:0", "1:1"]
 
 
+def test_callouts_find_points_along_an_edge_as_the_browser_measures_them(page):
+    """Callouts are placed at shares of an edge's length worked out from its path's numbers (layout.js's
+    pathPointAt), not by asking the element (which lays the page out): the same points as the browser's own."""
+    open_program(page, PROGRAMS["neuron"][0])
+    worst = page.evaluate(
+        """async () => {
+            const { pathPointAt } = await import('/static/js/layout.js');
+            let worst = 0;
+            const paths = [...document.querySelectorAll('path.vg-edge')].filter((p) => p.getAttribute('d'));
+            for (const path of paths) {
+                const pointAt = pathPointAt(path.getAttribute('d'));
+                const length = path.getTotalLength();
+                for (const t of [0, 0.15, 0.26, 0.38, 0.5, 0.62, 0.74, 0.85, 1]) {
+                    const { x, y } = path.getPointAtLength(t * length);
+                    const [px, py] = pointAt(t);
+                    worst = Math.max(worst, Math.hypot(px - x, py - y));
+                }
+            }
+            return { worst, paths: paths.length };
+        }"""
+    )
+    assert worst["paths"] >= 5
+    assert worst["worst"] < 1.5, f"{worst['worst']:.2f} px from the browser's point"
+
+
 def test_a_training_run_keeps_the_player_in_view_at_1280x720(page):
     """Its loss curve sits under the program, not between the graph and the player."""
     page.set_viewport_size({"width": 1280, "height": 720})
