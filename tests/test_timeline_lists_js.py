@@ -20,17 +20,30 @@ MLP = "from micrograd.nn import MLP\n\nn = MLP(3, [4, 4, 1])\nx = [2.0, 3.0, -1.
 SHARED = "a = Value(2.0, label='a')\nb = a * a\nc = b + a\nL = c * b\nL.backward()\n"
 
 
-def timeline_views(model, walk):
-    """What the page's timeline says of `model` (walk "course" or "learner"): every node's grad at
-    every step, and its story (received updates, users) at every step, the stories asked from the
-    last step back to the first."""
+def run_on_timeline(model, walk, body):
+    """Run `body` by node after the page's timeline of `model` (walk "course" or "learner") is built: `tlm` the
+    timeline module, `model` and `walk` as the page has them, `tl` the timeline; what it prints, as JSON."""
     node = shutil.which("node")
     assert node, "node is not installed"
     script = (
         f"import * as tlm from {json.dumps((STATIC / 'timeline.js').as_uri())};\n"
         f"import {{ graphOf }} from {json.dumps((STATIC / 'api.js').as_uri())};\n"
         f"const model = graphOf({json.dumps(model)}, 'application/json');\n"
-        f"const tl = tlm.buildTimeline(model, {{ walk: {json.dumps(walk)} }});\n"
+        f"const walk = {json.dumps(walk)};\n"
+        "const tl = tlm.buildTimeline(model, { walk });\n" + body
+    )
+    done = subprocess.run([node, "--input-type=module", "-e", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def timeline_views(model, walk):
+    """What the page's timeline says of `model` (walk "course" or "learner"): every node's grad at
+    every step, and its story (received updates, users) at every step, the stories asked from the
+    last step back to the first."""
+    return run_on_timeline(
+        model,
+        walk,
         """
         const grads = [];
         const stories = [];
@@ -44,11 +57,8 @@ def timeline_views(model, walk):
         }
         const kinds = tl.steps.map((s) => s.kind);
         console.log(JSON.stringify({ grads, stories, kinds, propagateStart: tl.propagateStart, last: tl.last }));
-        """
+        """,
     )
-    done = subprocess.run([node, "--input-type=module", "-e", script], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
 
 
 @pytest.fixture(scope="module")
@@ -137,15 +147,10 @@ def test_a_frame_made_from_the_step_before_reads_as_one_made_afresh(client, name
     if walk == "learner":
         program = (OWN_CLASSES / f"{program}.py").read_text(encoding="utf-8")
     model = answer(client, program, variant)
-    node = shutil.which("node")
-    assert node, "node is not installed"
-    script = (
-        f"import * as tlm from {json.dumps((STATIC / 'timeline.js').as_uri())};\n"
-        f"import {{ graphOf }} from {json.dumps((STATIC / 'api.js').as_uri())};\n"
-        f"const model = graphOf({json.dumps(model)}, 'application/json');\n"
-        f"const walk = {json.dumps(walk)};\n"
+    got = run_on_timeline(
+        model,
+        walk,
         """
-        const tl = tlm.buildTimeline(model, { walk });
         const visits = [];
         for (let k = 0; k <= tl.last; k++) visits.push(k);
         for (let k = tl.last; k >= 0; k--) visits.push(k);
@@ -161,11 +166,8 @@ def test_a_frame_made_from_the_step_before_reads_as_one_made_afresh(client, name
             return { k, grads: frame.grads, flags: Array.from(frame.flags), fresh: Array.from(fresh.flags) };
         });
         console.log(JSON.stringify({ frames, last: tl.last, propagateStart: tl.propagateStart }));
-        """
+        """,
     )
-    done = subprocess.run([node, "--input-type=module", "-e", script], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    got = json.loads(done.stdout)
     views = {"propagateStart": got["propagateStart"]}
     steps = node_steps(model, views, walk)
     seed_at = got["propagateStart"] if walk == "course" else None
