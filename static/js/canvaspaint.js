@@ -9,12 +9,11 @@
 // its state at this step) is looked up once on a hidden SVG probe, so the canvas and the SVG
 // pictures share one set of CSS rules (and the dark theme).
 
+import { NUMBER } from "./layout.js";
+
 const EDGE_CHUNK = 2000; // edges per Path2D: a chunk is skipped when its bounding box is out of view
 const GRID = 256; // graph px per cell of the index that finds the record under the pointer
 const TEXT_MIN_PX = 8; // record text is painted when it would be at least this tall on screen
-
-/** Numbers of an SVG path of straight segments ("M x,y L x,y ..."); render.js reads them too. */
-export const NUMBER = /-?\d+(?:\.\d+)?(?:e[-+]?\d+)?/g;
 
 export function createCanvasPainter(container) {
   const canvas = document.createElement("canvas");

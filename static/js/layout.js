@@ -35,6 +35,9 @@ function cubic(c0, c1, v0, v1, t) {
   return s * s * s * v0 + 3 * s * s * t * c0 + 3 * s * t * t * c1 + t * t * t * v1;
 }
 
+/** A number of an edge's path as placeGraph writes it ("M x,y C x,y x,y x,y L x,y ..."); canvaspaint.js and render.js read them too. */
+export const NUMBER = /-?\d+(?:\.\d+)?(?:e[-+]?\d+)?/g;
+const PATH_TOKEN = new RegExp(`[MLC]|${NUMBER.source}`, "g");
 const CURVE_SAMPLES = 16; // straight pieces a curve is measured in by pathPointAt: within a pixel for an edge's bends
 
 /**
@@ -45,10 +48,10 @@ const CURVE_SAMPLES = 16; // straight pieces a curve is measured in by pathPoint
 export function pathPointAt(d) {
   const xs = [];
   const ys = [];
-  const tokens = d.match(/[MLC]|-?\d*\.?\d+(?:e[-+]?\d+)?/gi) ?? [];
+  const tokens = d.match(PATH_TOKEN) ?? [];
   let command = "M";
   for (let i = 0; i < tokens.length; ) {
-    if (/[MLC]/i.test(tokens[i])) command = tokens[i++].toUpperCase();
+    if ("MLC".includes(tokens[i])) command = tokens[i++];
     const take = command === "C" ? 6 : 2;
     const n = tokens.slice(i, i + take).map(Number);
     i += take;

@@ -24,9 +24,9 @@
 //   onNodeEnter/Leave/Click, onProgress, onResize    what it reports (createGraphView's options)
 
 import d3 from "./d3.js";
-import { NUMBER, createCanvasPainter } from "./canvaspaint.js";
+import { createCanvasPainter } from "./canvaspaint.js";
 import { placeCallouts } from "./labels.js";
-import { pathPointAt } from "./layout.js";
+import { NUMBER, pathPointAt } from "./layout.js";
 import { markStill, track } from "./motion.js";
 import { FLAG } from "./timeline.js";
 import { formatExact, formatNumber, isNonFinite, nodeName, opText, shortened, checkNote } from "./format.js";
