@@ -324,8 +324,11 @@ function stateBits(tl, id, k, sorting) {
   return (emitted >= 0 ? FLAG.SORTED : 0) | (walked >= 0 && walked < k ? FLAG.WALKED : 0);
 }
 
+const changes = new WeakMap(); // timeline -> changesByStep's, built when a frame first starts from another
+
 /** Per step, the nodes whose grad, SORTED or WALKED bit may change at it, in CSR form (node[start[k]..start[k + 1]]). */
 function changesByStep(tl) {
+  if (changes.has(tl)) return changes.get(tl);
   const { n, gradStart, gradStep, emitStep, walkStep } = tl;
   const steps = tl.last + 1;
   const start = new Int32Array(steps + 1);
@@ -348,7 +351,8 @@ function changesByStep(tl) {
     add(emitStep[id], id);
     add(walkStep[id], id);
   }
-  return { start, node };
+  changes.set(tl, { start, node });
+  return changes.get(tl);
 }
 
 const lastNodes = new WeakMap(); // timeline -> the last nodesAt it made, which the next starts from
@@ -361,10 +365,9 @@ const lastNodes = new WeakMap(); // timeline -> the last nodesAt it made, which 
 function nodesAt(tl, k, sorting) {
   const last = lastNodes.get(tl);
   if (last?.k === k) return last;
-  const made = { k, grads: null, states: null, changes: last?.changes ?? null };
+  const made = { k, grads: null, states: null };
   if (last && k !== tl.last && last.k !== tl.last) { // the end shows every grad: from or to it, every node changes
-    made.changes ??= changesByStep(tl);
-    const { start, node } = made.changes;
+    const { start, node } = changesByStep(tl);
     const first = start[Math.min(k, last.k)];
     const end = start[Math.max(k, last.k) + 1];
     if (end - first < tl.n / 4) {
