@@ -116,6 +116,17 @@ async def test_the_columns_of_chapter_2(make_client):
     assert (answer["output"], answer["order"], answer["variant"]) == (3, [0, 1, 2, 3], "correct")
 
 
+async def test_the_columns_are_ascii_whatever_the_program_writes(make_client):
+    """Every character past ASCII (names, code, printed text, one beyond the 16-bit range) is written as its
+    \\u escape in the columns, which read back into the JSON answer with the characters themselves."""
+    program = 'α = Value(2.0)\nβ = α * 3  # → β\nprint("naïve 😀 …")\nL = β + α\nL.backward()'
+    plain, columns = await both(make_client(), {"expression": program})
+    assert columns.content.isascii() and b"\\ud83d\\ude00" in columns.content and b"\\u2026" in columns.content
+    assert "α" in plain.text and "😀" in plain.text  # the JSON answer keeps them as they are
+    answer = columns.json()
+    assert decoded(answer) == plain.json()
+
+
 async def test_the_json_answer_is_unchanged_and_cached_apart(make_client):
     """Without the media type in Accept, the JSON answer's bytes are those of no Accept at all; the
     response cache keeps the two encodings apart, in either order."""
