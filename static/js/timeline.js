@@ -328,31 +328,31 @@ const changes = new WeakMap(); // timeline -> changesByStep's, built when a fram
 
 /** Per step, the nodes whose grad, SORTED or WALKED bit may change at it, in CSR form (node[start[k]..start[k + 1]]). */
 function changesByStep(tl) {
-  if (changes.has(tl)) return changes.get(tl);
-  const { n, gradStart, gradStep, emitStep, walkStep } = tl;
-  const steps = tl.last + 1;
-  const start = new Int32Array(steps + 1);
-  const count = (k) => {
-    if (k >= 0) start[k + 1] += 1;
-  };
-  for (let at = 0; at < gradStep.length; at++) count(gradStep[at]);
-  for (let id = 0; id < n; id++) {
-    count(emitStep[id]);
-    count(walkStep[id]);
+  let index = changes.get(tl);
+  if (!index) {
+    const { n, gradStart, gradStep, emitStep, walkStep } = tl;
+    const each = (visit) => { // (step, node) of every change; a step of -1 never comes
+      for (let id = 0; id < n; id++) {
+        for (let at = gradStart[id]; at < gradStart[id + 1]; at++) visit(gradStep[at], id);
+        visit(emitStep[id], id);
+        visit(walkStep[id], id);
+      }
+    };
+    const steps = tl.last + 1;
+    const start = new Int32Array(steps + 1);
+    each((k) => {
+      if (k >= 0) start[k + 1] += 1;
+    });
+    startsFrom(start);
+    const node = new Int32Array(start[steps]);
+    const next = start.slice(0, steps);
+    each((k, id) => {
+      if (k >= 0) node[next[k]++] = id;
+    });
+    index = { start, node };
+    changes.set(tl, index);
   }
-  startsFrom(start);
-  const node = new Int32Array(start[steps]);
-  const next = start.slice(0, steps);
-  const add = (k, id) => {
-    if (k >= 0) node[next[k]++] = id;
-  };
-  for (let id = 0; id < n; id++) {
-    for (let at = gradStart[id]; at < gradStart[id + 1]; at++) add(gradStep[at], id);
-    add(emitStep[id], id);
-    add(walkStep[id], id);
-  }
-  changes.set(tl, { start, node });
-  return changes.get(tl);
+  return index;
 }
 
 const lastNodes = new WeakMap(); // timeline -> the last nodesAt it made, which the next starts from
