@@ -339,11 +339,8 @@ def _write(value, out, columns=False) -> None:
         if columns:
             written = _Columns(value.columns)
             written.add(value.fields(), value.count)
-            out.write(to_json({"count": value.count, **(value.about or {})})[:-1] + b',"columns":{')
-            for position, (name, column) in enumerate(written.written().items()):  # each checked for ASCII alone
-                out.write(b'%s"%s":' % (b"," if position else b"", name.encode()))
-                out.write(_ascii(to_json(column)))
-            out.write(b"}}")
+            # written a column at a time, so that each is checked for ASCII alone
+            _write(Sections(count=value.count, **(value.about or {}), columns=Sections(written.written())), out, True)
             return
         out.write(b"[")
         for start in range(0, value.count, CHUNK):
