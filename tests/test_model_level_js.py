@@ -192,15 +192,17 @@ def test_a_box_is_named_by_the_iterations_that_tell_it_apart_and_says_its_grads(
         const layer = S.scopeInstances(models.mlp).filter((s) => s.name === 'Layer[1]');
         const grads = new Array(model.nodes.length).fill(null);
         const box = { inputs: [0, 1, 2], outputs: [3, 4] };
-        const none = S.boxGrads(box.inputs, box.outputs, grads);
+        const gradOf = (id) => grads[id];
+        const none = S.boxGrads(box.inputs, box.outputs, gradOf);
         grads[3] = 0.5; grads[4] = 0.25;
-        const arrived = S.boxGrads(box.inputs, box.outputs, grads);
+        const arrived = S.boxGrads(box.inputs, box.outputs, gradOf);
         grads[0] = -1; grads[2] = 3;
-        const passed = S.boxGrads(box.inputs, box.outputs, grads);
-        const noInputs = S.boxGrads([], box.outputs, grads);
+        const passed = S.boxGrads(box.inputs, box.outputs, gradOf);
+        const noInputs = S.boxGrads([], box.outputs, gradOf);
+        const noStep = S.boxGrads(box.inputs, box.outputs, null);
         console.log(JSON.stringify({
           forwards: S.boxTitles(forwards), layer: S.boxTitles(layer),
-          none, arrived, passed, noInputs,
+          none, arrived, passed, noInputs, noStep,
         }));
         """,
     )
@@ -211,6 +213,7 @@ def test_a_box_is_named_by_the_iterations_that_tell_it_apart_and_says_its_grads(
     assert got["arrived"]["text"] == "grad out Σ 0.75 → in Σ not yet"
     assert got["passed"]["passed"] == 2 and got["passed"]["text"] == "grad out Σ 0.75 → in Σ 2"
     assert got["noInputs"]["text"] == "grad out Σ 0.75", "a box fed no values has nothing to pass on"
+    assert got["noStep"]["text"] == "grad not reached yet", "no step shown: no grads"
 
 
 def test_a_one_node_call_stays_a_node_at_every_depth(answers):

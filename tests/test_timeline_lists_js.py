@@ -163,7 +163,8 @@ def test_a_frame_made_from_the_step_before_reads_as_one_made_afresh(client, name
         const frames = visits.map((k) => {
             const frame = tlm.frameAt(tl, k);
             const fresh = tlm.frameAt(tlm.buildTimeline(model, { walk }), k);
-            return { k, grads: frame.grads, flags: Array.from(frame.flags), fresh: Array.from(fresh.flags) };
+            const grads = Array.from(frame.flags, (_, id) => tlm.gradOf(frame, id));
+            return { k, grads, flags: Array.from(frame.flags), fresh: Array.from(fresh.flags) };
         });
         console.log(JSON.stringify({ frames, last: tl.last, propagateStart: tl.propagateStart }));
         """,
@@ -177,3 +178,25 @@ def test_a_frame_made_from_the_step_before_reads_as_one_made_afresh(client, name
         assert frame["grads"] == expected[frame["k"]], f"grads at step {frame['k']}"
         assert frame["flags"] == frame["fresh"], f"flags at step {frame['k']}"
     assert any(flags & 8 for frame in got["frames"] for flags in frame["flags"]), "some frame shows walked nodes"
+
+
+def test_a_nan_grad_is_a_grad_that_has_arrived_not_one_missing(client):
+    # x = log(-1) is NaN, so L = x * x passes x a NaN grad: the frame must tell it from a grad not yet there.
+    model = answer(client, "x = log(-1)\nL = x * x")
+    x = next(node["id"] for node in model["nodes"] if node["label"] == "x")
+    got = run_on_timeline(
+        model,
+        "course",
+        f"""
+        const before = tlm.frameAt(tl, tl.propagateStart);
+        const after = tlm.frameAt(tl, tl.last);
+        const story = (frame) => ({{
+            isNull: tlm.gradOf(frame, {x}) === null,
+            isNaN: Number.isNaN(tlm.gradOf(frame, {x})),
+            hasGradBit: (frame.flags[{x}] & tlm.FLAG.GRAD) !== 0,
+        }});
+        console.log(JSON.stringify({{ before: story(before), after: story(after) }}));
+        """,
+    )
+    assert got["before"] == {"isNull": True, "isNaN": False, "hasGradBit": False}, "at the seed x has no grad yet"
+    assert got["after"] == {"isNull": False, "isNaN": True, "hasGradBit": True}, "at the end x's grad is NaN"

@@ -744,7 +744,7 @@ export function startValuegraph(root, { location = window.location, history = wi
 
   function showStory() {
     const id = pinned ?? hovered;
-    const box = tl && scopes.showStory(el("story-title"), el("story-body"), () => frameAt(tl, controls.step).grads); // a collapsed scope pointed at
+    const box = tl && scopes.showStory(el("story-title"), el("story-body"), () => frameAt(tl, controls.step)); // a collapsed scope pointed at
     if (!box) walk.showStory(tl, id !== null && tl && id < tl.n ? id : null, controls.step);
     codeLink.showNodes(pointedScope.length ? pointedScope : tl ? [hovered ?? pinned] : []);
   }

@@ -28,7 +28,7 @@ import { createCanvasPainter } from "./canvaspaint.js";
 import { placeCallouts } from "./labels.js";
 import { NUMBER, pathPointAt } from "./layout.js";
 import { markStill, track } from "./motion.js";
-import { FLAG } from "./timeline.js";
+import { FLAG, gradOf } from "./timeline.js";
 import { formatExact, formatNumber, isNonFinite, nodeName, opText, shortened, checkNote } from "./format.js";
 
 const CHUNK = { full: 120, compact: 250 }; // nodes drawn per animation frame
@@ -46,6 +46,7 @@ const STATE_CLASSES = [
   [FLAG.WALKED, " is-walked"],
   [FLAG.RECEIVING, " is-receiving"],
   [FLAG.EXPLORED, " is-explored"],
+  [FLAG.GRAD, " has-grad"],
 ];
 const LABEL_CHARS = 4; // a name longer than this is drawn smaller in the record's label cell,
 const LONG_LABEL_CHARS = 8; // and cut to this many characters (whole in its tooltip)
@@ -236,17 +237,16 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
 
   /** The canvas's node states: the class list each node would have in the SVG at this step. */
   function paintStates() {
-    const grads = lastFrame?.grads;
     const flags = lastFrame?.flags;
-    painter.setStates((id) => classFor(id, flags ? flags[id] : 0, grads ? grads[id] !== null && grads[id] !== undefined : false));
+    painter.setStates((id) => classFor(id, flags ? flags[id] : 0));
     askPaint();
   }
 
   /** A compact record's one line: name, data │ grad ("·" before the walk reaches it). */
   function compactText(id) {
     const node = model.nodes[id];
-    const value = lastFrame?.grads[id];
-    return `${nodeName(node)}  ${formatNumber(node.data)} │ ${value === null || value === undefined ? "·" : formatNumber(value)}`;
+    const value = lastFrame ? gradOf(lastFrame, id) : null;
+    return `${nodeName(node)}  ${formatNumber(node.data)} │ ${value === null ? "·" : formatNumber(value)}`;
   }
 
   /** A character's width in an edge label (monospace, one size: measured once), or null while the view is not laid out. */
@@ -529,10 +529,9 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
     return baseClass[id];
   }
 
-  function classFor(id, flags, hasGrad) {
+  function classFor(id, flags) {
     let cls = baseClassOf(id);
     for (const [bit, name] of STATE_CLASSES) if (flags & bit) cls += name;
-    if (hasGrad) cls += " has-grad";
     if (id === pinned) cls += " is-pinned";
     if (id === hovered) cls += " is-hovered";
     if (linked.has(id)) cls += " is-linked";
@@ -560,13 +559,13 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
       const el = nodeEls[id];
       const part = parts[id];
       if (!el || !part) continue; // not drawn yet
-      const value = frame.grads[id];
-      const text = value === null || value === undefined ? "" : formatNumber(value);
+      const value = gradOf(frame, id);
+      const text = value === null ? "" : formatNumber(value);
       const flags = frame.flags[id];
       if (text === shownGrad[id] && flags === shownFlags[id] && !(flags & FLAG.RECEIVING)) continue;
       shownGrad[id] = text;
       shownFlags[id] = flags;
-      el.setAttribute("class", classFor(id, flags, text !== ""));
+      el.setAttribute("class", classFor(id, flags));
       const node = model.nodes[id];
       if (compact) {
         const check = notes.has(id) ? `  ✗ ${notes.get(id)}` : "";
@@ -596,10 +595,8 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
 
   function drawOverview(frame) {
     const reached = [];
-    const bit = frame.stage === "sort" ? FLAG.SORTED : 0;
-    for (let id = 0; id < frame.flags.length; id++) {
-      if (bit ? frame.flags[id] & bit : frame.grads[id] !== null) reached.push(id);
-    }
+    const bit = frame.stage === "sort" ? FLAG.SORTED : FLAG.GRAD;
+    for (let id = 0; id < frame.flags.length; id++) if (frame.flags[id] & bit) reached.push(id);
     overviewState.attr("d", rectsPath(reached)).classed("vg-overview-grads", frame.stage !== "sort");
     const p = frame.focus === null ? null : placement.nodes[frame.focus];
     overviewFocus.classed("is-visible", p !== null);

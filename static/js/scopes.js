@@ -708,16 +708,16 @@ export function boxTitles(scopes) {
 }
 
 /**
- * A box's gradients at a step (`grads`: every node's grad then, null where none has arrived yet):
+ * A box's gradients at a step (`gradOf(id)`: a node's grad then, null where none has arrived yet; null: no step):
  * what arrived (the sum of its outputs' grads) and what it passed on (the sum of its inputs'),
  * each null while none of them has one; and the line the box shows (without the inputs' part when it has none).
  */
-export function boxGrads(inputs, outputs, grads) {
+export function boxGrads(inputs, outputs, gradOf) {
   const sum = (ids) => {
     let total = null;
-    for (const id of ids) {
-      const g = grads?.[id];
-      if (g !== null && g !== undefined) total = (total ?? 0) + g;
+    for (const id of gradOf ? ids : []) {
+      const g = gradOf(id);
+      if (g !== null) total = (total ?? 0) + g;
     }
     return total;
   };
@@ -739,7 +739,7 @@ export function boxGrads(inputs, outputs, grads) {
  * A box's accessible name: the text on screen first (a compact box shows its title only), then what it holds and does.
  * `g`: its boxGrads at this step when the caller has them already (scopeview's step draws its grads line from them too).
  */
-export function boxDescription(model, box, grads, compact = false, g = boxGrads(box.inputs, box.outputs, grads)) {
+export function boxDescription(model, box, gradOf, compact = false, g = boxGrads(box.inputs, box.outputs, gradOf)) {
   const { title, sub } = box;
   return `${compact ? title : `${title} ${sub} ${g.text}`}. ${boxHolds(model, box)}; ${g.said}. Click to open.`;
 }

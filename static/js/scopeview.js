@@ -5,6 +5,7 @@
 
 import d3 from "./d3.js";
 import { formatNumber, grouped, nodeName } from "./format.js";
+import { gradOf } from "./timeline.js";
 import { boxDescription, boxGrads, boxPorts, closedSet, collapsedGraph, defaultCollapsed, lineSize, listedScopes, openedSet, placeScoped, scopeBoxes, scopeFrames, scopeIndex, scopeInstances, scopeLabel, scopedSize } from "./scopes.js";
 
 const STORY_LISTED = 12; // inputs and outputs listed in the story panel
@@ -38,7 +39,7 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
   let shownBoxes = []; // scopeBoxes' answer for the boxes drawn, each with its element's grads line
   let shownFrames = []; // scopeFrames' answer for the frames drawn
   let portsKept = {}; // each box's inputs and outputs, kept for this model (scopes.js's boxPorts)
-  let grads = null; // every node's grad at the step shown
+  let shownGrad = null; // (id) => a node's grad at the step shown, null while none has reached it
   let focusItem = null;
   let receivingItems = new Set(); // boxes whose nodes get gradient at the walk's step
   let linkedItems = new Set();
@@ -208,12 +209,12 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
   function showGrads() {
     for (const shown of shownBoxes) {
       const compact = !shown.gradLine;
-      const g = boxGrads(shown.inputs, shown.outputs, grads);
+      const g = boxGrads(shown.inputs, shown.outputs, shownGrad);
       if (!compact && g.text !== shown.gradText) {
         shown.gradText = g.text;
         shown.gradLine.style("font-size", `${lineSize(g.text, shown.w)}px`).text(g.text);
       }
-      const description = boxDescription(model, shown, grads, compact, g);
+      const description = boxDescription(model, shown, shownGrad, compact, g);
       if (description === shown.description) continue;
       shown.description = description;
       shown.el.attr("aria-label", description);
@@ -249,12 +250,12 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
 
   /**
    * The story of the box pointed at, in the story panel: what goes in and what comes out, with
-   * their data and their grads as the walk has them (gradsNow(): the frame's grads). False: no box.
+   * their data and their grads as the walk has them (frameNow(): the walk's frame shown). False: no box.
    */
-  function showStory(title, body, gradsNow) {
+  function showStory(title, body, frameNow) {
     if (!pointed) return false;
     const { item, inputs, outputs } = pointed;
-    const grads = gradsNow();
+    const frame = frameNow();
     title.textContent = `${item.box.path}: collapsed`;
     const doc = body.ownerDocument;
     const section = (heading, ids) => {
@@ -263,8 +264,8 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
       const ul = doc.createElement("ul");
       for (const id of ids.slice(0, STORY_LISTED)) {
         const li = doc.createElement("li");
-        const grad = grads?.[id];
-        li.textContent = `${nodeName(model.nodes[id])}: data ${formatNumber(model.nodes[id].data)}, grad ${grad === null || grad === undefined ? "not reached yet" : formatNumber(grad)}`;
+        const grad = frame ? gradOf(frame, id) : null;
+        li.textContent = `${nodeName(model.nodes[id])}: data ${formatNumber(model.nodes[id].data)}, grad ${grad === null ? "not reached yet" : formatNumber(grad)}`;
         ul.append(li);
       }
       if (ids.length > STORY_LISTED) ul.append(Object.assign(doc.createElement("li"), { textContent: `and ${grouped(ids.length - STORY_LISTED)} more` }));
@@ -297,7 +298,7 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
     focusItem = itemOfNode(frame?.focus ?? null);
     receivingItems = new Set(frame?.stage === "propagate" ? (frame.step.updates ?? []).map((u) => itemOfNode(u.child)) : []);
     applyClasses();
-    grads = frame?.grads ?? null;
+    shownGrad = frame ? (id) => gradOf(frame, id) : null;
     showGrads();
   }
 

@@ -610,10 +610,10 @@ def test_what_a_box_shows_is_computed_apart_from_drawing_it(page):
             const { boxDescription, boxPorts, collapsedGraph, defaultCollapsed, placeScoped, scopeBoxes, scopeFrames,
                 scopeIndex, scopeInstances } = scopes;
             const { fetchLayout } = await import('/static/js/api.js');
-            const { levelFrameAt } = await import('/static/js/timeline.js');
+            const { gradOf, levelFrameAt } = await import('/static/js/timeline.js');
             const page = document.querySelector('[data-valuegraph]').valuegraph;
             const model = page.model;
-            const grads = levelFrameAt(page.timeline, page.levels, page.controls.levelStep).grads; // the step shown
+            const frame = levelFrameAt(page.timeline, page.levels, page.controls.levelStep); // the step shown
             const instances = scopeInstances(model);
             const collapsed = defaultCollapsed(model, instances);
             const folded = collapsedGraph(model, instances, collapsed);
@@ -622,7 +622,7 @@ def test_what_a_box_shows_is_computed_apart_from_drawing_it(page):
             const ports = boxPorts(model, folded.items, folded.itemOf, scopeIndex(model, instances));
             const boxes = scopeBoxes(model, folded, placement, ports).map((b) => ({ key: b.scope.key,
                 members: b.item.members, inputs: b.inputs, outputs: b.outputs,
-                description: boxDescription(model, b, grads) }));
+                description: boxDescription(model, b, (id) => gradOf(frame, id)) }));
             const expanded = placeScoped(model, null, 'LR', 400);
             const frames = scopeFrames(instances, new Set(), expanded).map((f) => f.scope.key);
             return { boxes, frames, layers: [...collapsed] };

@@ -101,11 +101,11 @@ def big(browser, big_server):
 # (outputs), and the grads of both at the step shown, as the page formats numbers.
 BOXES_AND_NODES = """async () => {
     const { formatNumber, grouped } = await import('/static/js/format.js');
-    const { levelFrameAt } = await import('/static/js/timeline.js');
+    const { gradOf, levelFrameAt } = await import('/static/js/timeline.js');
     const vg = document.querySelector('[data-valuegraph]').valuegraph;
     const model = vg.model;
     const { items, itemOf } = vg.scopes.folded();
-    const grads = levelFrameAt(vg.timeline, vg.levels, vg.controls.levelStep).grads; // the step shown
+    const frame = levelFrameAt(vg.timeline, vg.levels, vg.controls.levelStep); // the step shown
     const inputs = new Map(), outputs = new Map();
     for (const node of model.nodes) {
         for (const c of node.children) {
@@ -117,8 +117,8 @@ BOXES_AND_NODES = """async () => {
         }
     }
     const sum = (ids) => {
-        const reached = [...ids].filter((id) => grads[id] !== null);
-        return reached.length ? formatNumber(reached.reduce((total, id) => total + grads[id], 0)) : null;
+        const reached = [...ids].filter((id) => gradOf(frame, id) !== null);
+        return reached.length ? formatNumber(reached.reduce((total, id) => total + gradOf(frame, id), 0)) : null;
     };
     return [...document.querySelectorAll('.vg-scope-box')].map((el) => {
         const item = items.find((i) => i.box && i.box.key === el.dataset.scope);
