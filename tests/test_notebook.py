@@ -1,5 +1,5 @@
 """app.notebook: show(L) and export(L, path) for a graph built in Python, checked through the HTML
-they produce (the browser test in tests/browser/test_export.py plays it)."""
+they produce (the browser test in tests/browser/test_export_browser.py plays it)."""
 
 import html
 import json

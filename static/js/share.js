@@ -4,7 +4,7 @@
 
 import { embedSearch, stateSearch } from "./state.js";
 
-// Each option's default, as app/export.py's EmbedOptions has it; defaults stay out of the URL.
+// Each option's default, as app/export/options.py's EmbedOptions has it; defaults stay out of the URL.
 const EMBED_DEFAULTS = { stage: "both", controls: "full", editor: "shown", theme: "auto", table: "hidden", autoplay: "false" };
 const PREVIEW_DELAY_MS = 300;
 
