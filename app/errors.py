@@ -14,7 +14,6 @@ from starlette.exceptions import HTTPException
 from engine import ProgramError, format_number
 
 from .broker import BrokerUnavailable
-from .budget import TimeBudgetExceeded
 from .graph import GraphError
 
 ECHO_ITEMS = 10  # members of an echoed object or array; the rest are counted
@@ -78,10 +77,6 @@ async def program_error(request: Request, error: ProgramError) -> Response:
     return json_error(
         400, {"message": error.message, "line": error.line, "column": error.column, "offset": error.offset}
     )
-
-
-async def time_budget_exceeded(request: Request, error: TimeBudgetExceeded) -> Response:
-    return json_error(503, {"message": str(error)}, {"retry-after": str(request.app.state.settings.retry_after)})
 
 
 async def validation_error(request: Request, error: RequestValidationError) -> Response:
@@ -182,6 +177,5 @@ def register_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(BrokerUnavailable, broker_unavailable)
     app.add_exception_handler(ProgramError, program_error)
     app.add_exception_handler(GraphError, graph_error)
-    app.add_exception_handler(TimeBudgetExceeded, time_budget_exceeded)
     app.add_exception_handler(RequestValidationError, validation_error)
     app.add_exception_handler(HTTPException, http_error)

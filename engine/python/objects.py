@@ -171,9 +171,6 @@ class ProgramSet:
     def __len__(self):
         return len(self.items)
 
-    def __repr__(self):
-        return "{" + ", ".join(map(repr, self.items)) + "}" if self.items else "set()"
-
 
 class ProgramFile:
     """A file given with the request, opened for reading: its text as CPython's text mode reads

@@ -84,3 +84,31 @@ print(f"{7:4d}|{3.14159:.4f}|{'ab':>5}|{'ab':<4}|{7:02d}|{-2.5:+.2f}|{1234567:,}
 print("end", end="")
 print(" same line", end="\n\n")
 print(repr("it's"), repr(1.0), str([1, "a"]), f"{'x'!r}")
+
+# Built-ins and forms no other test program reaches: sets printed and changed, a chained comparison,
+# one value assigned to two names, a class's own attribute, != between instances, the conversions.
+odd = {1, 3}
+odd.update([5, 7])
+odd.discard(3)
+odd.discard(4)
+odd.remove(7)
+print(odd, set(), len(odd), 5 in odd, repr({2}))
+order = [3, 1]
+order.insert(1, 2)
+order.insert(0, 9)
+order.reverse()
+first = second = -order[0]
+print(order, first, second, +first, 1 < second < 0, -2 < second <= -1 < 0)
+print(tuple(order), tuple(), dict(a=1, b=2.5), dict(), bool(0), bool([1]), bool())
+print(int("42"), int(" -7 "), float("1.5"), float("-inf"), round(2.567, 2), round(2.5), round(-0.5))
+
+
+class Shape:
+    sides = 4
+
+    def __init__(self, size):
+        self.size = size
+
+
+square, other = Shape(2), Shape(2)
+print(Shape.sides, square.sides, square != other, square != square, square == square)
