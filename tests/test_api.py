@@ -4,6 +4,7 @@ import json
 import math
 import time
 from contextlib import contextmanager
+from pathlib import Path
 
 import anyio
 import httpx
@@ -675,6 +676,12 @@ async def test_docs_page_is_served(client):
     response = await client.get("/docs")
     assert response.status_code == 200
     assert "swagger" in response.text.lower()
+
+
+async def test_the_favicon_is_the_one_in_static(client):
+    response = await client.get("/favicon.ico")  # asked by every browser at every page load: no 404 in the console
+    assert response.status_code == 200 and response.headers["content-type"] == "image/x-icon"
+    assert response.content == (Path(__file__).parent.parent / "static" / "favicon.ico").read_bytes()
 
 
 # Settings

@@ -127,6 +127,25 @@ async def test_derived_ops_ids_and_labels_as_given(client):
     assert math.isclose(x["expected_grad"], -2.0 / 3.0) and math.isclose(x["numeric_grad"], -2.0 / 3.0, rel_tol=1e-3)
 
 
+async def test_a_power_without_its_exponent_takes_it_from_the_numbers_when_they_say_it(client):
+    def power(x, data, local):
+        return {
+            "nodes": [
+                {"id": 0, "label": "x", "data": x, "children": [], "local_grads": []},
+                {"id": 1, "label": "y", "op": "**", "data": data, "children": [0], "local_grads": [local]},
+            ],
+            "output": 1,
+        }
+
+    answer = (await post_graph(client, power(3.0, 9.0, 6.0))).json()  # 3 ** 2: n = 2
+    assert answer["nodes"][1]["op"] == "**" and answer["nodes"][1]["exponent"] == 2.0
+    assert answer["nodes"][0]["grad"] == 6.0
+    answer = (await post_graph(client, power(4.0, 2.0, 0.25))).json()  # 4 ** 0.5: a fraction is kept as it is
+    assert answer["nodes"][1]["exponent"] == 0.5
+    message = only_error(await post_graph(client, power(-2.0, 4.0, -4.0)), ("nodes", 1, "exponent"))
+    assert message == "node 1 (y): op '**' needs its exponent n (x ** n): add \"exponent\": n to the node"
+
+
 async def test_op_recognised_when_left_out(client):
     graph = chapter_2()
     for node in graph["nodes"]:

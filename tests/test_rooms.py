@@ -135,6 +135,20 @@ def test_a_program_broadcast_goes_through_the_limits_of_backward():
         assert client.post("/rooms", json={"state": {"expression": "a = 1" + " + a" * 20}}).status_code == 400
 
 
+def test_a_teachers_message_that_is_not_json_is_ignored_and_says_where_it_broke(client):
+    room = new_room(client)
+    with client.websocket_connect("/rooms/ws") as teacher:
+        join(teacher, room["code"], room["token"])
+        teacher.send_text('{"type": "state",\n "state": }')
+        assert teacher.receive_json() == {
+            "type": "error",
+            "message": "ignored: the message is not JSON: Expecting value at line 2, column 11",
+        }
+        teacher.send_json({"type": "state", "state": {"expression": PROGRAM, "step": 1}})  # the room takes the next
+        following = teacher.receive_json()
+        assert following["type"] == "state" and following["state"]["step"] == 1, following
+
+
 def test_the_teacher_drives_and_students_follow_in_order(client):
     room = new_room(client)
     with client.websocket_connect("/rooms/ws") as teacher, client.websocket_connect("/rooms/ws") as student:
