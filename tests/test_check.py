@@ -280,6 +280,22 @@ def test_data_against_the_op_rule():
     assert check_["message"] == "node c: 2 × 3 is 6, yours holds 5."
 
 
+@pytest.mark.parametrize(
+    ("op", "exponent", "inputs", "data", "message"),
+    [
+        ("**", 2.0, [3.0], 10.0, "node p: 3 ** 2 is 9, yours holds 10."),
+        ("neg", None, [3.0], 3.0, "node p: -3 is -3, yours holds 3."),
+        ("log", None, [1.0], 2.0, "node p: log(1) is 0, yours holds 2."),
+        ("relu", None, [-1.5], 1.5, "node p: relu(-1.5) is 0, yours holds 1.5."),
+    ],
+)
+def test_data_against_the_rule_of_each_kind_of_op(op, exponent, inputs, data, message):
+    leaves = [CheckNode(i, f"x{i}", None, x, 0.0, (), ()) for i, x in enumerate(inputs)]
+    p = len(leaves)
+    node = CheckNode(p, "p", op, data, 1.0, tuple(range(p)), (0.0,) * p, exponent)
+    assert check([*leaves, node], p).gradient_check["message"] == message
+
+
 def test_grads_off_by_rounding_are_not_wrong():
     a, b, c, L = chapter_2()
     L.backward()
@@ -364,6 +380,24 @@ def test_breadth_first_walk_is_no_topological_order():
     nodes, ids = graph_of(L)
     message = check(nodes, ids[L]).gradient_check["message"]
     assert message.startswith("d passed its gradient on before all of its users had added theirs"), message
+
+
+def test_a_recorded_walk_that_passes_a_node_on_before_its_users_says_which():
+    """Each node passes on once, but d goes before f and e, which use it: their shares never reach a and b."""
+    L = shared_chain()
+    named = {v.label: v for v in L.topo()}
+    walk = [named[label] for label in ("L", "t", "d", "f", "e")]
+    L.grad = 1.0
+    for v in walk:
+        for child, local in zip(v.children, v.local_grads):
+            child.grad += local * v.grad
+    nodes, ids = graph_of(L)
+    result = check(nodes, ids[L], [ids[v] for v in walk]).gradient_check
+    assert result["status"] == "wrong"
+    assert result["message"] == (  # e: the first of d's users that had not passed on yet
+        "d passed its gradient on before all of its users had added theirs (e uses it too): walk the nodes in "
+        "reverse topological order, so each passes on its whole gradient once."
+    )
 
 
 def test_a_walk_that_leaves_a_node_out_says_which():

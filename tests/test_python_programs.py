@@ -601,6 +601,10 @@ def test_the_language_is_told_apart(program, python):
         ("x = Value(2.0)\ntry:\n  pass\nexcept:\n  pass", "`try` is not available", 2, 1),
         ("x = Value(2.0)\ny = [1, 2][5]", "index 5 is out of range for a list of 2", 2, 5),
         ("x = Value(2.0)\ny = x.foo", "a Value has no attribute 'foo'", 2, 5),
+        ("x = Value(2.0)\nd = {'a': x}\ny = d['b']", "the dict has no key 'b'", 3, 5),
+        ("class C:\n  n = 1\nx = Value(C.m)", "class C has no attribute 'm'", 3, 11),
+        ("x = Value(2.0)\ny = x // 2", "`//` is not a Value operation; write `/`", 2, 5),
+        ("x = Value(2.0)\ny = x % 2", "`%` is not a Value operation", 2, 5),
         ("x = Value(2.0\n", "Python syntax error", 1, 10),
         ("x = Value(1.0)\nz = {[1], 2}", "a set cannot hold a list", 2, 5),
     ],
@@ -650,3 +654,9 @@ def test_every_pass_of_a_loop_is_named_past_the_first_ones():
     assert products == [[f"for i = {i}"] for i in (31, 32, 40, -1, 2.5)] + [["for i [5]"]]
     sums = [o.scope for n, o in zip(nodes, found) if n.op == "+"]
     assert sums == [[f"for item [{k}]"] for k in range(34)]
+
+
+def test_plain_numbers_follow_ieee_where_cpython_would_raise():
+    # CPython raises ZeroDivisionError and OverflowError here; a program's numbers follow IEEE as the engine's do.
+    program = "x = Value(1.0)\nprint(3 // 0, -3.0 // 0, 0 // 0, 5 % 0, 5.5 % 0)\nprint(10 ** 400, float(2 ** 70))"
+    assert run_program(program).python.printed == ["inf -inf nan nan nan", "inf 1.1805916207174113e+21"]
