@@ -172,6 +172,25 @@ def test_the_file_holds_the_graph_with_derived_local_grads(tmp_path):
     assert sorted(node["grad"] for node in nodes if node["op"] is None) == [2.0, 4.0]
 
 
+@pytest.mark.parametrize(
+    ("op", "data", "local"),
+    [
+        ("tanh", math.tanh(0.5), 1 - math.tanh(0.5) ** 2),
+        ("exp", math.exp(0.5), math.exp(0.5)),
+        ("log", math.log(0.5), 2.0),
+    ],
+)
+def test_the_lectures_tanh_exp_and_log_nodes_take_the_courses_rules(op, data, local):
+    """PyPI's micrograd has none of them; the lecture's Value (and a learner's) writes _op as these."""
+    x = MicrogradValue(0.5)
+    node = _with(MicrogradValue(data), _prev={x}, _op=op)
+    converted = as_engine_value(node)
+    assert converted.op == op and converted.data == data and converted._local_grads == (local,)
+    with pytest.raises(GraphMismatch) as error:
+        as_engine_value(_with(MicrogradValue(data + 1.0), _prev={x}, _op=op))
+    assert f"'{op}' of its children's data gives" in str(error.value)
+
+
 def test_a_deep_micrograd_chain_needs_no_recursion():
     x = MicrogradValue(1.0)
     for _ in range(5_000):
