@@ -3,13 +3,17 @@ they produce (the browser test in tests/browser/test_export_browser.py plays it)
 
 import html
 import json
+import math
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from app.export.standalone import page_assets
 from app.notebook import MARKER, PAGE_PARTS, export, show
+from app.still import shown_number
 from engine import Value
 
 
@@ -199,3 +203,20 @@ def test_a_program_with_its_own_value_class_carries_the_gradient_check():
 def test_the_still_picture_of_a_graph_without_a_check_has_no_message_or_marks():
     still = show(chapter_2_graph()).still
     assert "✗" not in still and "yours:" not in still
+
+
+def test_the_still_picture_writes_numbers_as_the_page_does():
+    """app/still.py's shown_number and static/js/format.js's formatNumber, on the same numbers."""
+    numbers = [0.0, -0.0, 2.0, -3.0, 0.1, -2.5, 1 / 3, 123456.789, 999999.0, 1e6, 1234567.0, 1.5e-7, -2.25e-5]
+    numbers += [1e-4, 6.02e23, 5e-324, math.nan, math.inf, -math.inf]
+    node = shutil.which("node")
+    assert node, "node is not installed"
+    format_js = (Path(__file__).resolve().parent.parent / "static" / "js" / "format.js").as_uri()
+    script = (
+        f"import {{ formatNumber }} from {json.dumps(format_js)};\n"
+        f"const numbers = {json.dumps(numbers[:-3])}.concat([NaN, Infinity, -Infinity]);\n"
+        "console.log(JSON.stringify(numbers.map((x) => formatNumber(x))));"
+    )
+    done = subprocess.run([node, "--input-type=module", "-e", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert [shown_number(x) for x in numbers] == json.loads(done.stdout)

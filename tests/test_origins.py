@@ -7,9 +7,11 @@ import re
 import httpx
 import pytest
 from realservers import valuegraph_server
+from starlette.requests import Request
 
 from app.config import Settings
 from app.main import create_app
+from app.origin import site_origin
 
 pytestmark = pytest.mark.anyio
 PROGRAM = "a = 2; b = 3; c = a * b; L = c + a"
@@ -59,6 +61,22 @@ async def test_an_allowed_host_is_used_and_others_are_not():
         ).json()
         assert room["join_url"].startswith("http://school.example:8000/?room=")
         assert all(url.startswith("http://testserver/") for url in await every_absolute_url(client, EVIL))
+
+
+@pytest.mark.parametrize(
+    ("host", "server", "allowed", "origin"),
+    [
+        ("[::1]:8000", ("::1", 8000), "::1", "http://[::1]:8000"),  # an allowed IPv6 host, in brackets
+        ("evil.example", ("::1", 8000), "", "http://[::1]:8000"),  # the socket's IPv6 address, bracketed
+        ("evil.example", ("127.0.0.1", 80), "", "http://127.0.0.1"),  # the scheme's own port is left out
+        ("evil.example", None, "", "http://localhost"),  # a server that gives no address (a test client)
+    ],
+)
+def test_the_origin_from_the_host_or_the_socket(host, server, allowed, origin):
+    app = create_app(Settings(allowed_hosts=allowed))
+    scope = {"type": "http", "app": app, "scheme": "http", "path": "/", "query_string": b"", "server": server}
+    scope["headers"] = [(b"host", host.encode())]
+    assert site_origin(Request(scope)) == origin
 
 
 def test_valuegraph_serve_ignores_forwarded_headers_unless_the_proxy_is_named():
