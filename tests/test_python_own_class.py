@@ -199,7 +199,7 @@ def _own(name):
     ("program", "status", "wrong", "message"),
     [
         ("micrograd", "ok", [], "Your gradients match the course's backward from out on every node"),
-        ("micrograd_exp_log", "ok", [], "Your gradients match the course's backward from out on every node"),
+        ("micrograd_style", "ok", [], "Your gradients match the course's backward from out on every node"),
         ("course_assign_not_accumulate", "wrong", ["a"], "a is used by 2 nodes; its grad holds only the last one"),
         ("micrograd_no_visited_set", "wrong", ["a", "b"], "c's backward ran 2 times"),
         ("microgpt_wrong_pow", "wrong", [], "Your `__pow__` gives the input of node 1 the local gradient 3"),

@@ -1,4 +1,5 @@
-# Written in the style of micrograd: _prev as a set, _op, a _backward closure per node.
+# Written in the style of micrograd: _prev as a set, _op, a _backward closure per node. Its exp and log,
+# as the lecture writes them, hold nothing but their op's name: valuegraph derives their local gradients.
 import math
 
 
@@ -52,6 +53,24 @@ class Value:
         out._backward = _backward
         return out
 
+    def exp(self):
+        out = Value(math.exp(self.data), (self,), "exp")
+
+        def _backward():
+            self.grad += out.data * out.grad
+
+        out._backward = _backward
+        return out
+
+    def log(self):
+        out = Value(math.log(self.data), (self,), "log")
+
+        def _backward():
+            self.grad += (1 / self.data) * out.grad
+
+        out._backward = _backward
+        return out
+
     def backward(self):
         topo = []
         visited = set()
@@ -75,7 +94,8 @@ w1 = Value(-3.0, label="w1")
 w2 = Value(1.0, label="w2")
 b = Value(6.8813735870195432, label="b")
 n = x1 * w1 + x2 * w2 + b
-out = n.tanh()
+o = n.tanh()
+out = (o.exp() + o).log()
 out.backward()
 print(out)
 print([x1, w1])
