@@ -714,8 +714,9 @@ export function boxTitles(scopes) {
  */
 export function boxGrads(inputs, outputs, gradOf) {
   const sum = (ids) => {
+    if (!gradOf) return null;
     let total = null;
-    for (const id of gradOf ? ids : []) {
+    for (const id of ids) {
       const g = gradOf(id);
       if (g !== null) total = (total ?? 0) + g;
     }
