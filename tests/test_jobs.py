@@ -183,6 +183,29 @@ async def test_a_graph_longer_than_the_request_budget_is_not_cut_by_it(make_jobs
     assert graph.json()["runs"] == [{"line": 5, "data": 1.0}]
 
 
+@pytest.mark.parametrize(("workers", "said"), [(1, "1 graph is"), (2, "2 graphs are")])
+async def test_graphs_made_at_once_are_capped_by_the_job_workers(make_jobs_client, workers, said):
+    """Each graph of a run is made again in a process: VALUEGRAPH_JOB_WORKERS bounds those too, and one more
+    asked while they are made is a 429 that says so; the slots are free again once the graphs are answered."""
+    client = make_jobs_client(job_workers=workers)
+    job_id = await start(client, DESCENT)
+    await wait_for(client, job_id, finished)
+    answers = []
+
+    async def ask(run):
+        answers.append(await client.get(f"/runs/{job_id}/graph", params={"run": run}))
+
+    async with anyio.create_task_group() as group:
+        for run in range(workers + 1):  # each takes its slot before its process answers, so the last finds none
+            group.start_soon(ask, run)
+    assert sorted(answer.status_code for answer in answers) == [200] * workers + [429]
+    refused = next(answer for answer in answers if answer.status_code == 429)
+    assert refused.json()["detail"]["message"] == (
+        f"{said} being made, the most at once (VALUEGRAPH_JOB_WORKERS); try again in a moment"
+    )
+    assert (await client.get(f"/runs/{job_id}/graph", params={"run": 2})).status_code == 200
+
+
 async def test_cancel_ends_a_running_job_within_a_second(make_jobs_client):
     client = make_jobs_client(job_max_statements=10**12, job_wall_seconds=600)
     job_id = await start(client, FOREVER)

@@ -124,9 +124,10 @@ class JobQueue:
         if request is None:
             return None
         if self.graph_runs >= self.settings.job_workers:
+            workers = self.settings.job_workers
+            being_made = "1 graph is" if workers == 1 else f"{workers} graphs are"
             raise JobLimitReached(
-                f"{self.settings.job_workers} graphs are being made, the most at once (VALUEGRAPH_JOB_WORKERS); "
-                "try again in a moment"
+                f"{being_made} being made, the most at once (VALUEGRAPH_JOB_WORKERS); try again in a moment"
             )
         self.graph_runs += 1
         try:
