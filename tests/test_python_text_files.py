@@ -123,7 +123,7 @@ def test_random_gives_cpythons_numbers_for_the_seed(seed):
 @pytest.mark.parametrize(
     ("program", "message"),
     [
-        ("import random\nrandom.shuffle((1, 2))", "random.shuffle() shuffles a list in place, not a tuple"),
+        ("import random\nrandom.shuffle((1, 2))", "random.shuffle() shuffles a list in place, not tuple"),
         ("import random\nrandom.choices([1, 2], weights=[1])", "random.choices(): 1 weights for 2 items"),
         ("import random\nrandom.choices([1, 2], weights=[0, 0])", "random.choices(): Total of weights must be greater"),
         ("import random\nrandom.choices([1], k=10**9)", "would pick 1,000,000,000 items; the limit is 100,000"),

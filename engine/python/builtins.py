@@ -188,7 +188,7 @@ def compare(kind, a, b):
         return a is not b
     if type(b) is str:
         if type(a) is not str:
-            raise RunError(f"`in` on a string looks for a string, not a {type_name(a)}")
+            raise RunError(f"`in` on a string looks for a string, not {type_name(a)}")
         return (a in b) if kind == "In" else (a not in b)
     if type(b) not in (list, tuple, dict, range, ProgramSet):
         raise RunError(f"`in` looks in a list, tuple, dict, set, range or string, not in {type_name(b)}")
@@ -865,7 +865,7 @@ def random_module(rng):
     def shuffle(state, args, kwargs):
         _arity("random.shuffle", args, kwargs, 1, 1)
         if type(args[0]) is not list:
-            raise RunError(f"random.shuffle() shuffles a list in place, not a {type_name(args[0])}")
+            raise RunError(f"random.shuffle() shuffles a list in place, not {type_name(args[0])}")
         state.count(len(args[0]))
         rng.shuffle(args[0])
 
