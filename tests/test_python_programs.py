@@ -187,6 +187,11 @@ def test_a_long_expression_is_shortened():
     assert found[-1].span == (2, 5, 2, 58)
 
 
+def test_an_expression_over_several_lines_is_shown_on_one():
+    nodes, found = origins("x = Value(2.0)\ny = (x *\n     x +\n     x)\ny.backward()")
+    assert [(o.span, o.expr) for o in found[1:]] == [((2, 6, 3, 7), "x * x"), ((2, 6, 4, 7), "x * x + x")]
+
+
 def test_reassigned_names_give_distinct_labels():
     nodes, found = origins("x = Value(2.0)\nx = x * 3\nx = x + 1\nx.backward()")
     assert [o.label for o in found if o.label] == ["x", "x′", "x″"]
@@ -632,6 +637,8 @@ def test_the_language_is_told_apart(program, python):
         ("x = Value(1.0)\nx.label = 3", ".label takes a string, not int", 2, 1),
         ("x = Value(1.0)\ny = Value(1.0, label=3)", "label= takes a string, not int", 2, 5),
         ("x = Value(1.0)\ny = range(1.5)", "range() needs whole numbers (int), not float", 2, 5),
+        ("x = Value(1.0)\nx.data += x", ".data takes a plain number, not Value; write .data of the other Value", 2, 1),
+        ("import math\nmath.pi += 1", "cannot set attributes on module", 2, 1),
     ],
 )
 def test_errors_say_what_and_where(program, message, line, column):
