@@ -235,6 +235,33 @@ def test_cli_refuses_unknown_kinds_and_reports_program_errors(tmp_path):
         cli(["export", "a = (", "-o", str(tmp_path / "x.html")])
 
 
+@pytest.mark.parametrize(
+    ("program", "arguments", "message"),
+    [
+        (PROGRAM, ["--variant", "backwards"], "valuegraph export: unknown variant 'backwards' (one of "),
+        (
+            PROGRAM,
+            ["--graph", "mymodel:loss"],
+            "valuegraph export: give a program or --graph MODULE:NAME (one of the two)",
+        ),
+        (
+            None,
+            ["--graph", "mymodel"],
+            "valuegraph export: --graph takes MODULE:NAME, such as mymodel:loss, not 'mymodel'",
+        ),
+        (None, ["--graph", "no_such_module_here:loss"], "valuegraph export: cannot import 'no_such_module_here': "),
+        (None, ["--graph", "math:loss"], "valuegraph export: math has no 'loss'"),
+        (None, ["--graph", "math:pi"], "valuegraph export: math:pi: "),
+    ],
+    ids=["variant", "program and graph", "no name", "no module", "no attribute", "not a value"],
+)
+def test_cli_says_what_is_wrong_with_its_arguments(tmp_path, program, arguments, message):
+    with pytest.raises(SystemExit) as refused:
+        cli(["export", *([program] if program else []), "-o", str(tmp_path / "x.html"), *arguments])
+    assert str(refused.value.code).startswith(message), refused.value.code
+    assert not (tmp_path / "x.html").exists()
+
+
 def test_openapi_documents_export_html_with_its_parameters(client):
     paths = client.get("/openapi.json").json()["paths"]
     for method in ("get", "post"):
