@@ -146,6 +146,21 @@ async def test_a_power_without_its_exponent_takes_it_from_the_numbers_when_they_
     assert message == "node 1 (y): op '**' needs its exponent n (x ** n): add \"exponent\": n to the node"
 
 
+async def test_a_minus_with_one_input_is_a_negation(client):
+    graph = {
+        "nodes": [
+            {"id": 0, "label": "x", "data": 2.0, "children": [], "local_grads": []},
+            {"id": 1, "label": "y", "op": "-", "data": -2.0, "children": [0], "local_grads": [-1.0]},
+        ],
+        "output": 1,
+    }
+    answer = (await post_graph(client, graph, check=True)).json()
+    assert [node["op"] for node in answer["nodes"]] == [None, "neg"] and answer["nodes"][0]["grad"] == -1.0
+    graph["nodes"][1]["data"] = 2.0
+    check = (await post_graph(client, graph, check=True)).json()["gradient_check"]
+    assert check["message"] == "node y: -2 is -2, yours holds 2."
+
+
 async def test_op_recognised_when_left_out(client):
     graph = chapter_2()
     for node in graph["nodes"]:

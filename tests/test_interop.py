@@ -213,6 +213,18 @@ def test_a_deep_micrograd_chain_needs_no_recursion():
         (lambda: CourseValue(5.0, (CourseValue(2.0), CourseValue(3.0)), (1, 2)), "match none of"),
         (lambda: CourseValue(5.0, (CourseValue(2.0), CourseValue(3.0)), (1,)), "has 2 children but 1 local gradients"),
         (lambda: CourseValue("five"), "not a number"),
+        (lambda: _with(MicrogradValue(1.0) + MicrogradValue(2.0), _op=3), "_op is 3, not a string"),
+        (
+            lambda: _with(
+                MicrogradValue(1.0) + MicrogradValue(2.0),
+                _prev={MicrogradValue(1.0), MicrogradValue(2.0), MicrogradValue(4.0)},
+            ),
+            "'+' takes 2 inputs, its _prev holds 3",
+        ),
+        (
+            lambda: CourseValue(5.0, (CourseValue(2.0), CourseValue(3.0)), ("one", "one")),
+            "_local_grads is ('one', 'one'), not numbers",
+        ),
     ],
     ids=[
         "unknown op",
@@ -223,6 +235,9 @@ def test_a_deep_micrograd_chain_needs_no_recursion():
         "course no op fits",
         "course counts",
         "not a number",
+        "op not a string",
+        "three inputs to +",
+        "local grads not numbers",
     ],
 )
 def test_mismatches_name_the_node_and_why(build, words):

@@ -200,6 +200,14 @@ def test_a_program_with_its_own_value_class_carries_the_gradient_check():
     assert html.escape(check["message"]) in shown.still
 
 
+def test_the_still_picture_marks_a_wrong_local_gradient_as_the_page_does():
+    program = (Path(__file__).parent / "own_classes" / "microgpt_wrong_pow.py").read_text()
+    shown = show(program)
+    (problem,) = stored_data(inner_document(shown))["response"]["gradient_check"]["local"]
+    assert problem["stored"] == 3 and problem["expected"] == 6  # the page's checkNote words it from these
+    assert "✗ local gradient: yours: 3, expected: 6</text>" in shown.still
+
+
 def test_the_still_picture_of_a_graph_without_a_check_has_no_message_or_marks():
     still = show(chapter_2_graph()).still
     assert "✗" not in still and "yours:" not in still
