@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from engine import ProgramError, run_program, trace
 from engine.python import run_python
 from engine.python.objects import Class
+from engine.python.observe import derive_local_grads
 from tests.cpython import cpython_printed
 
 OWN_CLASSES = sorted((Path(__file__).parent / "own_classes").glob("*.py"))
@@ -365,3 +366,23 @@ def test_a_deep_diamond_hierarchy_runs_as_cpython_runs_it():
         + "o = C79()\nprint(o.f(), o.g(), isinstance(o, C0), isinstance(C0(), C79), isinstance(o, C40))\n"
     )
     assert run_python(program, shows_graph=False).printed == cpython_printed(program)
+
+
+@pytest.mark.parametrize(
+    ("op", "data", "inputs", "local"),
+    [
+        ("log", -math.inf, [0.0], [math.inf]),  # IEEE, as the course's C#: 1/0 is Infinity, not an error
+        ("/", math.inf, [1.0, 0.0], [math.inf, -math.inf]),
+        ("**-1", math.inf, [0.0], [-math.inf]),
+        ("exp", math.inf, [1000.0], [math.inf]),
+        ("ReLU", 0.0, [-1.0], [0.0]),
+        ("+", 3.0, [1.0, 1.0, 1.0], [1.0, 1.0, 1.0]),  # a sum of any number of inputs
+        ("*", 4.0, [2.0], [4.0]),  # x * x, its inputs kept in a set: one input
+        ("-", 0.0, [2.0], [0.0]),  # x - x likewise
+        ("**", 4.0, [2.0], [math.nan]),  # no exponent: the gradient is not known
+        ("sigmoid", 0.5, [0.0], None),  # not an op the course defines
+    ],
+)
+def test_local_gradients_a_node_does_not_hold_come_from_the_courses_rules(op, data, inputs, local):
+    derived = derive_local_grads(op, data, inputs)
+    assert derived == local or (local is not None and all(map(math.isnan, derived)) and all(map(math.isnan, local)))

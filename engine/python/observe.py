@@ -16,6 +16,7 @@ from itertools import accumulate, islice
 from operator import attrgetter
 from typing import NamedTuple
 
+from ..check import RULES, canonical_op, rule_of
 from ..syntax import NO_ORIGIN
 from ..value import Value
 from . import builtins as B
@@ -165,40 +166,27 @@ def _number(obj, field):
 
 
 def derive_local_grads(op, data, inputs):
-    """The local gradient of each input from the op's rule, or None when the op is not known."""
+    """The local gradient of each input by the course's rule for the op (engine.check's RULES, in IEEE
+    arithmetic: log(0)'s is Infinity, never an error), or None when the op is not one the course defines.
+    A sum may have any number of inputs; an input kept in a set may stand for two (x + x, x * x, x - x)."""
     if not inputs:
         return []
     op = (op or "").strip()
-    try:
-        if op == "+":
-            return [1.0] * len(inputs) if len(inputs) > 1 else [2.0]  # x + x, its inputs kept in a set: one input
-        if op == "*" and len(inputs) == 2:
-            return [inputs[1], inputs[0]]
-        if op == "*" and len(inputs) == 1:  # x * x, its inputs kept in a set
-            return [2 * inputs[0]]
-        if op == "-" and len(inputs) == 1:
-            return [0.0]  # x - x, its inputs kept in a set
-        if op == "-" and len(inputs) == 2:
-            return [1.0, -1.0]
-        if op == "/" and len(inputs) == 2:
-            a, b = inputs
-            return [1.0 / b, -a / (b * b)]
-        if op == "neg" and len(inputs) == 1:
-            return [-1.0]
-        if op.startswith("**") and len(inputs) == 1:
-            n = float(op[2:])
-            return [n * inputs[0] ** (n - 1)]
-        if op.lower() == "relu" and len(inputs) == 1:
-            return [1.0 if data > 0 else 0.0]
-        if op == "tanh" and len(inputs) == 1:
-            return [1.0 - data * data]
-        if op == "exp" and len(inputs) == 1:
-            return [data]
-        if op == "log" and len(inputs) == 1:
-            return [1.0 / inputs[0]]
-    except (ValueError, ZeroDivisionError, OverflowError):
-        return [math.nan] * len(inputs)
-    return None
+    name = canonical_op(op)[0]
+    if len(inputs) == 1 and name in FOLDED:
+        return [FOLDED[name](inputs[0])]
+    if name == "+":
+        return [1.0] * len(inputs)
+    rule, n = rule_of(op, None, len(inputs))
+    if rule == "**" and n is None:  # ** without its exponent: the gradient cannot be known
+        return [math.nan]
+    if rule is None or RULES[rule][0] != len(inputs):
+        return None
+    return list(RULES[rule][2](inputs, data, n))
+
+
+# The op of two equal inputs that a set kept once, and the local gradient of that one input.
+FOLDED = {"+": lambda x: 2.0, "*": lambda x: 2 * x, "-": lambda x: 0.0}
 
 
 def _steps(walk, position, shapes):
