@@ -16,7 +16,7 @@ from itertools import accumulate, islice
 from operator import attrgetter
 from typing import NamedTuple
 
-from ..check import RULES, canonical_op, rule_of
+from ..check import RULES, canonical_op
 from ..syntax import NO_ORIGIN
 from ..value import Value
 from . import builtins as B
@@ -171,18 +171,16 @@ def derive_local_grads(op, data, inputs):
     A sum may have any number of inputs; an input kept in a set may stand for two (x + x, x * x, x - x)."""
     if not inputs:
         return []
-    op = (op or "").strip()
-    name = canonical_op(op)[0]
-    if len(inputs) == 1 and name in FOLDED:
+    name, n = canonical_op((op or "").strip())
+    if len(inputs) == 1 and name in FOLDED:  # before `-` of one input could read as neg: a set's x - x
         return [FOLDED[name](inputs[0])]
     if name == "+":
         return [1.0] * len(inputs)
-    rule, n = rule_of(op, None, len(inputs))
-    if rule == "**" and n is None:  # ** without its exponent: the gradient cannot be known
+    if name == "**" and n is None:  # ** without its exponent: the gradient cannot be known
         return [math.nan]
-    if rule is None or RULES[rule][0] != len(inputs):
+    if name is None or RULES[name][0] != len(inputs):
         return None
-    return list(RULES[rule][2](inputs, data, n))
+    return list(RULES[name][2](inputs, data, n))
 
 
 # The op of two equal inputs that a set kept once, and the local gradient of that one input.
