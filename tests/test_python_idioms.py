@@ -341,10 +341,10 @@ def operator_calls(monkeypatch):
     called = []
     call_function = Calls.call_function
 
-    def counted(self, function, args, kwargs, scope=None):
+    def counted(self, function, args, kwargs, scope=None, name=None):
         if function.name in ("__add__", "__mul__"):
             called.append(function.name)
-        return call_function(self, function, args, kwargs, scope)
+        return call_function(self, function, args, kwargs, scope, name)
 
     monkeypatch.setattr(Calls, "call_function", counted)
     return called

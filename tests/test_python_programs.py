@@ -448,10 +448,21 @@ def test_user_functions_and_loops_make_scopes():
     assert found[-1].scope == ["for i = 2"]
 
 
-def test_calls_of_one_function_from_different_places_are_numbered_scopes():
+def _scope_runs(program):
+    """The scopes of consecutive nodes, a run each, as the page groups them."""
+    runs = []
+    for o in origins(program)[1]:
+        if o.scope and (not runs or runs[-1] != o.scope):
+            runs.append(o.scope)
+    return runs
+
+
+def test_calls_of_one_function_from_different_places_are_told_apart():
     """Back-to-back calls from different places in the code (a parameter table's nine tables, q, k
-    and v) would otherwise share one scope name and read as one scope; each place gets its number,
-    counted afresh in each call or loop pass. Calls from one place (a comprehension's) share it."""
+    and v) would otherwise share one scope name and read as one scope. A place that gives the result
+    a name (a variable, an attribute, a dict's or subscript's string key, each of a tuple's) shows it
+    with the function's; the others are numbered, counted afresh in each call or loop pass. Calls
+    from one place (a comprehension's) share its name."""
     program = """
 def table(rows, cols):
     return [[Value(0.1 * (r + c)) for c in range(cols)] for r in range(rows)]
@@ -465,23 +476,62 @@ x = w["tokens"][0]
 y = Value(0.0)
 for layer in layers:
     q, k = linear(x, layer["query"]), linear(x, layer["key"])
-    y = y + sum(q) * sum(k)
+    y = y + sum(q) * sum(k) + sum(linear(x, layer["key"])) + sum(linear(x, layer["query"]))
 scores = [linear(x, m) for m in [w["positions"], w["out"]]]
 y = y + sum(s for row in scores for s in row)
 y.backward()
 """
-    nodes, found = origins(program)
-    runs = []  # the scopes of consecutive nodes, a run each, as the page groups them
-    for o in found:
-        if o.scope and (not runs or runs[-1] != o.scope):
-            runs.append(o.scope)
-    tables = [scope for scope in runs if scope[-1].startswith("table")]
-    names = ["table", "table (2)", "table (3)"] + ["table (4)", "table (5)"] * 2
+    runs = _scope_runs(program)
+    tables = [scope for scope in runs if scope[-1].endswith("table")]
+    names = ["tokens = table", "positions = table", "out = table"] + ["query = table", "key = table"] * 2
     assert tables == [[name] for name in names]  # one run per call: no two consecutive share a name
     for layer in (0, 1):
-        assert [f"for layer [{layer}]", "linear"] in runs and [f"for layer [{layer}]", "linear (2)"] in runs
-    assert [f"for layer [{layer}]", "linear (3)"] not in runs  # counted afresh in each pass
+        passes = [run[1] for run in runs if run[0] == f"for layer [{layer}]" and len(run) > 1]
+        assert passes == ["q = linear", "k = linear", "linear", "linear (2)"]  # counted afresh in each pass
     assert runs[-1] == ["linear"] and ["linear (2)"] not in runs  # one place, called twice: one scope
+
+
+@pytest.mark.parametrize(
+    ("code", "shown"),
+    [
+        ("self.w = make(2)\nself.b = make(1)", ["w = make", "b = make"]),
+        ("self.p = {}\nself.p['w'] = make(2)\nself.p['b'] = make(1)", ["w = make", "b = make"]),
+        (
+            "self.p = {}\nfor i in range(2):\n    self.p[f'w{i}'] = make(2)\n    self.p[f'b{i}'] = make(1)",
+            [
+                "for i = 0 › w{i} = make",
+                "for i = 0 › b{i} = make",
+                "for i = 1 › w{i} = make",
+                "for i = 1 › b{i} = make",
+            ],
+        ),
+        ("self.w, self.b = make(2), make(1)", ["w = make", "b = make"]),
+        ("self.p = {}\nself.p[f'{1 + 1}w'] = make(2)\nself.p[f'b'] = make(1)", ["{…}w = make", "b = make"]),
+        ("self.w = make(2)\nself.b = [make(1)][0]", ["w = make", "make"]),
+        ("self.w = make(2)", ["make"]),  # one place: the function's name alone
+    ],
+)
+def test_the_name_a_call_shows_is_the_one_its_result_is_given(code, shown):
+    body = "\n".join("        " + line for line in code.split("\n"))
+    program = f"""
+made = []
+def make(n):
+    values = [Value(1.0) for _ in range(n)]
+    made.extend(values)
+    return values
+class W:
+    def __init__(self):
+{body}
+W()
+y = sum(made)
+"""
+    assert [" › ".join(run[1:]) for run in _scope_runs(program) if run[0] == "W.__init__"] == shown
+
+
+def test_a_lambda_shows_the_name_it_is_called_by_and_a_long_given_name_is_shortened():
+    name = "a_name_longer_than_thirty_characters_is"
+    runs = _scope_runs(f"matrix = lambda: [Value(1.0)]\n{name} = matrix()\nb = matrix()\ny = {name}[0] + b[0]")
+    assert runs == [[name[:29] + "… = matrix"], ["b = matrix"]]
 
 
 # ---- the accepted Python ----

@@ -2,7 +2,7 @@
 boxes (a transformer's parameter table of 1,024 values, a loss line's 677 values) cuts each long run
 of the values it made itself into groups of GROUP_FAN, in tiers, so that every box opens in at most
 GROUP_FAN items down to single values; and separate calls from different places are separate boxes
-(the server numbers them: `table (2)`)."""
+(the server names them by the key each result is given: `positions = table`)."""
 
 import json
 
@@ -10,6 +10,8 @@ import pytest
 from test_line_boxes_js import DEMO
 from test_model_level_js import CHECK, MLP_FORWARD, answer_file, run_js
 
+# The scopes of its nine calls of table(): each place names its result, and the scope says so.
+TABLE_NAMES = [f"{key} = table" for key in ("tokens", "positions", "out", "query", "key", "value", "mix", "up", "down")]
 # A parameter table as the transformer makes it (nine back-to-back calls of `table`, the biggest of
 # 64 × 16 values), used by a small forward pass: our own, the shape of char_transformer.py's.
 TABLES = """import random
@@ -92,7 +94,7 @@ def test_nine_table_calls_are_nine_boxes_and_the_biggest_opens_in_groups_of_32(a
         + """
         const model = models.tables;
         const instances = S.scopeInstances(model);
-        const tables = instances.filter((s) => s.name.startsWith('table'));
+        const tables = instances.filter((s) => s.name.endsWith(' = table'));
         const home = S.defaultCollapsed(model, instances);
         const up = tables.find((s) => s.last - s.first + 1 === 64 * 16);
         const opened = S.openedSet(model, instances, home, up.key);
@@ -117,14 +119,14 @@ def test_nine_table_calls_are_nine_boxes_and_the_biggest_opens_in_groups_of_32(a
         """,
     )
     sizes = [27 * 16, 16 * 16, 27 * 16] + [16 * 16] * 4 + [64 * 16, 16 * 64]
-    names = ["table"] + [f"table ({k})" for k in range(2, 10)]
+    names = TABLE_NAMES
     assert got["tables"] == [[f"{name}#0", size, True] for name, size in zip(names, sizes)], "one box per call"
     assert {f"{name}#0" for name in names} <= set(got["home"]), "each table is a box of the opening picture"
     assert isinstance(got["homeItems"], int) and got["homeItems"] <= 60
     assert got["groups"] == [[f"values {32 * k + 1:,}–{32 * k + 32:,}", 32, True] for k in range(32)]
     assert got["titles"][:2] == ["values 1–32", "values 33–64"] and got["loose"] == 0
     assert got["described"].startswith("⊞ values 33–64")
-    assert "values 33–64 of those table (8) made itself, in table (8), collapsed" in got["described"]
+    assert "values 33–64 of those up = table made itself, in up = table, collapsed" in got["described"]
     assert "32 out" in got["described"]  # each of the 32 parameters is used by the loss
     down = got["down"]
     assert all(isinstance(view["items"], int) for view in down["views"]), down["views"]
@@ -258,14 +260,14 @@ def test_a_group_is_named_in_the_walk_by_its_level(answers):
         + """
         const model = models.tables;
         const instances = S.scopeInstances(model);
-        const up = instances.find((s) => s.name === 'table (8)');
+        const up = instances.find((s) => s.name === 'up = table');
         const group = up.children[0];
         const folded = S.collapsedGraph(model, instances, new Set([group.key]));
         const index = folded.items.findIndex((item) => item.box === group);
         console.log(JSON.stringify({ name: T.itemName(null, folded, index) }));
         """,
     )
-    assert got["name"] == "⊞ values 1–32 · table (8)"
+    assert got["name"] == "⊞ values 1–32 · up = table"
 
 
 def test_box_ports_kept_from_one_opening_to_the_next_are_every_edge_read_again(answers):

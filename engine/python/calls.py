@@ -110,9 +110,10 @@ class Calls:
             self.call_function(init, (instance, *args), kwargs)
         return instance
 
-    def call_function(self, function, args, kwargs, scope=None):
+    def call_function(self, function, args, kwargs, scope=None, name=None):
         """scope: the scope the nodes made in the call show (a walked item's, see Walk); None:
-        the caller's, then the function's name ("f", "MLP.__call__")."""
+        the caller's, then `name` (the name the code gives the result and the function's: `q = linear`,
+        see assigned_names), else the function's name ("f", "MLP.__call__")."""
         params = function.params
         if function.plain and not kwargs and len(args) == len(params):  # f(a, b) of def f(a, b)
             variables = dict(zip(params, args))
@@ -130,7 +131,7 @@ class Calls:
         if scope is not None and len(outer) < LONGEST_SCOPE:
             self.scope = scope
         else:
-            self.scope = self.scope_of_call(outer, function.scope_name, site)
+            self.scope = self.scope_of_call(outer, function.scope_name if name is None else name, site)
         if self.depth >= HOP_CHECK_DEPTH and not self.depth % HOP_CHECK_EVERY and _stack_is_deep(self.hop_frames):
             result = self.on_fresh_stack(function.body, frame)
         else:
@@ -405,6 +406,73 @@ def _bind(function, args, kwargs) -> dict:
 
 
 # name -> (the container type, its method) for calls that run inline (CallCompiler.expr_Call)
+ASSIGNED_NAME_LENGTH = 30  # characters of an assigned name a call's scope shows, then "…"
+
+
+def assigned_names(tree) -> dict:
+    """id(call) -> the name the code gives the call's result (`q = linear(x, w)`: q; `{"tokens":
+    table(2, 3)}` and `w["tokens"] = table(2, 3)`: tokens; `self.w = table(2, 3)`: w), for the calls of a
+    function that one body (the program's, a function's, a class's) calls from more than one place: their
+    scopes show it (`q = linear`, `k = linear`) where a number alone (`linear (2)`) would say less."""
+    named = {}
+    bodies = [tree]
+    while bodies:
+        owner = bodies.pop()
+        sites, given = {}, {}  # callee's name -> its calls here; id(call) -> the name given its result
+        pending = list(owner.body) if type(owner.body) is list else [owner.body]
+        while pending:
+            node = pending.pop()
+            kind = type(node)
+            if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda):
+                bodies.append(node)
+                pending.extend(getattr(node, "decorator_list", ()))  # run where it is defined
+                continue
+            if kind is ast.Assign and len(node.targets) == 1:
+                _give(given, node.targets[0], node.value)
+            elif kind is ast.Dict:
+                for key, value in zip(node.keys, node.values):
+                    if type(key) is ast.Constant and type(key.value) is str and type(value) is ast.Call:
+                        given[id(value)] = key.value
+            elif kind is ast.Call:
+                callee = node.func.id if type(node.func) is ast.Name else getattr(node.func, "attr", None)
+                sites.setdefault(callee, []).append(node)
+            pending.extend(ast.iter_child_nodes(node))
+        for callee, calls in sites.items():
+            if callee is not None and len(calls) > 1:
+                named.update((id(call), _shown(given[id(call)])) for call in calls if id(call) in given)
+    return named
+
+
+def _give(given, target, value):
+    """The name `target = value` gives a call's result (each of `q, k = f(x), g(x)`'s pairwise)."""
+    if type(target) is ast.Tuple and type(value) is ast.Tuple and len(target.elts) == len(value.elts):
+        for one_target, one_value in zip(target.elts, value.elts):
+            _give(given, one_target, one_value)
+        return
+    if type(value) is not ast.Call:
+        return
+    kind = type(target)
+    if kind is ast.Name:
+        given[id(value)] = target.id
+    elif kind is ast.Attribute:
+        given[id(value)] = target.attr
+    elif kind is ast.Subscript and type(target.slice) is ast.Constant and type(target.slice.value) is str:
+        given[id(value)] = target.slice.value
+    elif kind is ast.Subscript and type(target.slice) is ast.JoinedStr:  # w[f"layer{i}.query"]: layer{i}.query
+        given[id(value)] = "".join(map(_written, target.slice.values))
+
+
+def _written(part) -> str:
+    """A part of an f-string as written: its text, a name's field as {name}, any other field as {…}."""
+    if type(part) is ast.Constant:
+        return str(part.value)
+    return "{" + (part.value.id if type(part.value) is ast.Name else "…") + "}"
+
+
+def _shown(name: str) -> str:
+    return name if len(name) <= ASSIGNED_NAME_LENGTH else name[: ASSIGNED_NAME_LENGTH - 1] + "…"
+
+
 CONTAINER_METHODS = {"append": (list, B.LIST_METHODS["append"]), "add": (ProgramSet, B.SET_METHODS["add"])}
 
 
@@ -599,6 +667,7 @@ class CallCompiler:
         prelude = self.prelude
         line = node.lineno
         function = node.func
+        assigned = self.assigned.get(id(node))  # the name the code gives the result, when it shows in scopes
         failed = self.failure()
         placed = self.places_instances  # skip record() for what it leaves as it is
         if type(function) is ast.Attribute:
@@ -632,7 +701,8 @@ class CallCompiler:
                         attributes = obj.cls.attributes  # a method of the program's class, called inline
                         attribute = attributes[name] if name in attributes else None
                     if type(attribute) is Function:
-                        result = model.made(call_function(attribute, (obj, *values), named, scope), name)
+                        shown = None if assigned is None else f"{assigned} = {attribute.scope_name}"
+                        result = model.made(call_function(attribute, (obj, *values), named, scope, shown), name)
                     else:
                         result = method(obj, values, named, scope)
                     kind = type(result)
@@ -642,6 +712,7 @@ class CallCompiler:
 
             return call_method
         callee = self.expr(function)
+        callee_name = function.id if type(function) is ast.Name else "lambda"
         walk = self.walk_calling(function)
         call_function = state.call_function
         call_any = state.call
@@ -657,7 +728,10 @@ class CallCompiler:
                     state.entry_node = node
                 state.call_site = extent
                 if type(target) is Function:
-                    result = call_function(target, values, named)
+                    shown = None
+                    if assigned is not None:  # a lambda shows the name it is called by: `wte = matrix`
+                        shown = f"{assigned} = {callee_name if target.is_expression else target.scope_name}"
+                    result = call_function(target, values, named, None, shown)
                 elif type(target) is Builtin:  # sum() and map() mark the Values they make with the call's place
                     state.site = (state.entry if prelude else extent, expr, state.scope)
                     result = target.run(state, values, named)

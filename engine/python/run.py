@@ -12,6 +12,7 @@ from ..limits import Limits
 from ..syntax import NO_ORIGIN, Span
 from ..value import Value
 from . import builtins as B
+from .calls import assigned_names
 from .interpreter import Compiler
 from .objects import Frame
 from .observe import as_engine_graph, node_fields, observe
@@ -177,6 +178,7 @@ def _prepared(text: str, limits: Limits, seed: int, run, files, shows_graph: boo
         state.snapshot_frames["prelude"] = nn
     compiler = Compiler(source, state, names)
     compiler.top_level_loops = {id(node): i for i, node in enumerate(tree.body) if type(node) is ast.For}
+    compiler.assigned = assigned_names(tree)
     return state, compiler.program(tree.body), frame, tree
 
 

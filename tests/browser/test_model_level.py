@@ -29,9 +29,9 @@ NAME = "christopher"
 POSITIONS = len(NAME) + 1  # the name's letters and the end token, each predicted from the one before
 LOAD_MS = 600_000  # a loaded machine computes and parses the answer slowly; no speed is asserted
 WAIT_MS = 120_000  # opening a box asks the server for a layout and redraws
-# Its nine calls of table(), each from a place of its own, are nine scopes; the second, the positions' table, is
-# no box: each position's box alone uses one of its rows, and takes it in.
-TABLES = ["table"] + [f"table ({k})" for k in range(3, 10)]
+# Its nine calls of table(), each from a place of its own, are nine scopes, named by their keys; the positions'
+# table is no box: each position's box alone uses one of its rows, and takes it in.
+TABLES = [f"{key} = table" for key in ("tokens", "out", "query", "key", "value", "mix", "up", "down")]
 OPENING_BOXES = {f"{name}#0" for name in TABLES} | {f"for step = 0 › for position = {p}#0" for p in range(POSITIONS)}
 
 

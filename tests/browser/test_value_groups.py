@@ -9,11 +9,10 @@ import re
 from pagehelpers import open_program
 from playwright.sync_api import expect
 from test_line_boxes import APP, DEMO, box, boxes_shown, press
-from test_value_groups_js import TABLES
+from test_value_groups_js import TABLE_NAMES, TABLES
 
-TABLE_NAMES = ["table"] + [f"table ({k})" for k in range(2, 10)]
-UP = "table (8)#0"  # table(64, 16): 1,024 values
-GROUP_KEYS = [f"table (8) › values {32 * k + 1:,}–{32 * k + 32:,}#0" for k in range(32)]
+UP = "up = table#0"  # table(64, 16): 1,024 values
+GROUP_KEYS = [f"up = table › values {32 * k + 1:,}–{32 * k + 32:,}#0" for k in range(32)]
 
 
 def open_tables(page):
@@ -26,15 +25,15 @@ def test_nine_table_calls_open_as_nine_boxes_and_the_biggest_opens_in_groups(pag
     open_tables(page)
     shown = {b["key"]: b for b in boxes_shown(page)}
     assert {f"{name}#0" for name in TABLE_NAMES} <= set(shown), "a box per call of table()"
-    assert shown[UP]["title"] == "⊞ table (8)"
+    assert shown[UP]["title"] == "⊞ up = table"
     assert shown[UP]["sub"] == "1,024 values · 0 in → 1,024 out"
     items = page.evaluate(f"{APP}.scopes.folded().items.length")
     assert items <= page.evaluate("async () => (await import('/static/js/scopes.js')).READABLE_ITEMS")
 
     press(box(page, UP))
     expect(box(page, UP)).to_have_count(0)
-    expect(page.locator('.vg-scope-fold[data-scope="table (8)#0"]')).to_have_count(1)
-    groups = [b for b in boxes_shown(page) if b["key"].startswith("table (8) › ")]
+    expect(page.locator('.vg-scope-fold[data-scope="up = table#0"]')).to_have_count(1)
+    groups = [b for b in boxes_shown(page) if b["key"].startswith("up = table › ")]
     assert [b["key"] for b in groups] == GROUP_KEYS
     for k, group in enumerate(groups):
         name = f"values {32 * k + 1:,}–{32 * k + 32:,}"
@@ -42,7 +41,7 @@ def test_nine_table_calls_open_as_nine_boxes_and_the_biggest_opens_in_groups(pag
         assert group["sub"] == "32 values · 0 in → 32 out"
         assert group["grads"] == "grad not reached yet"
         assert group["label"].startswith(f"⊞ {name} 32 values · 0 in → 32 out grad not reached yet. ")
-        assert f"{name} of those table (8) made itself, in table (8), collapsed" in group["label"]
+        assert f"{name} of those up = table made itself, in up = table, collapsed" in group["label"]
     drawn_inside = page.evaluate(
         f"""() => {{
             const {{ items }} = {APP}.scopes.folded();
@@ -60,19 +59,19 @@ def test_nine_table_calls_open_as_nine_boxes_and_the_biggest_opens_in_groups(pag
     drawn = {int(i) for i in page.locator("[data-node-id]").evaluate_all("els => els.map((e) => e.dataset.nodeId)")}
     assert set(groups[1]["members"]) <= drawn, "its values drawn"
     expect(page.locator(f'.vg-scope-fold[data-scope="{GROUP_KEYS[1]}"]')).to_have_count(1)
-    press(page.locator('.vg-scope-fold[data-scope="table (8)#0"]'))
+    press(page.locator('.vg-scope-fold[data-scope="up = table#0"]'))
     expect(box(page, UP)).to_have_count(1)
-    expect(page.locator('.vg-scope-box[data-scope^="table (8) › "]')).to_have_count(0)
+    expect(page.locator('.vg-scope-box[data-scope^="up = table › "]')).to_have_count(0)
 
 
 def test_the_scopes_list_opens_a_table_and_its_groups(page):
     open_tables(page)
     page.locator('[data-vg="scopes"] summary').click()
-    table = page.locator('[data-vg="scope-list"] input[data-scope="table (9)#0"]')
+    table = page.locator('[data-vg="scope-list"] input[data-scope="down = table#0"]')
     expect(table).to_be_checked()
     table.uncheck()
-    expect(box(page, "table (9)#0")).to_have_count(0)
-    first = "table (9) › values 1–32#0"
+    expect(box(page, "down = table#0")).to_have_count(0)
+    first = "down = table › values 1–32#0"
     expect(box(page, first)).to_have_count(1)
     entry = page.locator(f'[data-vg="scope-list"] input[data-scope="{first}"]')
     expect(entry).to_be_checked()
@@ -80,7 +79,7 @@ def test_the_scopes_list_opens_a_table_and_its_groups(page):
     expect(label).to_contain_text("values 1–32 (32 nodes)")
     entry.uncheck()
     expect(box(page, first)).to_have_count(0)
-    expect(box(page, "table (9) › values 33–64#0")).to_have_count(1)
+    expect(box(page, "down = table › values 33–64#0")).to_have_count(1)
 
 
 def test_a_walk_step_at_the_box_level_names_a_group_by_its_line(page):
