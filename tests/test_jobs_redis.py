@@ -311,3 +311,42 @@ async def test_a_worker_outlives_a_redis_outage_and_its_job_ends_failed(make_cli
                 assert worker.process.poll() is None
         finally:
             server.stop()
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        redis.exceptions.ConnectionError("Connection reset by peer"),
+        redis.exceptions.ReadOnlyError("You can't write against a read only replica."),  # a failover
+    ],
+)
+async def test_a_job_whose_enqueue_fails_answers_503_and_gives_back_its_place(redis_url, monkeypatch, failure):
+    """The submit script counted the job, then RQ's enqueue could not reach Redis, or Redis would not queue
+    it: the client is told to retry (503, Retry-After), and the job is ended, so it no longer holds the
+    client's one place."""
+    app = create_app(Settings(redis_url=redis_url, time_budget=PATIENCE, job_max_per_client=1, redis_retry_seconds=0.5))
+    client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://testserver")
+    enqueue, enqueued = app.state.jobs.queue.enqueue, []
+
+    def failing_enqueue(function, job_id, **options):
+        enqueued.append(job_id)
+        raise failure
+
+    try:
+        monkeypatch.setattr(app.state.jobs.queue, "enqueue", failing_enqueue)
+        refused = await client.post("/runs", json={"expression": DESCENT})
+        assert refused.status_code == 503, refused.text
+        assert refused.headers["retry-after"] == "1"
+        assert "job queue (Redis) cannot be reached" in refused.json()["detail"]["message"]
+        [job_id] = enqueued
+        assert record(redis_url, job_id)["status"] == "failed"
+        assert redis.Redis.from_url(redis_url).hlen("vg:jobs:unfinished") == 0
+
+        monkeypatch.setattr(app.state.jobs.queue, "enqueue", enqueue)
+        await anyio.sleep(0.6)  # the breaker's 0.5 s
+        queued = await start(client, DESCENT)  # no worker: it stays queued, and holds the one place
+        assert (await client.get(f"/runs/{queued}")).json()["status"] == "queued"
+        assert (await client.post("/runs", json={"expression": DESCENT})).status_code == 429
+    finally:
+        await client.aclose()
+        await app.state.jobs.close()

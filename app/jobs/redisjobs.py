@@ -22,6 +22,7 @@ import secrets
 import socket
 import threading
 import time
+from contextlib import suppress
 
 import anyio
 
@@ -157,6 +158,7 @@ class RedisJobs(JobQueue):
         from redis.exceptions import ConnectionError, TimeoutError
 
         self.down_errors = (ConnectionError, TimeoutError, OSError)
+        self.redis_errors = redis.exceptions.RedisError
         self.breaker = Breaker(settings.redis_retry_seconds)
         self.redis = redis.asyncio.Redis.from_url(
             settings.redis_url, decode_responses=True, **_redis_options(settings, asyncio=True)
@@ -184,8 +186,13 @@ class RedisJobs(JobQueue):
             raise too_many_jobs(s) if verdict == 1 else too_many_for_client(s)
         try:
             await anyio.to_thread.run_sync(self._enqueue, job_id)
-        except self.down_errors:
-            await self._end(job_id, "failed", None, "cancel")  # best effort: Redis is likely down
+        except Exception as error:
+            # Stored but not queued: no worker will take the job, so it must not keep its place in the caps.
+            with suppress(Exception):  # best effort: Redis is likely down
+                await self._end(job_id, "failed", None, "cancel")
+            if isinstance(error, self.redis_errors) and not isinstance(error, self.down_errors):
+                # Redis answered but would not queue it (a replica's READONLY in a failover): it is unavailable
+                raise self.down_errors[0](f"the job queue refused the job: {error}") from error
             raise
         return job_id
 
