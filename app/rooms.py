@@ -355,12 +355,21 @@ class RoomHub:
         self._recovering = False  # the subscription broke once; it is being made again
         self._tasks: list[asyncio.Task] = []
         self._subscription = None
+        self._starting = None  # the task of _start (begin), kept while it runs
 
-    async def start(self) -> None:
+    def begin(self) -> None:
+        """Start the hub in a task of its own: the join that needed it first may end (its connection's
+        task cancelled) while it subscribes, and the others waiting for it go on."""
+        self._starting = asyncio.create_task(self._start())
+
+    async def _start(self) -> None:
         try:
             self._subscription = await self.classroom.broker.subscribe(self.code, self._resubscribed)
-        except BaseException as error:
-            self.failed = error
+        except Exception as error:
+            self.failed = error  # for every member waiting on `started`
+            return
+        except BaseException:  # cancelled (the server stops): those waiting are told to come back
+            self.failed = BrokerUnavailable(0.0)
             raise
         finally:
             self.started.set()
@@ -548,13 +557,10 @@ class Classroom:
         hub = self.hubs.get(code)
         if hub is None:
             hub = self.hubs[code] = RoomHub(self, code)
-            hub.members.add(member)
-            starting = hub.start()
-        else:
-            hub.members.add(member)
-            starting = hub.started.wait()
+            hub.begin()
+        hub.members.add(member)
         try:
-            await starting
+            await hub.started.wait()
             if hub.failed is not None:
                 raise hub.failed
         except BaseException:

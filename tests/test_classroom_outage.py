@@ -161,3 +161,115 @@ async def test_a_token_cannot_make_a_room_under_a_code_of_its_choosing(http):
     room = (await new_room(http)).json()
     other = await http.post("/rooms", json={"state": {"expression": PROGRAM}, "token": "x" * 40})
     assert other.status_code == 200 and other.json()["code"] != room["code"]
+
+
+async def test_a_hub_whose_subscribe_fails_closes_its_joins_with_1013_and_the_next_join_starts_afresh(
+    app, http, monkeypatch
+):
+    # Redis answers the join's reads but fails the room's subscription: every member waiting for
+    # that hub is told to reconnect, nothing of the failed hub is left, and the next join subscribes anew.
+    room = (await new_room(http)).json()
+    classroom = app.state.classroom
+    broker, code = classroom.broker, room["code"].replace("-", "")
+    subscribe, calls, release = broker.subscribe, [], asyncio.Event()
+
+    async def failing_subscribe(code, on_resubscribed=None):
+        calls.append(code)
+        await release.wait()
+        raise broker.breaker.failed()  # what the broker raises for a connection error
+
+    monkeypatch.setattr(broker, "subscribe", failing_subscribe)
+    teacher = await AsgiSocket(app).connect()
+    student = await AsgiSocket(app, client=("203.0.113.8", 40001)).connect()
+    await teacher.send_json({"type": "join", "code": room["code"], "token": room["token"]})
+    await student.send_json({"type": "join", "code": room["code"]})
+    async with asyncio.timeout(5):  # both wait for the one hub the first join started
+        while code not in classroom.hubs or len(classroom.hubs[code].members) < 2:
+            await asyncio.sleep(0.01)
+    assert calls == [code]
+    release.set()
+    for member in (teacher, student):
+        closed, reason = await member.closed_with(seconds=5)
+        assert closed == 1013 and "unreachable" in reason and "reconnecting" in reason
+        await member.leave()  # the server's side ended without an error
+    assert classroom.hubs == {}
+
+    monkeypatch.setattr(broker, "subscribe", subscribe)  # Redis is back
+    await asyncio.sleep(0.6)  # the breaker's 0.5 s
+    teacher = await AsgiSocket(app).connect()
+    student = await AsgiSocket(app, client=("203.0.113.8", 40002)).connect()
+    welcome = await teacher.join(room["code"], room["token"])
+    assert welcome["role"] == "teacher" and welcome["followers"] == 0  # the failed student was never counted
+    assert (await student.join(room["code"]))["role"] == "student"
+    await teacher.send_json({"type": "state", "state": {"expression": PROGRAM, "step": 4}})
+    await receive_until(student, shows_step(4))
+    assert (await receive_until(teacher, lambda m: m["type"] == "followers"))["count"] == 1
+    assert list(classroom.hubs) == [code] and len(classroom.hubs[code].members) == 2
+
+
+async def test_when_redis_stays_down_the_relay_closes_every_member_with_1013_and_the_hub_is_let_go(redis, app, http):
+    # The subscription breaks; its one quick retry (past the breaker) finds Redis still gone.
+    room = (await new_room(http)).json()
+    teacher = await AsgiSocket(app).connect()
+    student = await AsgiSocket(app, client=("203.0.113.8", 40001)).connect()
+    await teacher.join(room["code"], room["token"])
+    await student.join(room["code"])
+    redis.kill()
+    for member in (teacher, student):
+        code, reason = await member.closed_with(seconds=5)
+        assert code == 1013 and "unreachable" in reason and "reconnecting" in reason
+        await member.leave()
+    assert app.state.classroom.hubs == {}
+
+
+async def test_a_state_the_store_cannot_take_is_answered_not_sent_and_the_class_goes_on(app, http, monkeypatch):
+    room = (await new_room(http)).json()
+    teacher = await AsgiSocket(app).connect()
+    student = await AsgiSocket(app, client=("203.0.113.8", 40001)).connect()
+    await teacher.join(room["code"], room["token"])
+    await student.join(room["code"])
+    broker = app.state.classroom.broker
+    update = broker.update
+
+    async def failing_update(*args, **kwargs):
+        raise broker.breaker.failed()
+
+    monkeypatch.setattr(broker, "update", failing_update)
+    await teacher.send_json({"type": "state", "state": {"expression": PROGRAM, "step": 3}})
+    error = await receive_until(teacher, lambda m: m["type"] == "error")
+    assert error["message"].startswith("not sent: the room's store (Redis) is unreachable")
+    monkeypatch.setattr(broker, "update", update)
+    await asyncio.sleep(0.6)  # the breaker's 0.5 s
+    await teacher.send_json({"type": "state", "state": {"expression": PROGRAM, "step": 4}})
+    shown = await receive_until(student, lambda m: m["type"] == "state")
+    assert shown["state"]["step"] == 4  # the refused step 3 never reached the student
+
+
+async def test_a_join_that_ends_while_its_hub_subscribes_leaves_the_hub_to_the_join_waiting_for_it(
+    app, http, monkeypatch
+):
+    # The first join's connection task is cancelled while the hub it started subscribes: the hub goes on
+    # starting, in a task of its own, and the second join, which waits for the same hub, is welcomed.
+    room = (await new_room(http)).json()
+    classroom = app.state.classroom
+    broker, code = classroom.broker, room["code"].replace("-", "")
+    subscribe, release = broker.subscribe, asyncio.Event()
+
+    async def slow_subscribe(code, on_resubscribed=None):
+        await release.wait()
+        return await subscribe(code, on_resubscribed)
+
+    monkeypatch.setattr(broker, "subscribe", slow_subscribe)
+    first = await AsgiSocket(app).connect()
+    second = await AsgiSocket(app, client=("203.0.113.8", 40001)).connect()
+    await first.send_json({"type": "join", "code": room["code"]})
+    await second.send_json({"type": "join", "code": room["code"]})
+    async with asyncio.timeout(5):
+        while code not in classroom.hubs or len(classroom.hubs[code].members) < 2:
+            await asyncio.sleep(0.01)
+    first.abandon()  # its connection's task is cancelled while the hub subscribes
+    await asyncio.sleep(0.1)
+    release.set()
+    welcome = await second.receive_json(3)
+    assert welcome["type"] == "welcome" and welcome["role"] == "student"
+    assert list(classroom.hubs) == [code] and len(classroom.hubs[code].members) == 1
