@@ -328,8 +328,8 @@ async def test_a_job_whose_enqueue_fails_answers_503_and_gives_back_its_place(re
     client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://testserver")
     enqueue, enqueued = app.state.jobs.queue.enqueue, []
 
-    def failing_enqueue(function, job_id, **options):
-        enqueued.append(job_id)
+    def failing_enqueue(function, *arguments, **options):
+        enqueued.append(options["job_id"])  # the job's own id is RQ's
         raise failure
 
     try:
@@ -350,3 +350,44 @@ async def test_a_job_whose_enqueue_fails_answers_503_and_gives_back_its_place(re
     finally:
         await client.aclose()
         await app.state.jobs.close()
+
+
+async def test_a_job_stored_when_redis_died_before_it_was_queued_is_ended_and_gives_back_its_place(monkeypatch):
+    """Redis (with its append-only file) dies after the submit script stored the job and before RQ's enqueue:
+    the client gets a 503, and the job's best-effort end fails too. Once Redis is back, the job is `queued`
+    with no RQ job behind it; the next submit ends it `failed`, saying so, and it no longer holds the place."""
+    with tempfile.TemporaryDirectory() as directory:
+        server = RedisServer(directory, persistent=True)
+        server.start()
+        settings = Settings(
+            redis_url=server.url, time_budget=PATIENCE, job_max_per_client=1, redis_retry_seconds=0.5, redis_timeout=0.5
+        )
+        app = create_app(settings)
+        client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://testserver")
+        enqueue, enqueued = app.state.jobs.queue.enqueue, []
+        try:
+
+            def crash_then_enqueue(function, *arguments, **options):
+                enqueued.append(options["job_id"])
+                server.kill()
+                return enqueue(function, *arguments, **options)
+
+            monkeypatch.setattr(app.state.jobs.queue, "enqueue", crash_then_enqueue)
+            assert (await client.post("/runs", json={"expression": DESCENT})).status_code == 503
+            monkeypatch.setattr(app.state.jobs.queue, "enqueue", enqueue)
+            server.start()
+            [lost] = enqueued
+            assert record(server.url, lost)["status"] == "queued"  # stored, never queued: the AOF kept it
+            await anyio.sleep(0.6)  # the breaker's 0.5 s
+            early = await client.post("/runs", json={"expression": DESCENT})
+            assert early.status_code == 429, early.text  # within 2 s of being stored, it may still be on its way
+            await anyio.sleep(2.0)  # 2 × VALUEGRAPH_REDIS_TIMEOUT + 1 s after it was stored
+            queued = await start(client, DESCENT)  # no worker: it stays queued
+            ended = record(server.url, lost)
+            assert ended["status"] == "failed" and "never reached the queue" in ended["error"]
+            assert (await client.get(f"/runs/{queued}")).json()["status"] == "queued"  # RQ holds this one
+            assert (await client.post("/runs", json={"expression": DESCENT})).status_code == 429
+        finally:
+            await client.aclose()
+            await app.state.jobs.close()
+            server.stop()

@@ -3,12 +3,13 @@ process, wherever it runs; the job's record, progress and end travel back throug
 process answers GET /runs/{id}, its events and DELETE. Why RQ: docs/operating.md, "Jobs on Redis".
 
 The record, under `vg:job:ID` (a hash: status, client, request, statements, elapsed, error, worker,
-process), `vg:job:ID:runs` (a list: [line, data] per backward() call), `vg:job:ID:text` (the printed
-text), `vg:job:ID:alive` (set by the job's worker, expiring VALUEGRAPH_JOB_WORKER_TIMEOUT after its
-last beat), `vg:job:ID:snapshots` (a hash: run -> the bytes of the program's snapshot before that run,
-as the job's process takes and thins them within VALUEGRAPH_JOB_SNAPSHOT_BYTES; kept only for a job
-that ends `done`), and `vg:jobs:unfinished` (a hash: id -> client, for the caps). Every change of status is
-one Lua script, so an app process cancelling and a worker finishing cannot both win.
+process, queued_ms: when it was stored, by Redis's clock), `vg:job:ID:runs` (a list: [line, data] per
+backward() call), `vg:job:ID:text` (the printed text), `vg:job:ID:alive` (set by the job's worker, expiring
+VALUEGRAPH_JOB_WORKER_TIMEOUT after its last beat), `vg:job:ID:snapshots` (a hash: run -> the bytes of the
+program's snapshot before that run, as the job's process takes and thins them within
+VALUEGRAPH_JOB_SNAPSHOT_BYTES; kept only for a job that ends `done`), and `vg:jobs:unfinished` (a hash: id ->
+client, for the caps). Every change of status is one Lua script, so an app process cancelling and a worker
+finishing cannot both win.
 
 A worker runs one job at a time (RQ's SimpleWorker: no fork of its own, since the job's program
 already runs in a process of its own, app.jobs.processes, with the same limits as the local pool),
@@ -47,7 +48,9 @@ for _, client in ipairs(clients) do
 end
 if mine >= tonumber(ARGV[4]) then return 2 end
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
-redis.call('HSET', KEYS[1], 'status', 'queued', 'client', ARGV[2], 'request', ARGV[5], 'statements', 0, 'elapsed', 0)
+local now = redis.call('TIME')
+redis.call('HSET', KEYS[1], 'status', 'queued', 'client', ARGV[2], 'request', ARGV[5], 'statements', 0, 'elapsed', 0,
+  'queued_ms', now[1] * 1000 + math.floor(now[2] / 1000))
 return 0
 """
 
@@ -82,17 +85,26 @@ if ARGV[2] ~= '' then redis.call('HSET', KEYS[2], ARGV[1], ARGV[2]) end
 return status
 """
 
-# KEYS: the job, its runs, its text, its alive key, its snapshots, the unfinished hash. ARGV: id, the new status,
-# the error (JSON), keep for (s), how: "worker" (from running), "cancel" (from queued or running),
-# "lost" (from running, once its worker's alive key has expired). Returns the status after.
+# KEYS: the job, its runs, its text, its alive key, its snapshots, the unfinished hash, RQ's job. ARGV: id, the
+# new status, the error (JSON), keep for (s), how: "worker" (from running), "cancel" (from queued or running),
+# "lost" (from running, once its worker's alive key has expired; or from queued, with the error ARGV[6], when RQ
+# holds no job for it ARGV[7] ms after it was stored: Redis failed between the two). Returns the status after.
 END = """
 local status = redis.call('HGET', KEYS[1], 'status')
 if not status then return false end
 local how = ARGV[5]
+local error = ARGV[3]
 local ends = status == 'running' or (how == 'cancel' and status == 'queued')
-if how == 'lost' and redis.call('EXISTS', KEYS[4]) == 1 then ends = false end
+if how == 'lost' and status == 'running' then ends = redis.call('EXISTS', KEYS[4]) == 0 end
+if how == 'lost' and status == 'queued' then
+  local queued_ms = tonumber(redis.call('HGET', KEYS[1], 'queued_ms'))
+  local now = redis.call('TIME')
+  ends = queued_ms ~= nil and redis.call('EXISTS', KEYS[7]) == 0
+    and now[1] * 1000 + math.floor(now[2] / 1000) - queued_ms > tonumber(ARGV[7])
+  error = ARGV[6]
+end
 if not ends then return status end
-redis.call('HSET', KEYS[1], 'status', ARGV[2], 'error', ARGV[3])
+redis.call('HSET', KEYS[1], 'status', ARGV[2], 'error', error)
 redis.call('HDEL', KEYS[6], ARGV[1])
 redis.call('DEL', KEYS[4])
 -- only a job that ran to its end replays from its snapshots; the graphs of any other run it from the start
@@ -107,6 +119,13 @@ def _keys(job_id: str) -> list[str]:
     return [key, key + ":runs", key + ":text", key + ":alive", key + ":snapshots"]
 
 
+def _end_keys(job_id: str) -> list[str]:
+    """The keys of END: the job's, the unfinished hash, and RQ's job (enqueued under the job's own id)."""
+    from rq.job import Job
+
+    return [*_keys(job_id), UNFINISHED, Job.key_for(job_id)]
+
+
 def _lost_error(settings: Settings) -> dict:
     seconds = settings.job_worker_timeout
     return worker.failure(
@@ -114,6 +133,18 @@ def _lost_error(settings: Settings) -> dict:
         "killed, or lost Redis; the job is not run again, start it anew",
         "VALUEGRAPH_JOB_WORKER_TIMEOUT",
     )
+
+
+def _unqueued_error() -> dict:
+    return worker.failure(
+        "this job never reached the queue: Redis failed while it was being queued; start it anew", None
+    )
+
+
+def _unqueued_after(settings: Settings) -> float:
+    """Seconds after which a stored job that RQ holds no job for never will: its enqueue, one call of at most
+    VALUEGRAPH_REDIS_TIMEOUT with one retry, is over by then."""
+    return 2 * settings.redis_timeout + 1
 
 
 def _redis_options(settings: Settings, asyncio: bool = False) -> dict:
@@ -201,6 +232,7 @@ class RedisJobs(JobQueue):
         self.queue.enqueue(
             run_queued,
             job_id,
+            job_id=job_id,  # RQ's own id for it: END reads whether RQ holds it
             job_timeout=int(self.settings.job_wall_seconds) + 60,
             result_ttl=0,
             failure_ttl=int(self.settings.job_expire_seconds),
@@ -211,13 +243,13 @@ class RedisJobs(JobQueue):
         await self._end(job_id, "cancelled", None, "cancel")
         return await self.status(job_id)
 
-    async def _end(self, job_id: str, status: str, error: dict | None, how: str):
-        keys = [*_keys(job_id), UNFINISHED]
-        arguments = [job_id, status, json.dumps(error), int(self.settings.job_expire_seconds), how]
-        return await self.scripts["end"](keys=keys, args=arguments)
+    async def _end(self, job_id: str, status: str, error: dict | None, how: str, *lost: str):
+        arguments = [job_id, status, json.dumps(error), int(self.settings.job_expire_seconds), how, *lost]
+        return await self.scripts["end"](keys=_end_keys(job_id), args=arguments)
 
     async def _end_if_lost(self, job_id: str) -> None:
-        await self._end(job_id, "failed", _lost_error(self.settings), "lost")
+        unqueued = (json.dumps(_unqueued_error()), int(_unqueued_after(self.settings) * 1000))
+        await self._end(job_id, "failed", _lost_error(self.settings), "lost", *unqueued)
 
     @through_breaker
     async def _snapshot(self, job_id: str) -> tuple[dict, str] | None:
@@ -342,9 +374,8 @@ class Worker:
         return self.scripts["snapshot"](keys=[keys[0], keys[4]], args=arguments)
 
     def _end(self, job_id: str, status: str, error: dict | None) -> None:
-        keys = [*_keys(job_id), UNFINISHED]
         arguments = [job_id, status, json.dumps(error), int(self.settings.job_expire_seconds), "worker"]
-        self.scripts["end"](keys=keys, args=arguments)
+        self.scripts["end"](keys=_end_keys(job_id), args=arguments)
 
     def work(self) -> None:
         """Takes jobs from the shared queue until stopped. Redis lost (RQ then gives up, its job's process
