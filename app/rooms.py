@@ -295,6 +295,7 @@ class Member:
         self._pending: deque[tuple[str, int | None]] = deque()  # (text, state version or None)
         self._ready = asyncio.Event()
         self._close: tuple[int, str] | None = None
+        self.counted = False  # a student the broker counts (its join's add_member took a place)
 
     def send(self, text: str, version: int | None = None) -> None:
         if self._close is not None:
@@ -411,16 +412,16 @@ class RoomHub:
                             member.send(text, message["version"])
                     else:
                         await self.send_followers()
-                self.close_all(4404, "the room has expired")
+                self.end(4404, "the room has expired")
                 return
             except RoomGone:
-                self.close_all(4404, "the room has expired")
+                self.end(4404, "the room has expired")
                 return
             except BrokerUnavailable as down:
                 await self._close_subscription()
                 self._subscription = None
                 if self._recovering:  # a second failure in a row: Redis is down, not a stale connection
-                    self.close_all(1013, outage_reason(down))
+                    self.end(1013, outage_reason(down))
                     return
                 self._recovering = True
                 await asyncio.sleep(down.retry_after)  # then one more try, past the breaker
@@ -434,7 +435,7 @@ class RoomHub:
         try:
             await self.push_current()
         except RoomGone:
-            self.close_all(4404, "the room has expired")
+            self.end(4404, "the room has expired")
         except BrokerUnavailable:
             pass  # the relay's read fails too, and handles it
 
@@ -460,12 +461,14 @@ class RoomHub:
             await asyncio.sleep(interval)
             try:
                 if await broker.get(self.code) is None:
-                    self.close_all(4404, "the room has expired")
+                    self.end(4404, "the room has expired")
                     return
                 for member in list(self.members):
-                    if member.role == "student":
+                    if member.counted and member in self.members:
                         with contextlib.suppress(RoomGone):
                             await broker.add_member(self.code, member.id)
+                            if member not in self.members:  # it left meanwhile: its leave's removal may be older
+                                await broker.remove_member(self.code, member.id)
                 await self.send_followers()
             except BrokerUnavailable:
                 continue  # the relay notices too, and tells the members
@@ -500,6 +503,14 @@ class RoomHub:
         for member in list(self.members):
             member.close(code, reason)
 
+    def end(self, code: int, reason: str) -> None:
+        """The relay or the heartbeat is over for good (the room expired, Redis stayed down): every member
+        is closed, and the next join starts a hub of its own, while the members still closing leave this
+        one; the last to leave stops it."""
+        self.close_all(code, reason)
+        if self.classroom.hubs.get(self.code) is self:
+            del self.classroom.hubs[self.code]
+
 
 class Classroom:
     """The rooms this process serves; on app.state.classroom."""
@@ -511,11 +522,14 @@ class Classroom:
             settings.redis_url, timeout=settings.redis_timeout, retry_seconds=settings.redis_retry_seconds
         )
         self.hubs: dict[str, RoomHub] = {}  # code -> hub; changed only between awaits, so no lock
+        self._leaving: set[asyncio.Task] = set()  # members' leaves under way (Classroom._leave)
 
     async def close(self) -> None:
         for hub in list(self.hubs.values()):
             hub.close_all(1001, "the server is shutting down; reconnect to resume")
             await hub.stop()
+        if self._leaving:  # the leaves under way stop their hubs too
+            await asyncio.wait(self._leaving, timeout=HUB_STOP_SECONDS)
         await self.broker.close()
 
     async def create_room(
@@ -571,12 +585,22 @@ class Classroom:
         return hub
 
     async def _leave(self, hub: RoomHub, member: Member) -> None:
+        """Out of the hub at once; then, in a task of its own that a cancelled connection (the server
+        ending it, a client gone) cannot cut short, uncounted and, for the last member, the hub stopped."""
         hub.members.discard(member)
+        last = not hub.members
+        if last and self.hubs.get(hub.code) is hub:
+            del self.hubs[hub.code]  # a join from now on starts a new hub
+        leaving = asyncio.create_task(self._left(hub, member, last))
+        self._leaving.add(leaving)
+        leaving.add_done_callback(self._leaving.discard)
+        await asyncio.shield(leaving)
+
+    async def _left(self, hub: RoomHub, member: Member, last: bool) -> None:
         if member.role == "student":
             with contextlib.suppress(Exception):
                 await self.broker.remove_member(hub.code, member.id)
-        if not hub.members and self.hubs.get(hub.code) is hub:
-            del self.hubs[hub.code]  # a join from now on starts a new hub
+        if last:
             await hub.stop()
 
     async def serve(self, websocket: WebSocket) -> None:
@@ -608,6 +632,8 @@ class Classroom:
             await self._admit(websocket, join, code)
         except BrokerUnavailable as down:
             await _close(websocket, 1013, outage_reason(down))
+        except RoomGone:  # it expired while the join was being read
+            await _close(websocket, 4404, f"there is no room {shown_code(code)} (it may have expired)")
 
     async def _admit(self, websocket: WebSocket, join: JoinMessage, code: str) -> None:
         settings, broker = self.settings, self.broker
@@ -652,6 +678,7 @@ class Classroom:
                 if not await broker.add_member(code, member.id, most=most):
                     member.close(1013, full)  # others got the last places first
                     return
+                member.counted = True
                 await broker.remember_join(client, code, seconds=settings.room_idle_seconds)
             record = await broker.get(code)
             if record is None:
@@ -676,10 +703,12 @@ class Classroom:
         except (WebSocketDisconnect, RuntimeError):
             pass
         finally:
-            await self._leave(hub, member)
-            member.close(1000, "bye")
-            with contextlib.suppress(BaseException):
-                await asyncio.wait_for(writer, 2)
+            member.close(1000, "bye")  # nothing when another close came first
+            try:
+                await self._leave(hub, member)
+            finally:
+                with contextlib.suppress(BaseException):
+                    await asyncio.wait_for(writer, 2)
 
     async def _receive(self, websocket: WebSocket, member: Member, code: str) -> None:
         settings = self.settings
