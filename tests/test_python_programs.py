@@ -528,6 +528,37 @@ y = sum(made)
     assert [" › ".join(run[1:]) for run in _scope_runs(program) if run[0] == "W.__init__"] == shown
 
 
+@pytest.mark.parametrize(
+    ("calls", "shown"),
+    [
+        ('w["a\\nb"] = make(1)\nw["c\\td\\x00"] = make(1)', ["a b = make", "c d = make"]),  # one line, printable
+        ('w[""] = make(1)\nw[" "] = make(1)', ["make", "make (2)"]),  # a name that says nothing: numbered
+        ('w["for i"] = make(1)\nw["x"] = make(1)', ["make", "x = make"]),  # would read as a loop pass
+        ("q = c.h()\nk = c.h()", ["q = h", "k = h"]),  # a lambda the class holds
+        ("q = c.lin()\nk = c.lin()", ["q = B.lin", "k = B.lin"]),  # a method of a base class
+    ],
+)
+def test_a_given_name_is_shown_only_as_a_name(calls, shown):
+    program = f"""
+made = []
+def make(n):
+    values = [Value(1.0) for _ in range(n)]
+    made.extend(values)
+    return values
+class B:
+    def lin(self):
+        return make(1)
+class C(B):
+    h = lambda self: make(1)
+c = C()
+w = {{}}
+{calls}
+y = sum(made)
+"""
+    runs = _scope_runs(program)
+    assert [run[0] for run in runs] == shown
+
+
 def test_a_lambda_shows_the_name_it_is_called_by_and_a_long_given_name_is_shortened():
     name = "a_name_longer_than_thirty_characters_is"
     runs = _scope_runs(f"matrix = lambda: [Value(1.0)]\n{name} = matrix()\nb = matrix()\ny = {name}[0] + b[0]")

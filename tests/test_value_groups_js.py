@@ -327,3 +327,31 @@ def test_box_ports_kept_from_one_opening_to_the_next_are_every_edge_read_again(a
     for name, result in got.items():
         assert result["same"] == result["views"] >= 3, (name, result)
         assert 0 < result["reused"] < result["boxes"], (name, result)  # boxes left as they were keep theirs
+
+
+def test_a_set_of_collapsed_scopes_is_one_cache_key_whatever_its_names_hold(answers):
+    """Box and layout caches are keyed by the collapsed set: a name holding the character a joined key
+    would use ("|", a line break) must not make two different sets one key and draw one with the other's boxes."""
+    got = run_js(
+        answers,
+        """
+        const model = models.tables;
+        const names = ['out = table', 'tokens = table']; // as a sorted set joins them
+        const crafted = names.join('#0\\n');  // what the two keys joined by a line break read
+        const renamed = { ...model, nodes: model.nodes.map((node) => ({ ...node,
+          scope: node.scope.map((name) => (name === 'positions = table' ? crafted : name)) })) };
+        const instances = S.scopeInstances(renamed);
+        const boxes = (set) =>
+          S.collapsedGraph(renamed, instances, set).items.filter((i) => i.box).map((i) => i.box.key);
+        const two = new Set(names.map((name) => `${name}#0`));
+        const one = new Set([`${crafted}#0`]);
+        const alone = boxes(one);
+        boxes(two);
+        console.log(JSON.stringify({
+          alone, after: boxes(one), keys: [S.collapsedKey(two), S.collapsedKey(one), S.collapsedKey(new Set(['a|b']))],
+          bar: S.collapsedKey(new Set(['a', 'b'])),
+        }));
+        """,
+    )
+    assert got["alone"] == got["after"] == ["out = table#0\ntokens = table#0"]
+    assert len(set(got["keys"] + [got["bar"]])) == 4

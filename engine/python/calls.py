@@ -405,7 +405,6 @@ def _bind(function, args, kwargs) -> dict:
     return variables
 
 
-# name -> (the container type, its method) for calls that run inline (CallCompiler.expr_Call)
 ASSIGNED_NAME_LENGTH = 30  # characters of an assigned name a call's scope shows, then "…"
 
 
@@ -439,7 +438,8 @@ def assigned_names(tree) -> dict:
             pending.extend(ast.iter_child_nodes(node))
         for callee, calls in sites.items():
             if callee is not None and len(calls) > 1:
-                named.update((id(call), _shown(given[id(call)])) for call in calls if id(call) in given)
+                shown = ((id(call), _shown(given[id(call)])) for call in calls if id(call) in given)
+                named.update((call, name) for call, name in shown if name)
     return named
 
 
@@ -469,10 +469,16 @@ def _written(part) -> str:
     return "{" + (part.value.id if type(part.value) is ast.Name else "…") + "}"
 
 
-def _shown(name: str) -> str:
+def _shown(name: str) -> str | None:
+    """The name on one line, its control characters as spaces, cut to ASSIGNED_NAME_LENGTH; None for one that
+    says nothing or would read as a loop pass (`for i = 3`): that call is numbered instead."""
+    name = " ".join("".join(c if c.isprintable() else " " for c in name).split())
+    if not name or name.startswith("for "):
+        return None
     return name if len(name) <= ASSIGNED_NAME_LENGTH else name[: ASSIGNED_NAME_LENGTH - 1] + "…"
 
 
+# name -> (the container type, its method) for calls that run inline (CallCompiler.expr_Call)
 CONTAINER_METHODS = {"append": (list, B.LIST_METHODS["append"]), "add": (ProgramSet, B.SET_METHODS["add"])}
 
 
@@ -698,10 +704,11 @@ class CallCompiler:
                     state.call_site = extent
                     attribute = None
                     if type(obj) is Instance and not special and name not in obj.fields:
-                        attributes = obj.cls.attributes  # a method of the program's class, called inline
-                        attribute = attributes[name] if name in attributes else None
+                        attribute = obj.cls.get(name)  # a method of the program's class or a base, called inline
                     if type(attribute) is Function:
-                        shown = None if assigned is None else f"{assigned} = {attribute.scope_name}"
+                        shown = None  # a lambda the class holds shows the name it is called by, as a function's
+                        if assigned is not None:
+                            shown = f"{assigned} = {name if attribute.is_expression else attribute.scope_name}"
                         result = model.made(call_function(attribute, (obj, *values), named, scope, shown), name)
                     else:
                         result = method(obj, values, named, scope)

@@ -488,9 +488,14 @@ export function closedSet(model, instances, collapsed, key) {
 
 const lastBoxes = new WeakMap(); // instances -> {model, key, boxes}: the last collapsed set's boxesOf (defaultCollapsed counts the set collapsedGraph then makes)
 
+/** One string per set of scope keys, for a cache: a scope's name may hold any character a program's string does. */
+export function collapsedKey(collapsed) {
+  return JSON.stringify([...collapsed].sort());
+}
+
 /** Which box (an index into `scopes`, the outermost collapsed instances) each node goes into, -1 for none: collapsedGraph's first half. */
 function boxesOf(model, instances, collapsed) {
-  const key = [...collapsed].sort().join("\n");
+  const key = collapsedKey(collapsed);
   const last = lastBoxes.get(instances);
   if (last && last.model === model && last.key === key) return last.boxes;
   const boxes = boxesOfSet(model, instances, collapsed);

@@ -6,7 +6,7 @@
 import d3 from "./d3.js";
 import { formatNumber, grouped, nodeName } from "./format.js";
 import { gradOf } from "./timeline.js";
-import { boxDescription, boxGrads, boxPorts, closedSet, collapsedGraph, defaultCollapsed, lineSize, listedScopes, openedSet, placeScoped, scopeBoxes, scopeFrames, scopeIndex, scopeInstances, scopeLabel, scopedSize } from "./scopes.js";
+import { boxDescription, boxGrads, boxPorts, closedSet, collapsedGraph, collapsedKey, defaultCollapsed, lineSize, listedScopes, openedSet, placeScoped, scopeBoxes, scopeFrames, scopeIndex, scopeInstances, scopeLabel, scopedSize } from "./scopes.js";
 
 const STORY_LISTED = 12; // inputs and outputs listed in the story panel
 const LIST_SHOWN = 300; // scopes listed under the graph (a long loop makes thousands), the outermost first
@@ -61,7 +61,7 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
     model = newModel;
     instances = scopeInstances(model, source);
     portsKept = {};
-    const newShape = instances.map((s) => `${s.key}:${s.first}-${s.last}`).join("|");
+    const newShape = JSON.stringify(instances.map((s) => [s.key, s.first, s.last]));
     if (newShape !== shape) {
       shape = newShape;
       home = canCollapse() ? defaultCollapsed(model, instances) : new Set();
@@ -83,7 +83,7 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
     if (collapsed.size === 0 || !canCollapse()) return loadWhole();
     const graphView = collapsedGraph(model, instances, collapsed);
     if (graphView.items.length === model.nodes.length) return loadWhole(); // nothing to fold
-    const key = [...collapsed].sort().join("|");
+    const key = collapsedKey(collapsed);
     let layout = layouts.get(key);
     if (!layout) {
       const controller = (pending = new AbortController());
