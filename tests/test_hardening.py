@@ -711,3 +711,24 @@ def test_versions_only_for_files_inside_the_directory(tmp_path, path):
 def test_create_app_registers_the_template_function():
     app = create_app(Settings())
     assert "static_url" in app.state.templates.env.globals
+
+
+@pytest.mark.parametrize(
+    "program, where",
+    [
+        ("a = Value(1.0, label='\\ud800')\nb = a * 2", lambda answer: answer["nodes"][0]["label"] == "\ufffd"),
+        ("print('\\ud800 \\ud83d\\ude00')\na = Value(1.0)", lambda answer: answer["printed"] == ["\ufffd 😀"]),
+        ("a = Value(1.0)\na.label = 'x\\ud800'\nb = a * 2", lambda answer: answer["nodes"][0]["label"] == "x\ufffd"),
+    ],
+)
+async def test_a_lone_surrogate_a_program_makes_is_written_as_a_replacement_character(client, program, where):
+    """UTF-8 cannot carry a lone surrogate, which a string escape makes: it is written as U+FFFD (a pair as
+    the character it makes) in every answer, never a 500."""
+    answer = await client.post("/backward", json={"expression": program})
+    assert answer.status_code == 200 and where(answer.json())
+    columns = await client.post(
+        "/backward", json={"expression": program}, headers={"Accept": "application/vnd.valuegraph.columns+json"}
+    )
+    assert columns.status_code == 200 and "\ufffd" in str(columns.json())
+    for path in ("/export/html", "/export/scorm"):
+        assert (await client.post(path, json={"expression": program})).status_code == 200
