@@ -18,12 +18,11 @@ from .evaluate import evaluate
 from .limits import Limits
 from .parser import parse
 from .python import PythonRun, replay_python, run_python
-from .syntax import NO_ORIGIN, Span
+from .syntax import NO_ORIGIN, WHOLE_PROGRAM
 from .trace import format_number
 from .value import Value
 
 PYTHON_MARKERS = r"\b(?:Value|MLP|Neuron|Layer|print)\s*\(|^[ \t]*(?:import|from|def|class|for|while|if)\b"
-WHOLE_PROGRAM = Span(0, 1, 1, 0)
 PRIMES = ("", "′", "″", "‴", "⁗")
 SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 

@@ -36,6 +36,7 @@ def place(source: str, start: int, end: int) -> Span:
 
 
 NO_ORIGIN = (None, "", ())  # (span, expr, scope) of a node no program text made
+WHOLE_PROGRAM = Span(0, 1, 1, 0)  # the place of an error about the program as a whole
 
 
 class Statement(NamedTuple):

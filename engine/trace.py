@@ -14,7 +14,7 @@ from typing import NamedTuple
 from .autograd import propagate, recursive_propagate, topological_order
 from .errors import ProgramError
 from .limits import Limits
-from .syntax import Span
+from .syntax import WHOLE_PROGRAM
 
 VARIANTS = ("correct", "no-visited-check", "assign", "no-topological-order")
 
@@ -118,9 +118,6 @@ class Trace:
             raise ValueError(
                 "this trace counted its steps without keeping them: trace(..., keep_steps=True) keeps them"
             )
-
-
-WHOLE_PROGRAM = Span(0, 1, 1, 0)
 
 
 def trace(output, limits: Limits = Limits(), variant: str = "correct", keep_steps: bool = True) -> Trace:

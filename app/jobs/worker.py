@@ -18,7 +18,7 @@ import time
 
 from engine import Limits, ProgramError, is_python, run_program
 from engine.python import Taker
-from engine.python.run import WHOLE_PROGRAM
+from engine.syntax import WHOLE_PROGRAM
 
 from .. import schemas
 from ..service import answer_json, replayed_json

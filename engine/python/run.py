@@ -9,7 +9,7 @@ from operator import attrgetter
 
 from ..errors import ProgramError
 from ..limits import Limits
-from ..syntax import NO_ORIGIN, Span
+from ..syntax import NO_ORIGIN, WHOLE_PROGRAM
 from ..value import Value
 from . import builtins as B
 from .calls import assigned_names
@@ -21,8 +21,6 @@ from .prelude import NAMES as NN_NAMES
 from .prelude import NN_SOURCE
 from .snapshots import NO_RUN, UNLOADABLE, Taker, live_names, load
 from .state import ReplayDone, State
-
-WHOLE_PROGRAM = Span(0, 1, 1, 0)
 
 
 class PythonRun:
