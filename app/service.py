@@ -16,16 +16,27 @@ from typing import Callable, NamedTuple
 
 import anyio
 
-from engine import Limits, ProgramRun, Trace, Value, measure_leaf_gradients, replay_program, run_program, trace
+from engine import (
+    Limits,
+    ProgramError,
+    ProgramRun,
+    Trace,
+    Value,
+    measure_leaf_gradients,
+    replay_program,
+    run_program,
+    trace,
+)
 from engine.check import RULES, Check, canonical_op, check, confirmed
 from engine.python.observe import LearnerWalk, learner_walk
+from engine.syntax import WHOLE_PROGRAM, Span
 
 from . import schemas
 from .budget import Leftovers, collector_paused, run_within_budget
 from .cache import ResponseCache, request_key
 from .compression import GzipWriter
 from .config import Settings
-from .graph import check_nodes, read_graph
+from .graph import GraphError, check_nodes, read_graph
 from .layout import compute_layout
 from .serialize import backward_columns, backward_json, backward_response
 
@@ -68,8 +79,23 @@ def _program_graph(program: ProgramRun, request: schemas.BackwardRequest, limits
     own = program.python.graph if program.python is not None else None
     if own is not None:  # the program's own value class: its graph, as its backward() left it
         walk = learner_walk(own) if own["backward"] else None
-        return _checked(own_class_graph(own), request, limits, program, walk, keep_steps)
+        try:
+            return _checked(own_class_graph(own), request, limits, program, walk, keep_steps)
+        except GraphError as error:  # the program made it: a program's error, at the code that made the node
+            raise _made_at(error, own, request.expression) from None
     return _walked(program.output, request, limits, program, keep_steps)  # the syntax tree is freed by now
+
+
+def _made_at(error: GraphError, own: dict, text: str) -> ProgramError:
+    """A problem read_graph finds in a program's own graph (a node with fewer local gradients than inputs, a
+    label past the limit, a cycle made by changing a node's inputs), placed where the program made the node."""
+    loc = error.loc
+    extent = own["nodes"][loc[3]]["origin"][0] if len(loc) > 3 and loc[2] == "nodes" else None
+    if extent is None:
+        return ProgramError(error.message, WHOLE_PROGRAM)
+    line, column = extent[0], extent[1]
+    start = sum(len(before) + 1 for before in text.split("\n")[: line - 1]) + column - 1
+    return ProgramError(error.message, Span(start, line, column, start + 1))
 
 
 def compute_graph(output: Value, limits: Limits, variant: str = "correct") -> Computed:

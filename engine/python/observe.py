@@ -104,7 +104,7 @@ def observe(output, walk, limits):
         data = fields[data_field]
         if type(data) not in NUMBERS:
             _number(obj, data_field)  # raises, saying what it holds
-        data = float(data)
+        data = data if type(data) is float else _float(data)
         op = fields["_op"] if "_op" in fields else fields.get("op")  # the first of _op, op it holds
         if op is None or op == "":
             op = OP_OF_METHOD.get(obj.made_by, obj.made_by) if inputs else None
@@ -121,7 +121,10 @@ def observe(output, walk, limits):
         )
         stored = fields[local_field] if local_field else None
         if type(stored) in (tuple, list) and all(map(IS_NUMBER.__contains__, map(type, stored))):
-            local_grads = list(map(float, stored))
+            try:
+                local_grads = list(map(float, stored))
+            except OverflowError:  # a whole number past the largest float
+                local_grads = list(map(_float, stored))
             if len(stored) == len(inputs):
                 shapes[id(obj)] = (inputs_field, local_field, len(inputs))
         else:
@@ -134,7 +137,7 @@ def observe(output, walk, limits):
                 "label": label if type(label) is str and label else obj.name,
                 "op": op or None,
                 "data": data,
-                "grad": float(grad) if type(grad) in NUMBERS else None,
+                "grad": _float(grad) if type(grad) in NUMBERS else None,
                 "children": list(map(SERIAL, inputs)),
                 "local_grads": local_grads,
                 "origin": origin,
@@ -162,13 +165,23 @@ def _number(obj, field):
             f"a {obj.cls.name} looks like a value (it has .{field} and inputs) but its .{field} holds a "
             f"{type_name(value)}, not a number"
         )
-    return float(value)
+    return _float(value)
+
+
+def _float(number) -> float:
+    """A node's number as a float, in IEEE arithmetic: a whole number past the largest float is infinite."""
+    if type(number) is float:
+        return number
+    try:
+        return float(number)
+    except OverflowError:
+        return math.inf if number > 0 else -math.inf
 
 
 def derive_local_grads(op, data, inputs):
     """The local gradient of each input by the course's rule for the op (engine.check's RULES, in IEEE
     arithmetic: log(0)'s is Infinity, never an error), or None when the op is not one the course defines.
-    A sum may have any number of inputs; an input kept in a set may stand for two (x + x, x * x, x - x)."""
+    A sum may have any number of inputs; an input kept in a set may stand for two (x + x, x * x, x - x, x / x)."""
     if not inputs:
         return []
     name, n = canonical_op((op or "").strip())
@@ -184,7 +197,7 @@ def derive_local_grads(op, data, inputs):
 
 
 # The op of two equal inputs that a set kept once, and the local gradient of that one input.
-FOLDED = {"+": lambda x: 2.0, "*": lambda x: 2 * x, "-": lambda x: 0.0}
+FOLDED = {"+": lambda x: 2.0, "*": lambda x: 2 * x, "-": lambda x: 0.0, "/": lambda x: 0.0}
 
 
 def _steps(walk, position, shapes):
@@ -208,9 +221,9 @@ def _steps(walk, position, shapes):
                 nodes.append(id(owner))
                 counts.append(len(written))
                 children.extend(map(id, inputs))
-                grads.extend(map(float, written))
+                grads.extend(map(float, written))  # ints past 64 bits were made floats (idioms.accumulate)
                 continue
-            writes = [(id(child), float(grad)) for child, grad in zip(inputs, written) if id(child) in position]
+            writes = [(id(child), _float(grad)) for child, grad in zip(inputs, written) if id(child) in position]
         elif kind == "step":
             nodes.append(id(event[1]))
             counts.append(0)
@@ -220,7 +233,7 @@ def _steps(walk, position, shapes):
             at, in_step = id(event[1]), event[3]
             if at not in position:
                 continue
-            writes = [(at, float(event[2]) if type(event[2]) in NUMBERS else None)]
+            writes = [(at, _float(event[2]) if type(event[2]) in NUMBERS else None)]
         if in_step and nodes:  # written inside a _backward call: its step's
             counts[-1] += len(writes)
         else:

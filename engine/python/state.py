@@ -158,6 +158,7 @@ class State(Calls):
         self.runs.append((line, value.data))
         if self.wanted_run is None or self.wanted_run == index:
             self.snapshot = (order, [node.data for node in order], index)
+            self.observed = None  # the shown graph is this call's, not an earlier call's of the program's own class
         propagate(order)  # micrograd's backward(): gradients accumulate until the program zeroes them
         if self.progress is not None:
             self.progress(self)

@@ -1,0 +1,173 @@
+"""A learner's own value class at its edges, each found by probing the answer with unusual but plausible
+classes: a whole number past the largest float in a node is Infinity (IEEE), not a 500; what read_graph
+refuses in a program's own graph is the program's error at the line that made the node (400), not a posted
+graph's 422; `x / x` with its inputs kept in a set is checked as the course's rule says; a built-in Value's
+backward() after the class's own shows its own run; the nudge test measures the replayed function."""
+
+import math
+
+import pytest
+
+COLUMNS = {"Accept": "application/vnd.valuegraph.columns+json"}
+
+# The course's class: data, _children, _local_grads, _op; backward with a visited set and +=.
+COURSE = """
+class Value:
+    def __init__(self, data, children=(), local_grads=(), op=''):
+        self.data = data
+        self.grad = 0
+        self._children = children
+        self._local_grads = local_grads
+        self._op = op
+    def __add__(self, other):
+        other = other if isinstance(other, Value) else Value(other)
+        return Value(self.data + other.data, (self, other), (1, 1), '+')
+    def __mul__(self, other):
+        other = other if isinstance(other, Value) else Value(other)
+        return Value(self.data * other.data, (self, other), (other.data, self.data), '*')
+    def backward(self):
+        topo = []
+        visited = set()
+        def build(v):
+            if v not in visited:
+                visited.add(v)
+                for ch in v._children:
+                    build(ch)
+                topo.append(v)
+        build(self)
+        self.grad = 1
+        for v in reversed(topo):
+            for ch, lg in zip(v._children, v._local_grads):
+                ch.grad += lg * v.grad
+"""
+
+# micrograd's style: _prev as a set, _op, a _backward closure per node.
+MICRO = """
+import math
+class Value:
+    def __init__(self, data, _children=(), _op=''):
+        self.data = data
+        self.grad = 0.0
+        self._backward = lambda: None
+        self._prev = set(_children)
+        self._op = _op
+    def __add__(self, other):
+        other = other if isinstance(other, Value) else Value(other)
+        out = Value(self.data + other.data, (self, other), '+')
+        def _backward():
+            self.grad += out.grad
+            other.grad += out.grad
+        out._backward = _backward
+        return out
+    def __mul__(self, other):
+        other = other if isinstance(other, Value) else Value(other)
+        out = Value(self.data * other.data, (self, other), '*')
+        def _backward():
+            self.grad += other.data * out.grad
+            other.grad += self.data * out.grad
+        out._backward = _backward
+        return out
+    def __truediv__(self, other):
+        out = Value(self.data / other.data, (self, other), '/')
+        def _backward():
+            self.grad += (1 / other.data) * out.grad
+            other.grad += (-self.data / other.data**2) * out.grad
+        out._backward = _backward
+        return out
+    def sigmoid(self):
+        s = 1 / (1 + math.exp(-self.data))
+        out = Value(s, (self,), 'sigmoid')
+        def _backward():
+            self.grad += s * (1 - s) * out.grad
+        out._backward = _backward
+        return out
+    def backward(self):
+        topo = []
+        visited = set()
+        def build(v):
+            if v not in visited:
+                visited.add(v)
+                for ch in v._prev:
+                    build(ch)
+                topo.append(v)
+        build(self)
+        self.grad = 1.0
+        for v in reversed(topo):
+            v._backward()
+"""
+
+
+async def post(client, program, **more):
+    return await client.post("/backward", json={"expression": program, **more})
+
+
+def by_label(body):
+    return {node["label"]: node for node in body["nodes"]}
+
+
+def line_of(program, text):
+    return next(i for i, line in enumerate(program.split("\n"), 1) if text in line)
+
+
+BIG = "1" + "0" * 400
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("headers", [{}, COLUMNS], ids=["json", "columns"])
+async def test_a_whole_number_past_the_largest_float_in_a_node_is_infinity(client, headers):
+    for tail in (f"out = Value({BIG})\n", f"a = Value(1.0)\nout = Value(2.0, (a,), ({BIG},), 'exp')\n"):
+        response = await client.post("/backward", json={"expression": COURSE + tail}, headers=headers)
+        assert response.status_code == 200, response.text
+        assert "Infinity" in response.text
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("tail", "made", "said"),
+    [
+        (
+            "a = Value(2.0)\nb = Value(3.0)\nc = Value(6.0, (a, b), (3.0,), '*')\nc.backward()\n",
+            "c = Value(6.0",
+            "2 children but 1 local gradients",
+        ),
+        ("a = Value(2.0)\na.label = 'x' * 5000\nb = a * 3\nb.backward()\n", "a = Value(2.0)", "the limit is 200"),
+        (
+            "a = Value(2.0)\nb = a * 3\nc = b + 1\na._children = (c,)\na._local_grads = (1,)\nc.backward()\n",
+            "a = Value(2.0)",  # the node whose input comes after it
+            "a cycle",
+        ),
+    ],
+    ids=["local_grads_short", "long_label", "cycle"],
+)
+async def test_what_a_programs_own_graph_cannot_be_is_the_programs_error_where_it_made_the_node(
+    client, tail, made, said
+):
+    program = COURSE + tail
+    response = await post(client, program)
+    assert response.status_code == 400, response.text
+    detail = response.json()["detail"]
+    assert said in detail["message"] and detail["line"] == line_of(program, made), detail
+
+
+@pytest.mark.anyio
+async def test_x_over_x_with_its_input_kept_in_a_set_is_checked_by_the_courses_rule(client):
+    body = (await post(client, MICRO + "a = Value(3.0)\nc = a / a\nd = c * a\nd.backward()\nprint(a.grad)\n")).json()
+    assert body["printed"] == ["1.0"]  # CPython's
+    assert body["gradient_check"]["status"] == "ok", body["gradient_check"]
+
+
+@pytest.mark.anyio
+async def test_a_built_in_values_backward_after_the_classs_own_shows_its_own_run(client):
+    own = COURSE.replace("class Value", "class Scalar").replace("Value(", "Scalar(").replace("Value)", "Scalar)")
+    program = own + "a = Scalar(2.0)\nb = a * 3\nb.backward()\nx = Value(5.0)\ny = x * x\ny.backward()\n"
+    last, asked = (await post(client, program)).json(), (await post(client, program, run=1)).json()
+    assert last["run"] == 1 == asked["run"]
+    assert [n["data"] for n in last["nodes"]] == [n["data"] for n in asked["nodes"]] == [5.0, 25.0]
+
+
+@pytest.mark.anyio
+async def test_the_nudge_test_measures_the_replayed_function_not_the_stored_data(client):
+    # b holds 0.9 where tanh(0.5) is 0.46: the measured slope is of tanh(a) + a, replayed at a and at a + h
+    program = COURSE + "a = Value(0.5)\nb = Value(0.9, (a,), (0.19,), 'tanh')\nc = b + a\nc.backward()\n"
+    measured = by_label((await post(client, program, check=True)).json())["a"]["numeric_grad"]
+    assert math.isclose(measured, 2 - math.tanh(0.5) ** 2, rel_tol=1e-3), measured
