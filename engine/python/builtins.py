@@ -107,7 +107,7 @@ def power(a, b):
         return a ** float(b) if tb is bool else a**b
     if ta in NUMBERS and tb in NUMBERS:
         if ta is not float and tb is not float and b >= 0:
-            if abs(a) > 1 and b * max(int(a).bit_length(), 1) > 64:
+            if abs(a) > 1 and b * (int(abs(a)).bit_length() - 1) >= 64:  # past 64 bits: never made whole
                 return ieee.power(float(a), float(b))
             return whole_or_float(a**b)
         return ieee.power(float(a), float(b))

@@ -112,3 +112,4 @@ class Shape:
 
 square, other = Shape(2), Shape(2)
 print(Shape.sides, square.sides, square != other, square != square, square == square)
+print(2**33, 2**40, 10**17, 7**22, 2**62, (-2) ** 63)  # whole powers that fit in 64 bits stay whole
