@@ -171,3 +171,17 @@ async def test_the_nudge_test_measures_the_replayed_function_not_the_stored_data
     program = COURSE + "a = Value(0.5)\nb = Value(0.9, (a,), (0.19,), 'tanh')\nc = b + a\nc.backward()\n"
     measured = by_label((await post(client, program, check=True)).json())["a"]["numeric_grad"]
     assert math.isclose(measured, 2 - math.tanh(0.5) ** 2, rel_tol=1e-3), measured
+
+
+@pytest.mark.anyio
+async def test_grads_below_an_op_the_course_has_no_rule_for_are_not_called_wrong(client):
+    # sigmoid has no rule and stores no local gradients: the nodes below it cannot be checked, not "wrong"
+    program = MICRO + "a = Value(0.5)\nb = Value(2.0)\nc = a * b\nd = c.sigmoid()\ne = d + a\ne.backward()\n"
+    check = (await post(client, program, check=True)).json()["gradient_check"]
+    assert check["status"] == "ok" and check["wrong"] == [], check
+    assert "Below d, whose local gradients no rule of the course gives" in check["message"]
+    assert "3 nodes are not checked" in check["message"]
+    # above it, a wrong grad is still found: a seed of 2
+    seeded = program.replace("self.grad = 1.0", "self.grad = 2.0")
+    wrong = (await post(client, seeded, check=True)).json()["gradient_check"]
+    assert wrong["status"] == "wrong" and wrong["first"] is not None, wrong
