@@ -185,3 +185,20 @@ async def test_grads_below_an_op_the_course_has_no_rule_for_are_not_called_wrong
     seeded = program.replace("self.grad = 1.0", "self.grad = 2.0")
     wrong = (await post(client, seeded, check=True)).json()["gradient_check"]
     assert wrong["status"] == "wrong" and wrong["first"] is not None, wrong
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("tail", "made", "said"),
+    [
+        ("a = Value(2.0)\nb = Value(3.0, (a, 5.0), (1, 1), '+')\nprint(b.data)\n", "b = Value(3.0", "must be nodes"),
+        ("a = Value('x')\nb = Value(3.0, (a,), (1,), 'exp')\nb.backward()\n", "a = Value('x')", "holds a string"),
+    ],
+    ids=["an_input_that_is_no_node", "data_that_is_no_number"],
+)
+async def test_a_node_that_cannot_be_read_is_reported_where_the_program_made_it(client, tail, made, said):
+    program = COURSE + tail
+    response = await post(client, program)
+    assert response.status_code == 400
+    detail = response.json()["detail"]
+    assert said in detail["message"] and detail["line"] == line_of(program, made), detail

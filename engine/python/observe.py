@@ -78,8 +78,9 @@ def observe(output, walk, limits):
             if id(child) not in reached:
                 names = node_fields(child)
                 if names is None:
-                    raise B.RunError(
-                        f"a {obj.cls.name}'s {inputs} holds a {type_name(child)}: the inputs of a node must be nodes"
+                    raise NodeProblem(
+                        f"a {obj.cls.name}'s {inputs} holds a {type_name(child)}: the inputs of a node must be nodes",
+                        obj,
                     )
                 reached[id(child)] = (child, names)
                 pending.append((child, names[1]))
@@ -154,6 +155,14 @@ def observe(output, walk, limits):
     }
 
 
+class NodeProblem(B.RunError):
+    """A node observe cannot read: `node`, the object, says where the program made it (its site)."""
+
+    def __init__(self, message: str, node):
+        super().__init__(message)
+        self.node = node
+
+
 def _serial(pair):
     return pair[0].serial
 
@@ -161,9 +170,10 @@ def _serial(pair):
 def _number(obj, field):
     value = obj.fields[field]
     if type(value) not in NUMBERS:
-        raise B.RunError(
+        raise NodeProblem(
             f"a {obj.cls.name} looks like a value (it has .{field} and inputs) but its .{field} holds a "
-            f"{type_name(value)}, not a number"
+            f"{type_name(value)}, not a number",
+            obj,
         )
     return _float(value)
 

@@ -15,7 +15,7 @@ from . import builtins as B
 from .calls import assigned_names
 from .interpreter import Compiler
 from .objects import Frame
-from .observe import as_engine_graph, node_fields, observe
+from .observe import NodeProblem, as_engine_graph, node_fields, observe
 from .parse import parse_python
 from .prelude import NAMES as NN_NAMES
 from .prelude import NN_SOURCE
@@ -228,6 +228,8 @@ def _output(state: State, run):
     if state.last_value is None and state.last_instance is not None and node_fields(state.last_instance):
         try:  # no backward() yet: the graph with the grads as made
             state.observed = observe(state.last_instance, None, state.limits)
+        except NodeProblem as problem:
+            raise state.made_at(problem) from None
         except B.RunError as error:
             raise ProgramError(str(error), WHOLE_PROGRAM) from None
         return None

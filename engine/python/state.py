@@ -16,7 +16,7 @@ from . import model
 from .calls import Calls
 from .idioms import ONE_STEP
 from .objects import Function, Instance, show, type_name
-from .observe import node_fields, observe
+from .observe import NodeProblem, node_fields, observe
 
 
 class State(Calls):
@@ -181,7 +181,10 @@ class State(Calls):
             walk = self.walk
         finally:
             self.walk = outer
-        graph = observe(node, walk, self.limits) if wanted else None
+        try:
+            graph = observe(node, walk, self.limits) if wanted else None
+        except NodeProblem as problem:
+            raise self.made_at(problem) from None
         data = graph["nodes"][-1]["data"] if graph else node.fields[node_fields(node)[0]]
         self.runs.append((line, float(data) if type(data) in (int, float, bool) else math.nan))
         if wanted:
@@ -191,6 +194,14 @@ class State(Calls):
         if self.progress is not None:
             self.progress(self)
         return result
+
+    def made_at(self, problem: "NodeProblem") -> ProgramError:
+        """observe's problem with a node as the program's error, at the code that made the node."""
+        site = problem.node.site
+        if site is None or site[0] is None or self.source is None:
+            return ProgramError(str(problem), self.entry_span())
+        line, column = site[0][:2]
+        return ProgramError(str(problem), self.source.character_span(line, column - 1))
 
     def backward_step(self, node, closure, args, kwargs):
         """node._backward(): one step of the program's own walk."""
