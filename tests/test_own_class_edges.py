@@ -202,3 +202,55 @@ async def test_a_node_that_cannot_be_read_is_reported_where_the_program_made_it(
     assert response.status_code == 400
     detail = response.json()["detail"]
     assert said in detail["message"] and detail["line"] == line_of(program, made), detail
+
+
+GRAPH = "a = Value(2.0)\nb = Value(3.0)\nc = a * b\nout = c + a\n"
+BACKWARD_FUNCTION = COURSE.split("    def backward")[0] + (
+    "def backward(root):\n"
+    "    topo = []\n"
+    "    visited = set()\n"
+    "    def build(v):\n"
+    "        if v not in visited:\n"
+    "            visited.add(v)\n"
+    "            for ch in v._children:\n"
+    "                build(ch)\n"
+    "            topo.append(v)\n"
+    "    build(root)\n"
+    "    root.grad = 1\n"
+    "    for v in reversed(topo):\n"
+    "        for ch, lg in zip(v._children, v._local_grads):\n"
+    "            ch.grad = lg * v.grad\n"  # the = mistake: a.grad ends 3.0, not 4.0
+)
+RECURSIVE = COURSE.split("    def backward")[0] + (
+    "    def backward(self, seed=True):\n"
+    "        if seed:\n"
+    "            self.grad = 1\n"
+    "        for ch, lg in zip(self._children, self._local_grads):\n"
+    "            ch.grad += lg * self.grad\n"
+    "            ch.backward(False)\n"
+)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "program",
+    [
+        COURSE.replace("ch.grad += lg * v.grad", "ch.grad = lg * v.grad") + GRAPH + "Value.backward(out)\n",
+        BACKWARD_FUNCTION + GRAPH + "backward(out)\n",
+    ],
+    ids=["Value.backward(out)", "backward(out)"],
+)
+async def test_a_backward_called_as_a_function_is_the_learners_own(client, program):
+    body = (await post(client, program + "print(a.grad)\n", check=True)).json()
+    assert body["printed"] == ["3.0"] and by_label(body)["a"]["grad"] == 3.0  # CPython's, the = mistake's
+    assert body["gradient_check"]["status"] == "wrong" and body["learner_walk"]
+
+
+@pytest.mark.anyio
+async def test_a_backward_that_calls_backward_on_its_inputs_is_one_run_with_every_write(client):
+    body = (await post(client, RECURSIVE + GRAPH + "out.backward()\nprint(a.grad, b.grad)\n", check=True)).json()
+    assert body["printed"] == ["4.0 2.0"] and body["runs"] == [{"line": body["runs"][0]["line"], "data": 8.0}]
+    labels = {node["id"]: node["label"] for node in body["nodes"]}
+    written = [(labels[u["child"]], u["grad"]) for step in body["learner_walk"] for u in step["updates"]]
+    assert written == [("out", 1.0), ("c", 1.0), ("a", 3.0), ("b", 2.0), ("a", 4.0)]  # CPython's, in order
+    assert body["gradient_check"]["status"] == "ok"

@@ -478,6 +478,11 @@ def _shown(name: str) -> str | None:
     return name if len(name) <= ASSIGNED_NAME_LENGTH else name[: ASSIGNED_NAME_LENGTH - 1] + "…"
 
 
+def _is_backward_of_a_node(values, named) -> bool:
+    """Whether `backward(values...)` is a program's own backward of one node: `backward(out)`, `Value.backward(out)`."""
+    return len(values) == 1 and not named and type(values[0]) is Instance and node_fields(values[0]) is not None
+
+
 # name -> (the container type, its method) for calls that run inline (CallCompiler.expr_Call)
 CONTAINER_METHODS = {"append": (list, B.LIST_METHODS["append"]), "add": (ProgramSet, B.SET_METHODS["add"])}
 
@@ -705,6 +710,11 @@ class CallCompiler:
                     attribute = None
                     if type(obj) is Instance and not special and name not in obj.fields:
                         attribute = obj.cls.get(name)  # a method of the program's class or a base, called inline
+                    elif type(obj) is Class and name == "backward":  # Value.backward(out)
+                        attribute = obj.get(name)
+                        if type(attribute) is Function and _is_backward_of_a_node(values, named):
+                            return state.learner_backward(values[0], attribute, (), NO_KEYWORDS, line)
+                        attribute = None
                     if type(attribute) is Function:
                         shown = None  # a lambda the class holds shows the name it is called by, as a function's
                         if assigned is not None:
@@ -735,6 +745,8 @@ class CallCompiler:
                     state.entry_node = node
                 state.call_site = extent
                 if type(target) is Function:
+                    if target.name == "backward" and _is_backward_of_a_node(values, named):  # backward(out)
+                        return state.learner_backward(values[0], target, (), NO_KEYWORDS, line)
                     shown = None
                     if assigned is not None:  # a lambda shows the name it is called by: `wte = matrix`
                         shown = f"{assigned} = {callee_name if target.is_expression else target.scope_name}"

@@ -54,6 +54,7 @@ class State(Calls):
         self.printed_characters = 0
         self.instances = 0  # instances of the program's classes made so far (their serials)
         self.walk = None  # while the program's own backward() runs: what it does, in order
+        self.in_learner_backward = False  # the program's own backward() is running (learner_backward)
         self.in_step = False  # a node's _backward closure is running
         self.sorting = ONE_STEP  # how a backward's textbook topological sort runs (idioms.py)
         self.observed = None  # the graph of the program's own class at the chosen backward() call
@@ -166,8 +167,12 @@ class State(Calls):
     # ---- the program's own value class ----
 
     def learner_backward(self, node, method, args, kwargs, line):
-        """node.backward() of the program's own class: run as written, recording its walk; at the
-        chosen call, the graph is observed as the program's backward left it."""
+        """node.backward() of the program's own class (or a program's `backward(node)`): run as written,
+        recording its walk; at the chosen call, the graph is observed as the program's backward left it.
+        A backward that calls backward() again (on a node's inputs, recursively) is one run: the calls it
+        makes are steps of its walk."""
+        if self.in_learner_backward:
+            return self.call_function(method, (node, *args), kwargs)
         if len(self.runs) >= self.limits.max_backward_calls:
             raise B.RunError(
                 f"the program calls backward() more than {self.limits.max_backward_calls:,} times; "
@@ -176,11 +181,13 @@ class State(Calls):
         index = len(self.runs)
         wanted = self.wanted_run is None or self.wanted_run == index
         outer, self.walk = self.walk, ([] if wanted else None)
+        self.in_learner_backward = True
         try:
             result = self.call_function(method, (node, *args), kwargs)
             walk = self.walk
         finally:
             self.walk = outer
+            self.in_learner_backward = False
         try:
             graph = observe(node, walk, self.limits) if wanted else None
         except NodeProblem as problem:
