@@ -139,6 +139,7 @@ class Settings:
     job_wall_seconds: float = 14400.0  # twice the CPU limit: 1,000 microgpt steps took 7,680 s on a busy machine
     job_expire_seconds: float = 3600.0
     job_worker_timeout: float = 10.0
+    job_enqueue_seconds: float = 60.0  # a stored job RQ does not hold after this never reached the queue
     job_snapshot_every: int = 2
     job_snapshot_bytes: int = 200_000_000
 

@@ -356,7 +356,7 @@ class RoomHub:
         self._recovering = False  # the subscription broke once; it is being made again
         self._tasks: list[asyncio.Task] = []
         self._subscription = None
-        self._starting = None  # the task of _start (begin), kept while it runs
+        self._starting = None  # the task of _start (begin): held, as the event loop keeps only a weak reference
 
     def begin(self) -> None:
         """Start the hub in a task of its own: the join that needed it first may end (its connection's
@@ -383,6 +383,7 @@ class RoomHub:
         """Close the subscription first, so that a relay blocked in its read (redis-py's retrying
         read absorbs a cancellation) sees its connection end; then cancel, and wait a bounded time."""
         self._stopping = True
+        self.classroom.running.discard(self)
         await self._close_subscription()
         for task in self._tasks:
             task.cancel()
@@ -523,9 +524,10 @@ class Classroom:
         )
         self.hubs: dict[str, RoomHub] = {}  # code -> hub; changed only between awaits, so no lock
         self._leaving: set[asyncio.Task] = set()  # members' leaves under way (Classroom._leave)
+        self.running: set[RoomHub] = set()  # every hub begun and not yet stopped
 
     async def close(self) -> None:
-        for hub in list(self.hubs.values()):
+        for hub in list(self.running):  # the registered hubs, and those ended whose members are still leaving
             hub.close_all(1001, "the server is shutting down; reconnect to resume")
             await hub.stop()
         if self._leaving:  # the leaves under way stop their hubs too
@@ -571,6 +573,7 @@ class Classroom:
         hub = self.hubs.get(code)
         if hub is None:
             hub = self.hubs[code] = RoomHub(self, code)
+            self.running.add(hub)
             hub.begin()
         hub.members.add(member)
         try:

@@ -29,7 +29,8 @@ from engine import (
 )
 from engine.check import RULES, Check, canonical_op, check, confirmed
 from engine.python.observe import LearnerWalk, learner_walk
-from engine.syntax import WHOLE_PROGRAM, Span
+from engine.python.parse import Source
+from engine.syntax import WHOLE_PROGRAM
 
 from . import schemas
 from .budget import Leftovers, collector_paused, run_within_budget
@@ -93,9 +94,7 @@ def _made_at(error: GraphError, own: dict, text: str) -> ProgramError:
     extent = own["nodes"][loc[3]]["origin"][0] if len(loc) > 3 and loc[2] == "nodes" else None
     if extent is None:
         return ProgramError(error.message, WHOLE_PROGRAM)
-    line, column = extent[0], extent[1]
-    start = sum(len(before) + 1 for before in text.split("\n")[: line - 1]) + column - 1
-    return ProgramError(error.message, Span(start, line, column, start + 1))
+    return ProgramError(error.message, Source(text).character_span(extent[0], extent[1] - 1))
 
 
 def compute_graph(output: Value, limits: Limits, variant: str = "correct") -> Computed:

@@ -242,15 +242,15 @@ class _Checker:
                 message = self._rule_message(local, data_problems)
             return Check(expected_grad, self._record("no_backward", [], None, message, local))
         self.learner = learner
-        unknown = self._unknown_below()
         wrong = [
             i
             for i in reversed(self.order)
             if learner[i] != expected[i]
             and learner[i] is not None
             and not _close(learner[i], expected[i], self._scale(i))
-            and not (i in unknown and expected[i] != expected[i])
         ]
+        unknown = self._unknown_below() if any(expected[i] != expected[i] for i in wrong) else {}
+        wrong = [i for i in wrong if not (i in unknown and expected[i] != expected[i])]
         if not wrong:
             if local or data_problems:
                 first = self._first_rule_problem(local, data_problems)
@@ -267,6 +267,8 @@ class _Checker:
         message = self._cause(wrong)
         if local or data_problems:
             message = self._rule_message(local, data_problems) + " " + message
+        if unknown:
+            message += " " + self._unknown_message(unknown)
         return Check(expected_grad, self._record("wrong", sorted(wrong), wrong[0], message, local))
 
     def _record(self, status, wrong, first, message, local):

@@ -31,18 +31,19 @@ def measure_gradient(output, leaf, h: float = DEFAULT_NUDGE, order=None, at=None
     """(f(x + h) - f(x)) / h for one leaf, in one replay of the graph: O(nodes). f(x) is replayed too (`at`,
     when known): a posted graph's or a learner's class's stored data need not be what its ops compute."""
     order = order or topological_order(output)
-    return (_replayed(order, leaf, h) - (_replayed(order, None, 0.0) if at is None else at)) / h
+    return (_replayed(output, order, leaf, h) - (_replayed(output, order, None, 0.0) if at is None else at)) / h
 
 
-def _replayed(order, leaf, h: float) -> float:
-    """The output (last in `order`) replayed from the leaves' data, `leaf` moved by h (None: no leaf moved)."""
+def _replayed(output, order, leaf, h: float) -> float:
+    """The output replayed from the leaves' data (`order`: the nodes it reaches, inputs first), `leaf` moved by
+    h (None: no leaf moved)."""
     replayed = {}
     for node in order:
         if node._children:
             replayed[node] = REPLAY[node.op]([replayed[child] for child in node._children], node)
         else:
             replayed[node] = Value(node.data + h if node is leaf else node.data)
-    return replayed[order[-1]].data
+    return replayed[output].data
 
 
 def measure_leaf_gradients(output, h: float = DEFAULT_NUDGE, limits: Limits = Limits()) -> dict:
@@ -55,5 +56,5 @@ def measure_leaf_gradients(output, h: float = DEFAULT_NUDGE, limits: Limits = Li
             f"more than the limit of {limits.max_check_evaluations:,} node evaluations; turn the check off",
             WHOLE_PROGRAM,
         )
-    at = _replayed(order, None, 0.0)
+    at = _replayed(output, order, None, 0.0)
     return {leaf: measure_gradient(output, leaf, h, order, at) for leaf in leaves}

@@ -87,6 +87,35 @@ async def _dead_hub_after_expiry():
     )
 
 
+def test_the_server_stopping_stops_a_hub_that_ended_while_a_member_is_still_closing():
+    run_bounded(_ended_hub_at_shutdown, 20)
+
+
+async def _ended_hub_at_shutdown():
+    clock = Clock()
+    app, http = in_memory_app(clock, room_idle_seconds=60)
+    classroom = app.state.classroom
+    room = (await http.post("/rooms", json={"state": {"expression": PROGRAM}})).json()
+    code = room["code"].replace("-", "")
+    teacher = await AsgiSocket(app).connect()
+    await teacher.join(room["code"], room["token"])
+    lingering = await AsgiSocket(app, client=("203.0.113.8", 40001)).connect()
+    await lingering.join(room["code"])
+    hub = classroom.hubs[code]
+    before = {task for task in asyncio.all_tasks() if task not in hub._tasks}
+    clock.now += 61  # the room expires: the hub ends, out of the registry, while its student is still closing
+    assert await classroom.broker.get(code) is None
+    assert (await teacher.closed_with())[0] == 4404 and (await lingering.closed_with())[0] == 4404
+    await teacher.leave()
+    assert classroom.hubs == {} and hub in classroom.running
+    await classroom.close()
+    assert classroom.running == set() and all(task.done() for task in hub._tasks)
+    lingering.abandon()
+    await asyncio.wait({lingering._task}, timeout=3)
+    assert {task for task in asyncio.all_tasks() if not task.done()} <= before | {asyncio.current_task()}
+    await http.aclose()
+
+
 # ---- A teacher joining a room that expires between its lookup and its touch ----
 
 

@@ -20,7 +20,8 @@ from jinja2 import Environment, FileSystemLoader
 from markupsafe import Markup
 from starlette.exceptions import HTTPException
 
-from engine import Limits, ProgramError, Span
+from engine import Limits, ProgramError
+from engine.syntax import WHOLE_PROGRAM
 
 from .. import schemas, serialize
 from ..assets import STATIC_DIR, TEMPLATES_DIR, add_template_globals
@@ -235,7 +236,7 @@ def request_document(
     if source is not None and len(source) > limits.max_source_length:
         raise ProgramError(
             f"source is {len(source):,} characters long; the limit is {limits.max_source_length:,}",
-            Span(0, 1, 1, 0),
+            WHOLE_PROGRAM,
         )
     language = request.graph.language if source is not None and request.graph.language in SHOWN_CODE else None
     views = laid_out_views(getattr(request, "views", []), limits)

@@ -141,12 +141,6 @@ def _unqueued_error() -> dict:
     )
 
 
-def _unqueued_after(settings: Settings) -> float:
-    """Seconds after which a stored job that RQ holds no job for never will: its enqueue, one call of at most
-    VALUEGRAPH_REDIS_TIMEOUT with one retry, is over by then."""
-    return 2 * settings.redis_timeout + 1
-
-
 def _redis_options(settings: Settings, asyncio: bool = False) -> dict:
     """As Teach live's broker: timeouts, and one retry at once, so that a pooled connection gone stale
     when Redis restarted is replaced without an error, while a Redis that is down fails fast."""
@@ -248,7 +242,7 @@ class RedisJobs(JobQueue):
         return await self.scripts["end"](keys=_end_keys(job_id), args=arguments)
 
     async def _end_if_lost(self, job_id: str) -> None:
-        unqueued = (json.dumps(_unqueued_error()), int(_unqueued_after(self.settings) * 1000))
+        unqueued = (json.dumps(_unqueued_error()), int(self.settings.job_enqueue_seconds * 1000))
         await self._end(job_id, "failed", _lost_error(self.settings), "lost", *unqueued)
 
     @through_breaker

@@ -478,6 +478,20 @@ def _shown(name: str) -> str | None:
     return name if len(name) <= ASSIGNED_NAME_LENGTH else name[: ASSIGNED_NAME_LENGTH - 1] + "…"
 
 
+def _shown_names(assigned: str):
+    """shown(function, called_by): the name a call from a place that names its result shows in scopes,
+    `q = linear` (a lambda by the name it is called by: `wte = matrix`), made again only when the place calls
+    another function than the last (one kept: a `def` run in a loop is a new function each pass)."""
+    last = [None, None]  # the function, its name
+
+    def shown(function, called_by):
+        if last[0] is not function:
+            last[:] = function, f"{assigned} = {called_by if function.is_expression else function.scope_name}"
+        return last[1]
+
+    return shown
+
+
 def _is_backward_of_a_node(values, named) -> bool:
     """Whether `backward(values...)` is a program's own backward of one node: `backward(out)`, `Value.backward(out)`."""
     return len(values) == 1 and not named and type(values[0]) is Instance and node_fields(values[0]) is not None
@@ -679,6 +693,7 @@ class CallCompiler:
         line = node.lineno
         function = node.func
         assigned = self.assigned.get(id(node))  # the name the code gives the result, when it shows in scopes
+        shown_name = None if assigned is None else _shown_names(assigned)
         failed = self.failure()
         placed = self.places_instances  # skip record() for what it leaves as it is
         if type(function) is ast.Attribute:
@@ -688,6 +703,7 @@ class CallCompiler:
             walk = self.walk_calling(function.value)
             call_function = state.call_function
             special = name in ("backward", "_backward")  # method_caller's own cases
+            calls_backward = name == "backward"
             # xs.append(x), seen.add(x): no program code runs in them, so nothing the general path
             # records (the call's place, its site for numbering calls) can be read before the next call
             container, container_method = CONTAINER_METHODS.get(name, (None, None))
@@ -709,16 +725,15 @@ class CallCompiler:
                     state.call_site = extent
                     attribute = None
                     if type(obj) is Instance and not special and name not in obj.fields:
-                        attribute = obj.cls.get(name)  # a method of the program's class or a base, called inline
-                    elif type(obj) is Class and name == "backward":  # Value.backward(out)
+                        attributes = obj.cls.attributes  # a method of the program's class (or a base), called inline
+                        attribute = attributes[name] if name in attributes else obj.cls.get(name)
+                    elif calls_backward and type(obj) is Class:  # Value.backward(out)
                         attribute = obj.get(name)
                         if type(attribute) is Function and _is_backward_of_a_node(values, named):
                             return state.learner_backward(values[0], attribute, (), NO_KEYWORDS, line)
                         attribute = None
                     if type(attribute) is Function:
-                        shown = None  # a lambda the class holds shows the name it is called by, as a function's
-                        if assigned is not None:
-                            shown = f"{assigned} = {name if attribute.is_expression else attribute.scope_name}"
+                        shown = None if assigned is None else shown_name(attribute, name)
                         result = model.made(call_function(attribute, (obj, *values), named, scope, shown), name)
                     else:
                         result = method(obj, values, named, scope)
@@ -730,6 +745,7 @@ class CallCompiler:
             return call_method
         callee = self.expr(function)
         callee_name = function.id if type(function) is ast.Name else "lambda"
+        calls_backward = callee_name == "backward"
         walk = self.walk_calling(function)
         call_function = state.call_function
         call_any = state.call
@@ -745,11 +761,9 @@ class CallCompiler:
                     state.entry_node = node
                 state.call_site = extent
                 if type(target) is Function:
-                    if target.name == "backward" and _is_backward_of_a_node(values, named):  # backward(out)
-                        return state.learner_backward(values[0], target, (), NO_KEYWORDS, line)
-                    shown = None
-                    if assigned is not None:  # a lambda shows the name it is called by: `wte = matrix`
-                        shown = f"{assigned} = {callee_name if target.is_expression else target.scope_name}"
+                    if calls_backward and target.name == "backward" and _is_backward_of_a_node(values, named):
+                        return state.learner_backward(values[0], target, (), NO_KEYWORDS, line)  # backward(out)
+                    shown = None if assigned is None else shown_name(target, callee_name)
                     result = call_function(target, values, named, None, shown)
                 elif type(target) is Builtin:  # sum() and map() mark the Values they make with the call's place
                     state.site = (state.entry if prelude else extent, expr, state.scope)

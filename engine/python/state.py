@@ -9,7 +9,7 @@ import sys
 from ..autograd import propagate, topological_order
 from ..errors import ProgramError
 from ..limits import Limits
-from ..syntax import NO_ORIGIN, Span
+from ..syntax import NO_ORIGIN, WHOLE_PROGRAM, Span
 from ..value import Value
 from . import builtins as B
 from . import model
@@ -91,7 +91,7 @@ class State(Calls):
 
     def entry_span(self) -> Span:
         if self.entry_node is None or self.source is None:
-            return Span(0, 1, 1, 0)
+            return WHOLE_PROGRAM
         return self.source.node_span(self.entry_node)
 
     def text_of(self, value, budget=None) -> str:
