@@ -491,6 +491,16 @@ y.backward()
     assert runs[-1] == ["linear"] and ["linear (2)"] not in runs  # one place, called twice: one scope
 
 
+# A function whose every call makes Values the output sums: each call's scope is a run of nodes.
+MAKE = """
+made = []
+def make(n):
+    values = [Value(1.0) for _ in range(n)]
+    made.extend(values)
+    return values
+"""
+
+
 @pytest.mark.parametrize(
     ("code", "shown"),
     [
@@ -513,18 +523,16 @@ y.backward()
 )
 def test_the_name_a_call_shows_is_the_one_its_result_is_given(code, shown):
     body = "\n".join("        " + line for line in code.split("\n"))
-    program = f"""
-made = []
-def make(n):
-    values = [Value(1.0) for _ in range(n)]
-    made.extend(values)
-    return values
+    program = (
+        MAKE
+        + f"""
 class W:
     def __init__(self):
 {body}
 W()
 y = sum(made)
 """
+    )
     assert [" › ".join(run[1:]) for run in _scope_runs(program) if run[0] == "W.__init__"] == shown
 
 
@@ -539,12 +547,9 @@ y = sum(made)
     ],
 )
 def test_a_given_name_is_shown_only_as_a_name(calls, shown):
-    program = f"""
-made = []
-def make(n):
-    values = [Value(1.0) for _ in range(n)]
-    made.extend(values)
-    return values
+    program = (
+        MAKE
+        + f"""
 class B:
     def lin(self):
         return make(1)
@@ -555,6 +560,7 @@ w = {{}}
 {calls}
 y = sum(made)
 """
+    )
     runs = _scope_runs(program)
     assert [run[0] for run in runs] == shown
 

@@ -11,6 +11,7 @@ import redis.asyncio as aredis
 from asgi_socket import AsgiSocket, Closed, run_bounded
 from realservers import redis_process
 
+from app import rooms
 from app.broker import BrokerUnavailable, InProcessBroker, Subscription
 from app.config import Settings
 from app.main import create_app
@@ -33,6 +34,27 @@ def in_memory_app(clock=None, **settings):
     return app, http
 
 
+async def _the_class_again_hears_its_teacher(app, room, lingering) -> bool:
+    """The teacher and a new student join again while `lingering`, a member the old hub told to close, is still
+    closing; it then goes. Whether the student gets the teacher's next move."""
+    teacher = await AsgiSocket(app).connect()
+    await teacher.join(room["code"], room["token"])
+    student = await AsgiSocket(app, client=("203.0.113.9", 40002)).connect()
+    await student.join(room["code"])
+    await lingering.leave()  # the old member goes at last; the new ones stay
+    await teacher.send_json({"type": "state", "state": {"expression": PROGRAM, "step": 3}})
+    got = None
+    try:
+        while got is None:
+            message = await student.receive_json(2)
+            got = message if message["type"] == "state" else None
+    except (TimeoutError, Closed):
+        pass
+    await teacher.leave()
+    await student.leave()
+    return got is not None and got["state"]["step"] == 3
+
+
 # ---- A hub whose relay has ended for good takes no new joins ----
 
 
@@ -49,7 +71,6 @@ async def _dead_hub_after_expiry():
     await teacher.join(room["code"], room["token"])
     lingering = await AsgiSocket(app, client=("203.0.113.8", 40001)).connect()
     await lingering.join(room["code"])
-    old_hub = classroom.hubs[room["code"].replace("-", "")]
 
     # The room expires; the relay notices (its subscription ends), closes everyone with 4404 and returns.
     clock.now += 61
@@ -63,28 +84,8 @@ async def _dead_hub_after_expiry():
     # The teacher's page makes its room again under the same code, as docs/operating.md says it does.
     again = await http.post("/rooms", json={"state": {"expression": PROGRAM}, "token": room["token"]})
     assert again.status_code == 200 and again.json()["code"] == room["code"]
-    teacher2 = await AsgiSocket(app).connect()
-    await teacher2.join(room["code"], room["token"])
-    student = await AsgiSocket(app, client=("203.0.113.9", 40002)).connect()
-    await student.join(room["code"])
-    await lingering.leave()  # the old member goes at last; the new ones stay
-
-    reused = classroom.hubs.get(room["code"].replace("-", "")) is old_hub
-    await teacher2.send_json({"type": "state", "state": {"expression": PROGRAM, "step": 3}})
-    got = None
-    try:
-        while True:
-            message = await student.receive_json(2)
-            if message["type"] == "state":
-                got = message
-                break
-    except (TimeoutError, Closed):
-        pass
-    await teacher2.leave()
-    await student.leave()
-    assert got is not None and got["state"]["step"] == 3, (
-        f"the student never got the teacher's move (joined the old hub, whose relay ended: {reused})"
-    )
+    heard = await _the_class_again_hears_its_teacher(app, room, lingering)
+    assert heard, "the student never got the teacher's move: the new members joined the old hub, whose relay ended"
 
 
 def test_the_server_stopping_stops_a_hub_that_ended_while_a_member_is_still_closing():
@@ -200,24 +201,7 @@ async def _dead_hub_after_outage():
     await teacher.leave()
     broker.down = False  # the store is back; the pages reconnect (lingering's close is still in flight)
 
-    teacher2 = await AsgiSocket(app).connect()
-    await teacher2.join(room["code"], room["token"])
-    student = await AsgiSocket(app, client=("203.0.113.9", 40002)).connect()
-    await student.join(room["code"])
-    await lingering.leave()
-    await teacher2.send_json({"type": "state", "state": {"expression": PROGRAM, "step": 3}})
-    got = None
-    try:
-        while True:
-            message = await student.receive_json(2)
-            if message["type"] == "state":
-                got = message
-                break
-    except (TimeoutError, Closed):
-        pass
-    await teacher2.leave()
-    await student.leave()
-    assert got is not None and got["state"]["step"] == 3, "the student never got the teacher's move"
+    assert await _the_class_again_hears_its_teacher(app, room, lingering), "the student never got the teacher's move"
 
 
 # ---- A cancellation landing in the last member's leave (a Redis round trip) leaks nothing ----
@@ -295,9 +279,7 @@ def test_a_cancel_during_the_last_members_hub_stop_leaves_no_subscription_or_tas
 
 
 async def _ghost_student(url):
-    app = create_app(
-        Settings(redis_url=url, redis_retry_seconds=0.5, room_creations_per_hour=100, room_idle_seconds=0.4)
-    )  # the heartbeat runs every min(5, idle/2) = 0.2 s
+    app = create_app(Settings(redis_url=url, redis_retry_seconds=0.5, room_creations_per_hour=100))
     http = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://testserver")
     classroom = app.state.classroom
     broker = classroom.broker
@@ -337,6 +319,7 @@ async def _ghost_student(url):
         await http.aclose()
 
 
-def test_a_student_who_leaves_during_a_heartbeat_is_not_counted_again():
+def test_a_student_who_leaves_during_a_heartbeat_is_not_counted_again(monkeypatch):
+    monkeypatch.setattr(rooms, "HEARTBEAT", 0.2)  # a round every 0.2 s; the room stays for its idle hour
     with redis_process() as server:
         run_bounded(lambda: _ghost_student(server.url), 30)
