@@ -309,7 +309,7 @@ async def _ghost_student(url):
         try:
             first = await newcomer.receive_json(3)
         except Closed as closed:
-            first = closed.args
+            first = {"type": "closed", "code and reason": closed.args}
         await teacher.leave()
         assert counted == 0 and first["type"] == "welcome", (
             f"the student who left is still counted ({counted}); the next student of this 1-seat room got {first}"
