@@ -779,3 +779,5 @@ def test_plain_numbers_follow_ieee_where_cpython_would_raise():
     # CPython raises ZeroDivisionError and OverflowError here; a program's numbers follow IEEE as the engine's do.
     program = "x = Value(1.0)\nprint(3 // 0, -3.0 // 0, 0 // 0, 5 % 0, 5.5 % 0)\nprint(10 ** 400, float(2 ** 70))"
     assert run_program(program).python.printed == ["inf -inf nan nan nan", "inf 1.1805916207174113e+21"]
+    big = "1" + "0" * 400  # a literal past the largest float, in arithmetic: Infinity with its sign
+    assert run_program(f"x = Value(1.0)\nprint({big} + 1, -{big} - 1)").python.printed == ["inf -inf"]

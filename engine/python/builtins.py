@@ -37,7 +37,7 @@ def whole_or_float(x):
         try:
             return float(x)
         except OverflowError:
-            return math.copysign(math.inf, x)
+            return math.inf if x > 0 else -math.inf  # copysign(inf, x) would convert x to a float too
     return x
 
 
