@@ -283,6 +283,14 @@ def errors_text(error: ValidationError) -> str:
 # ---- members and rooms in this process ----
 
 
+EXPIRED = (4404, "the room has expired")  # the close of a member whose room expired under it
+
+
+def _no_room(code: str) -> str:
+    """The reason a join to a code of no room is closed with (4404)."""
+    return f"there is no room {shown_code(code)} (it may have expired)"
+
+
 class Member:
     """One WebSocket; messages to it wait in a bounded queue that its own task drains."""
 
@@ -413,10 +421,10 @@ class RoomHub:
                             member.send(text, message["version"])
                     else:
                         await self.send_followers()
-                self.end(4404, "the room has expired")
+                self.end(*EXPIRED)
                 return
             except RoomGone:
-                self.end(4404, "the room has expired")
+                self.end(*EXPIRED)
                 return
             except BrokerUnavailable as down:
                 await self._close_subscription()
@@ -436,7 +444,7 @@ class RoomHub:
         try:
             await self.push_current()
         except RoomGone:
-            self.end(4404, "the room has expired")
+            self.end(*EXPIRED)
         except BrokerUnavailable:
             pass  # the relay's read fails too, and handles it
 
@@ -462,7 +470,7 @@ class RoomHub:
             await asyncio.sleep(interval)
             try:
                 if await broker.get(self.code) is None:
-                    self.end(4404, "the room has expired")
+                    self.end(*EXPIRED)
                     return
                 for member in list(self.members):
                     if member.counted and member in self.members:
@@ -636,7 +644,7 @@ class Classroom:
         except BrokerUnavailable as down:
             await _close(websocket, 1013, outage_reason(down))
         except RoomGone:  # it expired while the join was being read
-            await _close(websocket, 4404, f"there is no room {shown_code(code)} (it may have expired)")
+            await _close(websocket, 4404, _no_room(code))
 
     async def _admit(self, websocket: WebSocket, join: JoinMessage, code: str) -> None:
         settings, broker = self.settings, self.broker
@@ -656,7 +664,7 @@ class Classroom:
         record = await broker.get(code)
         if record is None:
             await broker.count("wrong", client, window_seconds=WRONG_CODE_WINDOW, add=code)
-            return await _close(websocket, 4404, f"there is no room {shown_code(code)} (it may have expired)")
+            return await _close(websocket, 4404, _no_room(code))
         role = "student"
         if join.token is not None:
             if not hmac.compare_digest(token_digest(join.token), record.teacher):
@@ -674,7 +682,7 @@ class Classroom:
         try:
             hub = await self._enter(code, member)  # from here it hears every change; the welcome below comes first
         except RoomGone:
-            return await _close(websocket, 4404, f"there is no room {shown_code(code)} (it may have expired)")
+            return await _close(websocket, 4404, _no_room(code))
         writer = asyncio.create_task(member.run_writer())
         try:
             if role == "student":
@@ -700,7 +708,7 @@ class Classroom:
             member.welcome(json.dumps(welcome), record.version)
             await self._receive(websocket, member, code)
         except RoomGone:
-            member.close(4404, "the room has expired")
+            member.close(*EXPIRED)
         except BrokerUnavailable as down:
             member.close(1013, outage_reason(down))
         except (WebSocketDisconnect, RuntimeError):

@@ -94,7 +94,7 @@ def _made_at(error: GraphError, own: dict, text: str) -> ProgramError:
     extent = own["nodes"][loc[3]]["origin"][0] if len(loc) > 3 and loc[2] == "nodes" else None
     if extent is None:
         return ProgramError(error.message, WHOLE_PROGRAM)
-    return ProgramError(error.message, Source(text).character_span(extent[0], extent[1] - 1))
+    return ProgramError(error.message, Source(text).extent_span(extent))
 
 
 def compute_graph(output: Value, limits: Limits, variant: str = "correct") -> Computed:

@@ -55,6 +55,18 @@ async def _the_class_again_hears_its_teacher(app, room, lingering) -> bool:
     return got is not None and got["state"]["step"] == 3
 
 
+async def _a_class(clock):
+    """An in-memory room on `clock` (idle for 60 s at most), its teacher and a student joined: (app, http,
+    room, teacher, student)."""
+    app, http = in_memory_app(clock, room_idle_seconds=60)
+    room = (await http.post("/rooms", json={"state": {"expression": PROGRAM}})).json()
+    teacher = await AsgiSocket(app).connect()
+    await teacher.join(room["code"], room["token"])
+    student = await AsgiSocket(app, client=("203.0.113.8", 40001)).connect()
+    await student.join(room["code"])
+    return app, http, room, teacher, student
+
+
 # ---- A hub whose relay has ended for good takes no new joins ----
 
 
@@ -64,13 +76,8 @@ def test_a_room_made_again_after_expiry_is_not_served_by_the_dead_hub_of_the_old
 
 async def _dead_hub_after_expiry():
     clock = Clock()
-    app, http = in_memory_app(clock, room_idle_seconds=60)
+    app, http, room, teacher, lingering = await _a_class(clock)
     classroom = app.state.classroom
-    room = (await http.post("/rooms", json={"state": {"expression": PROGRAM}})).json()
-    teacher = await AsgiSocket(app).connect()
-    await teacher.join(room["code"], room["token"])
-    lingering = await AsgiSocket(app, client=("203.0.113.8", 40001)).connect()
-    await lingering.join(room["code"])
 
     # The room expires; the relay notices (its subscription ends), closes everyone with 4404 and returns.
     clock.now += 61
@@ -94,14 +101,9 @@ def test_the_server_stopping_stops_a_hub_that_ended_while_a_member_is_still_clos
 
 async def _ended_hub_at_shutdown():
     clock = Clock()
-    app, http = in_memory_app(clock, room_idle_seconds=60)
+    app, http, room, teacher, lingering = await _a_class(clock)
     classroom = app.state.classroom
-    room = (await http.post("/rooms", json={"state": {"expression": PROGRAM}})).json()
     code = room["code"].replace("-", "")
-    teacher = await AsgiSocket(app).connect()
-    await teacher.join(room["code"], room["token"])
-    lingering = await AsgiSocket(app, client=("203.0.113.8", 40001)).connect()
-    await lingering.join(room["code"])
     hub = classroom.hubs[code]
     before = {task for task in asyncio.all_tasks() if task not in hub._tasks}
     clock.now += 61  # the room expires: the hub ends, out of the registry, while its student is still closing

@@ -179,13 +179,9 @@ def _number(obj, field):
 
 
 def _float(number) -> float:
-    """A node's number as a float, in IEEE arithmetic: a whole number past the largest float is infinite."""
-    if type(number) is float:
-        return number
-    try:
-        return float(number)
-    except OverflowError:
-        return math.inf if number > 0 else -math.inf
+    """A node's number as a float, in IEEE arithmetic: a whole number past the largest float is infinite
+    (whole_or_float's rule)."""
+    return number if type(number) is float else float(B.whole_or_float(number))
 
 
 def derive_local_grads(op, data, inputs):

@@ -59,6 +59,10 @@ class Source:
         offset = self.line_starts[line - 1] + column
         return Span(offset, line, column + 1, offset + length)
 
+    def extent_span(self, extent) -> Span:
+        """The span at the start of an extent (line, column, end_line, end_column), as a node's origin holds it."""
+        return self.character_span(extent[0], extent[1] - 1)
+
     def node_span(self, node) -> Span:
         return self.span(getattr(node, "lineno", 1), getattr(node, "col_offset", 0))
 

@@ -207,8 +207,7 @@ class State(Calls):
         site = problem.node.site
         if site is None or site[0] is None or self.source is None:
             return ProgramError(str(problem), self.entry_span())
-        line, column = site[0][:2]
-        return ProgramError(str(problem), self.source.character_span(line, column - 1))
+        return ProgramError(str(problem), self.source.extent_span(site[0]))
 
     def backward_step(self, node, closure, args, kwargs):
         """node._backward(): one step of the program's own walk."""
