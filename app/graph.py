@@ -33,6 +33,7 @@ class ReadGraph(NamedTuple):
     output: Value
     grads: dict  # Value -> the learner's grad; empty when no node has one
     walk: list | None  # Values in the order the learner's backward steps ran
+    values: list  # every node's Value, in the order the graph lists them
 
 
 def read_graph(graph: schemas.Graph, limits: Limits, replayable=False) -> ReadGraph:
@@ -118,7 +119,7 @@ def read_graph(graph: schemas.Graph, limits: Limits, replayable=False) -> ReadGr
             if node_id not in position:
                 raise GraphError(("walk", k), f"walk step {k}: {node_id} is not the id of any node", node_id)
             walk.append(values[position[node_id]])
-    return ReadGraph(values[position[graph.output]], grads, walk)
+    return ReadGraph(values[position[graph.output]], grads, walk, values)
 
 
 def check_nodes(steps, grads: dict) -> list:

@@ -28,7 +28,7 @@ from engine import (
     trace,
 )
 from engine.check import RULES, Check, canonical_op, check, confirmed
-from engine.python.observe import LearnerWalk, learner_walk
+from engine.python.observe import LearnerWalk, grads_before, learner_walk
 from engine.python.parse import Source
 from engine.syntax import WHOLE_PROGRAM
 
@@ -81,7 +81,7 @@ def _program_graph(program: ProgramRun, request: schemas.BackwardRequest, limits
     if own is not None:  # the program's own value class: its graph, as its backward() left it
         walk = learner_walk(own) if own["backward"] else None
         try:
-            return _checked(own_class_graph(own), request, limits, program, walk, keep_steps)
+            return _checked(own_class_graph(own), request, limits, program, walk, keep_steps, own)
         except GraphError as error:  # the program made it: a program's error, at the code that made the node
             raise _made_at(error, own, request.expression) from None
     return _walked(program.output, request, limits, program, keep_steps)  # the syntax tree is freed by now
@@ -110,7 +110,10 @@ def compute_posted_graph(request: schemas.BackwardRequest, limits: Limits, keep_
     return _checked(request.graph, request, limits, None, keep_steps=keep_steps)
 
 
-def _checked(posted: schemas.Graph, request, limits: Limits, program, walked_by=None, keep_steps=True) -> Computed:
+def _checked(
+    posted: schemas.Graph, request, limits: Limits, program, walked_by=None, keep_steps=True, own=None
+) -> Computed:
+    """own: the observed graph of a program's own class that `posted` is made from (own_class_graph)."""
     replayable = request.check and program is None  # a program's class may have ops the nudge test cannot replay
     graph = read_graph(posted, limits, replayable=replayable)
     steps = trace(graph.output, limits, request.variant, keep_steps)
@@ -130,6 +133,7 @@ def _checked(posted: schemas.Graph, request, limits: Limits, program, walked_by=
             limits.max_variant_steps,
             order=steps.order if walked else None,
             expected=expected,
+            before=None if own is None or not own["backward"] else _by_id(grads_before(own), graph.values, steps.ids),
         )
     for value, grad in graph.grads.items():
         value.grad = grad
@@ -138,6 +142,11 @@ def _checked(posted: schemas.Graph, request, limits: Limits, program, walked_by=
         replayable or all(node.get("op") is not None or not node["children"] for node in posted.nodes)
     )
     return _finished(steps, graph.output, request, limits, program, checked, nudged, walked_by)
+
+
+def _by_id(before, values, ids) -> dict:
+    """{position: grad} of the posted nodes as {id in the answer: grad}, for the nodes the output reaches."""
+    return {ids[values[at]]: grad for at, grad in before.items() if values[at] in ids}
 
 
 def own_class_graph(observed: dict) -> schemas.Graph:

@@ -135,14 +135,18 @@ def canonical_op(op) -> tuple[str | None, float | None]:
     return (name, None) if name in RULES else (None, None)
 
 
-def check(nodes, output, walk=None, language=None, max_steps=DEFAULT_MAX_STEPS, order=None, expected=None) -> Check:
+def check(
+    nodes, output, walk=None, language=None, max_steps=DEFAULT_MAX_STEPS, order=None, expected=None, before=None
+) -> Check:
     """nodes: CheckNodes, children before parents; output: the output's id; walk: the ids in the
     order the learner's per-node backward steps ran, or None; language: 'python', 'csharp',
     'typescript', 'javascript', 'java' or None, for naming the learner's methods in the message.
     order and expected, when the caller has walked the graph the course's way already (a trace
     of the correct walk): the positions of the nodes the output reaches, children first, and
-    every node's gradient from that walk; they are not computed again."""
-    return _Checker(nodes, output, walk, language, max_steps, order, expected).run()
+    every node's gradient from that walk; they are not computed again. before: {id: the grad the node
+    held when the learner's backward() began}, where not 0 (known when valuegraph ran the program), so
+    grads an earlier backward() left are told from a wrong step."""
+    return _Checker(nodes, output, walk, language, max_steps, order, expected, before).run()
 
 
 def confirmed(values, children, grads, expected, output) -> Check | None:
@@ -194,7 +198,7 @@ def rule_of(op, exponent, inputs: int) -> tuple[str | None, float | None]:
 
 
 class _Checker:
-    def __init__(self, nodes, output, walk, language, max_steps, order=None, expected=None):
+    def __init__(self, nodes, output, walk, language, max_steps, order=None, expected=None, before=None):
         self.nodes = list(nodes)
         self.position = {node.id: i for i, node in enumerate(self.nodes)}
         if len(self.position) != len(self.nodes):
@@ -213,6 +217,8 @@ class _Checker:
         # children before parents, each once
         self.order = _course_order(self.children, self.output) if order is None else list(order)
         self.given_expected = expected
+        self.before = {self.position[i]: grad for i, grad in (before or {}).items() if i in self.position}
+        self.start = None  # the grads the learner's walk began from, when not all 0 (self.before)
 
     @cached_property
     def forward_rank(self) -> dict:
@@ -408,6 +414,11 @@ class _Checker:
 
     # The cause of wrong grads, by recomputing under each hypothesis.
     def _cause(self, wrong) -> str:
+        if self.before:  # grads an earlier backward() left: each mistake is tried on top of them
+            self.start = [self.before.get(i, 0.0) for i in range(len(self.nodes))]
+            left = self._left_before()
+            if left:
+                return left
         for hypothesis in (
             self._unseeded,
             self._learners_walk,
@@ -420,15 +431,37 @@ class _Checker:
         ):
             message = hypothesis(wrong)
             if message:
-                return message
+                return message + self._left_too()
         first = wrong[0]
         return (
             f"{self._name(first)} is the first wrong node walking back from {self._name(self.output)}: "
             f"yours {format_number(self.learner[first])}, expected {format_number(self.expected[first])}."
+        ) + self._left_too()
+
+    def _left_before(self):
+        """The grads of this walk added to what the nodes held when it began (an earlier backward()'s)."""
+        start = self.start
+        for seed in (1.0, start[self.output] + 1.0):  # the seed set with = or added with +=
+            if self._all_match(self._simulate(self.order, seed)):
+                return f"These grads add to what an earlier backward() left: {self._left_message()}."
+        return None
+
+    def _left_too(self) -> str:
+        return f" Besides, {self._left_message()}." if self.start else ""
+
+    def _left_message(self) -> str:
+        reached = [i for i in reversed(self.order) if i in self.before]
+        first = reached[0]
+        others = len(reached) - 1
+        more = f" (and the grad{'s' if others != 1 else ''} of {others:,} other node{'s' if others != 1 else ''} not 0)"
+        more = more if others else ""
+        return (
+            f"when this backward() began, {self._name(first)}'s grad was already "
+            f"{format_number(self.before[first])}{more}; set every grad back to 0 before each backward() call"
         )
 
     def _simulate(self, order, seed=1.0, accumulate=True):
-        return _propagate(order, self.children, self.local, self.output, len(self.nodes), seed, accumulate)
+        return _propagate(order, self.children, self.local, self.output, len(self.nodes), seed, accumulate, self.start)
 
     def _unseeded(self, wrong):
         seed = self.learner[self.output]
@@ -536,7 +569,7 @@ class _Checker:
         no-topological-order variant)."""
         if self._unfolded(lambda: True) is None:
             return None
-        grads = [0.0] * len(self.nodes)
+        grads = self._start()
         grads[self.output] = 1.0
         stack = [(self.output, 0)]
         while stack:
@@ -549,7 +582,7 @@ class _Checker:
 
     def _breadth_first(self):
         """A queue from the output, each node passing on once when it leaves the queue."""
-        grads = [0.0] * len(self.nodes)
+        grads = self._start()
         grads[self.output] = 1.0
         queue, seen = deque([self.output]), {self.output}
         while queue:
@@ -561,6 +594,10 @@ class _Checker:
                     queue.append(child)
         return grads
 
+    def _start(self) -> list:
+        """The grads a simulated walk begins from: 0, or what an earlier backward() left."""
+        return [0.0] * len(self.nodes) if self.start is None else list(self.start)
+
     def _forwards(self, wrong):
         if not self._all_match(self._simulate(list(reversed(self.order)))):
             return None
@@ -570,6 +607,8 @@ class _Checker:
         )
 
     def _not_reset(self, wrong):
+        if self.start is not None:  # what the grads held before the walk is known: _left_before
+            return None
         grads = self.expected
         for calls in range(2, MAX_RESETS + 1):
             times = [g * calls for g in self.expected]
@@ -588,7 +627,9 @@ class _Checker:
 
     def _wrong_local_in_backward(self, wrong):
         """The first wrong node gets a wrong amount from one of its users: the local gradient
-        that user's backward step really applied, against the op's rule."""
+        that user's backward step really applied, against the op's rule (from grads that began at 0)."""
+        if self.start is not None:
+            return None
         first = wrong[0]
         for parent, slot in self.parents[first]:
             parent_grad = self.expected[parent]

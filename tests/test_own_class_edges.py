@@ -254,3 +254,84 @@ async def test_a_backward_that_calls_backward_on_its_inputs_is_one_run_with_ever
     written = [(labels[u["child"]], u["grad"]) for step in body["learner_walk"] for u in step["updates"]]
     assert written == [("out", 1.0), ("c", 1.0), ("a", 3.0), ("b", 2.0), ("a", 4.0)]  # CPython's, in order
     assert body["gradient_check"]["status"] == "ok"
+
+
+# Grads an earlier backward() left, not reset: a training loop without zero_grad, and two outputs' backward()
+# calls on shared nodes. The check knows what each grad held when the chosen backward() began.
+TRAINING = """
+a = Value(2.0)
+b = Value(3.0)
+for step in range(3):
+    c = a * b + a
+    c.backward()
+    a.data -= 0.1 * a.grad
+"""
+TWO_OUTPUTS = "a = Value(2.0)\nb = a * 3\nc = b * a\nb.backward()\nc.backward()\n"
+SHARED_INSIDE = """
+a = Value(2.0)
+b = Value(3.0)
+for step in range(2):
+    d = a * b
+    c = d * d + d
+    c.backward()
+    a.data -= 0.01 * a.grad
+"""
+LEFT = "These grads add to what an earlier backward() left: when this backward() began, "
+RESET = "set every grad back to 0 before each backward() call."
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("cls", [COURSE, MICRO], ids=["course", "micrograd"])
+@pytest.mark.parametrize(
+    ("tail", "said"),
+    [
+        (TRAINING, "b's grad was already 3.6 (and the grad of 1 other node not 0)"),  # b.grad: 3 + 0.6 + ...
+        (TWO_OUTPUTS, "b's grad was already 1 (and the grads of 2 other nodes not 0)"),  # b's own seed
+        (SHARED_INSIDE, "b's grad was already 26 (and the grad of 1 other node not 0)"),
+    ],
+    ids=["training_loop", "two_outputs", "shared_inside"],
+)
+async def test_grads_left_by_an_earlier_backward_are_named_as_the_cause_not_a_local_gradient(client, cls, tail, said):
+    check = (await post(client, cls + tail, check=True)).json()["gradient_check"]
+    assert check["status"] == "wrong"
+    assert check["message"] == LEFT + said + "; " + RESET, check["message"]
+    assert check["local"] == []  # no rule is blamed
+    # the same program with the grads set back to 0 before each call: nothing wrong
+    zeroed = tail.replace("    c.backward()", "    a.grad = 0\n    b.grad = 0\n    c.backward()")
+    if zeroed != tail:
+        assert (await post(client, cls + zeroed, check=True)).json()["gradient_check"]["status"] == "ok"
+    # the first backward() began from grads of 0: it is right
+    first = (await post(client, cls + tail, check=True, run=0)).json()["gradient_check"]
+    assert first["status"] == "ok", first
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("mistake", "tail", "first"),
+    [
+        (("ch.grad += lg * v.grad", "ch.grad = lg * v.grad"), TRAINING, "a is used by 2 nodes; its grad holds only"),
+        (
+            (
+                "            if v not in visited:\n                visited.add(v)\n"
+                "                for ch in v._children:\n                    build(ch)\n                topo.append(v)",
+                "            for ch in v._children:\n                build(ch)\n            topo.append(v)",
+            ),
+            SHARED_INSIDE,
+            "d is reached by 3 paths and passed its gradient on 3 times",
+        ),
+        (
+            ("(other.data, self.data), '*'", "(other.data, other.data), '*'"),
+            TRAINING,
+            "Your `__mul__` gives the second input of node 2 the local gradient 3; the rule",
+        ),
+    ],
+    ids=["assigned", "no_visited_set", "wrong_rule"],
+)
+async def test_a_mistake_on_top_of_grads_left_by_an_earlier_backward_is_found_and_both_are_said(
+    client, mistake, tail, first
+):
+    program = COURSE.replace(*mistake)
+    assert program != COURSE
+    message = (await post(client, program + tail, check=True)).json()["gradient_check"]["message"]
+    assert message.startswith(first), message
+    assert "when this backward() began, b's grad was already" in message and message.endswith(RESET), message

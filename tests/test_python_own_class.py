@@ -205,6 +205,7 @@ def _own(name):
         ("micrograd_no_visited_set", "wrong", ["a", "b"], "c's backward ran 2 times"),
         ("microgpt_wrong_pow", "wrong", [], "Your `__pow__` gives the input of node 1 the local gradient 3"),
         ("never_seeded", "wrong", ["a", None, "out"], "was never seeded with 1"),
+        ("grads_not_reset", "wrong", ["w"], "when this backward() began, w's grad was already 4.19"),
         ("node_inputs_value", "no_backward", [], "backward() has not run"),
     ],
 )

@@ -62,12 +62,13 @@ INPUT_KINDS = (tuple, list, ProgramSet)
 
 def observe(output, walk, limits):
     """The graph `output` reaches, as plain data: {"nodes": [...], "output": id, "walk": [...],
-    "calls": [...], "inputs_are_sets": bool, "backward": bool}. Nodes come in creation order (ids
-    are the order objects were made); `backward` says whether the program called the class's
+    "calls": [...], "held": [...], "inputs_are_sets": bool, "backward": bool}. Nodes come in
+    creation order (ids are the order objects were made); `backward` says whether the program called the class's
     backward() (the argument `walk` is None when not). The observed walk is a LearnerWalk over the
     nodes' positions: each step's node (None for a write not yet known to be a node's step, or a
     call of an object outside the graph) and the grads it wrote; `calls` are the positions of the
-    nodes whose `_backward` ran, in that order."""
+    nodes whose `_backward` ran, in that order; `held`, per write of the walk, what the grad held
+    before it (grads_before reads it)."""
     names = node_fields(output)
     reached = {id(output): (output, names)}  # id -> (object, its fields' names)
     pending = [(output, names[1])]
@@ -144,12 +145,13 @@ def observe(output, walk, limits):
                 "origin": origin,
             }
         )
-    steps, calls = _steps(walk or [], {id(obj): i for i, (obj, _) in enumerate(objects)}, shapes)
+    steps, calls, held = _steps(walk or [], {id(obj): i for i, (obj, _) in enumerate(objects)}, shapes)
     return {
         "nodes": nodes,
         "output": output.serial,
         "walk": steps,
         "calls": calls,
+        "held": held,
         "backward": walk is not None,
         "inputs_are_sets": inputs_are_sets,
     }
@@ -207,18 +209,20 @@ FOLDED = {"+": lambda x: 2.0, "*": lambda x: 2 * x, "-": lambda x: 0.0, "/": lam
 
 
 def _steps(walk, position, shapes):
-    """The recorded walk as steps (LearnerWalk), and the positions of the nodes whose `_backward`
-    ran, in the order they ran. Each `_backward` call of a node is a step with the grads it wrote;
-    so is a pass of the accumulation loop that the interpreter ran as one step (idioms.accumulate)
-    over a node's own inputs and local gradients as the graph reads them (`shapes`, observe's).
+    """The recorded walk as steps (LearnerWalk), the positions of the nodes whose `_backward`
+    ran, in the order they ran, and per write what the grad held before it. Each `_backward`
+    call of a node is a step with the grads it wrote; so is a pass of the accumulation loop
+    that the interpreter ran as one step (idioms.accumulate) over a node's own inputs and local
+    gradients as the graph reads them (`shapes`, observe's).
     Any other grad written outside a `_backward` call (the seed, a loop written otherwise) is a
     step of its own, with node None. Writes to objects outside the graph (position: id(object) ->
     its position in the graph's nodes) are left out, and so is a call that wrote none of its grads."""
     nodes, counts, children, grads, calls = [], [], [], [], []  # nodes as id(object) until the end
+    held = []  # per write, what the grad held before it
     for event in walk:
         kind = event[0]
         if kind == "pass":
-            _, owner, inputs_field, locals_field, inputs, written, in_step = event  # zip(inputs, written): the pass
+            _, owner, inputs_field, locals_field, inputs, written, in_step, before = event  # zip(inputs, written)
             if (
                 not in_step
                 and shapes.get(id(owner)) == (inputs_field, locals_field, len(written))
@@ -228,8 +232,13 @@ def _steps(walk, position, shapes):
                 counts.append(len(written))
                 children.extend(map(id, inputs))
                 grads.extend(map(float, written))  # ints past 64 bits were made floats (idioms.accumulate)
+                held.extend(before)
                 continue
-            writes = [(id(child), _float(grad)) for child, grad in zip(inputs, written) if id(child) in position]
+            writes = [
+                (id(child), _float(grad), old)
+                for child, grad, old in zip(inputs, written, before)
+                if id(child) in position
+            ]
         elif kind == "step":
             nodes.append(id(event[1]))
             counts.append(0)
@@ -239,21 +248,31 @@ def _steps(walk, position, shapes):
             at, in_step = id(event[1]), event[3]
             if at not in position:
                 continue
-            writes = [(at, _float(event[2]) if type(event[2]) in NUMBERS else None)]
+            writes = [(at, _float(event[2]) if type(event[2]) in NUMBERS else None, event[4])]
         if in_step and nodes:  # written inside a _backward call: its step's
             counts[-1] += len(writes)
         else:
             nodes.extend([None] * len(writes))
             counts.extend([1] * len(writes))
-        for child, grad in writes:
+        for child, grad, old in writes:
             children.append(child)
             grads.append(grad)
+            held.append(old)
     calls = [position[call] for call in calls if call in position]
     nodes = list(map(position.get, nodes))  # None: a call of an object outside the graph, or no node's
     if None in nodes:  # a call of an object outside the graph that wrote none of its grads is no step
         kept = [(node, count) for node, count in zip(nodes, counts) if node is not None or count]
         nodes, counts = [node for node, _ in kept], [count for _, count in kept]
-    return LearnerWalk(nodes, counts, list(map(position.__getitem__, children)), grads), calls
+    children = list(map(position.__getitem__, children))
+    return LearnerWalk(nodes, counts, children, grads), calls, held
+
+
+def grads_before(graph) -> dict:
+    """position -> the grad a node the observed walk wrote held when the walk began (before its first
+    write), where a number other than 0: what an earlier backward() left and nothing reset. Read only
+    when the check needs it: it goes over every write."""
+    before = dict(zip(reversed(graph["walk"].child), reversed(graph["held"])))  # the first write's: set last
+    return {child: _float(old) for child, old in before.items() if old and type(old) in NUMBERS}
 
 
 def as_engine_graph(graph):

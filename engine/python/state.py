@@ -218,9 +218,11 @@ class State(Calls):
         finally:
             self.in_step = outer
 
-    def grad_written(self, obj, value):
+    def grad_written(self, obj, value, old):
+        """obj.grad set to value from old (what it held: the first write of the chosen backward() says
+        what an earlier one left)."""
         if self.walk is not None and type(obj) is Instance:
-            self.walk.append(("grad", obj, value, self.in_step))
+            self.walk.append(("grad", obj, value, self.in_step, old))
 
 
 class ReplayDone(BaseException):

@@ -280,7 +280,7 @@ class StatementCompiler:
                     else:
                         model.set_attribute(obj, name, result)
                     if is_grad and state.walk is not None:
-                        state.grad_written(obj, result)
+                        state.grad_written(obj, result, old)
                     return
                 if value_field and type(obj) is Value:  # p.data += -lr * p.grad, the training loop's update
                     result = combine(getattr(obj, name), value(frame))
@@ -289,10 +289,11 @@ class StatementCompiler:
                         return
                     model.set_attribute(obj, name, result)
                     return
-                result = combine(model.get_attribute(obj, name), value(frame))
+                old = model.get_attribute(obj, name)
+                result = combine(old, value(frame))
                 model.set_attribute(obj, name, result)
                 if is_grad:
-                    state.grad_written(obj, result)
+                    state.grad_written(obj, result, old)
 
             return run_attribute
         container = self.expr(target.value)
@@ -373,12 +374,13 @@ class StatementCompiler:
                 else:
                     variables = frame.vars
                     obj = variables[owner_name] if owner_name in variables else owner(frame)
+                old = obj.fields.get(name) if is_grad and type(obj) is Instance else None
                 if type(obj) is Instance and (obj.cls.slots is None or name in obj.cls.slots):
                     obj.fields[name] = value  # self.x = ...: what model.set_attribute does for an instance
                 else:
                     set_attribute(obj, name, value)
                 if is_grad and state.walk is not None:
-                    state.grad_written(obj, value)
+                    state.grad_written(obj, value, old)
 
             return store_attribute
         if kind is ast.Subscript:
