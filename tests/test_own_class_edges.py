@@ -335,3 +335,18 @@ async def test_a_mistake_on_top_of_grads_left_by_an_earlier_backward_is_found_an
     message = (await post(client, program + tail, check=True)).json()["gradient_check"]["message"]
     assert message.startswith(first), message
     assert "when this backward() began, b's grad was already" in message and message.endswith(RESET), message
+
+
+@pytest.mark.anyio
+async def test_a_backward_that_zeroes_the_grads_first_started_from_0_whatever_they_held(client):
+    zeroing = COURSE.replace(
+        "        self.grad = 1\n", "        for v in topo:\n            v.grad = 0\n        self.grad = 1\n"
+    )
+    assert zeroing != COURSE
+    assert (await post(client, zeroing + TRAINING, check=True)).json()["gradient_check"]["status"] == "ok"
+    # with `=` for `+=` as well: that mistake alone, and nothing said of grads left before
+    assigning = zeroing.replace("ch.grad += lg * v.grad", "ch.grad = lg * v.grad")
+    message = (await post(client, assigning + TRAINING, check=True)).json()["gradient_check"]["message"]
+    assert message == "a is used by 2 nodes; its grad holds only the last one (yours 3, expected 4): add each " + (
+        "contribution with +=, not =."
+    )

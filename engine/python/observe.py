@@ -268,10 +268,13 @@ def _steps(walk, position, shapes):
 
 
 def grads_before(graph) -> dict:
-    """position -> the grad a node the observed walk wrote held when the walk began (before its first
-    write), where a number other than 0: what an earlier backward() left and nothing reset. Read only
-    when the check needs it: it goes over every write."""
-    before = dict(zip(reversed(graph["walk"].child), reversed(graph["held"])))  # the first write's: set last
+    """position -> the grad a node the observed walk wrote held when the walk began adding into it, where a
+    number other than 0: what an earlier backward() left and nothing reset. A write of 0 is a reset (a
+    backward that zeroes the grads first), so the first write of something else says what it started from.
+    Read only when the check needs it: it goes over every write."""
+    walk = graph["walk"]
+    started = [(child, old) for child, grad, old in zip(walk.child, walk.grad, graph["held"]) if grad != 0]
+    before = dict(reversed(started))  # the first write's: set last
     return {child: _float(old) for child, old in before.items() if old and type(old) in NUMBERS}
 
 
