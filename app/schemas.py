@@ -151,6 +151,7 @@ class GraphNode(TypedDict):
     op: NotRequired[str | None]
     data: GraphNumber
     grad: NotRequired[GraphNumber | None]
+    grad_before: NotRequired[GraphNumber]
     children: list[int]
     local_grads: list[GraphNumber]
     exponent: NotRequired[GraphNumber]
@@ -171,7 +172,9 @@ class Graph(BaseModel):
         description="Children before parents (creation order); ids are any distinct integers. "
         "`grad` is what the learner's backward left: on every node, or on none (status no_backward). "
         "`op` (+ * ** - / neg exp log relu tanh, or add mul pow ..., ReLU, micrograd's **2) is optional: "
-        "given, the data and local gradients are checked against its rule.",
+        "given, the data and local gradients are checked against its rule. "
+        "`grad_before` (optional, 0 where left out) is the grad the node held when the learner's backward() "
+        "began: what an earlier call left when nothing reset it, which the check then names as the cause.",
     )
     output: int = Field(description="The id of the output node, where the backward pass starts.")
     walk: list[int] | None = Field(

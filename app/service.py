@@ -133,7 +133,7 @@ def _checked(
             limits.max_variant_steps,
             order=steps.order if walked else None,
             expected=expected,
-            before=None if own is None or not own["backward"] else _by_id(grads_before(own), graph.values, steps.ids),
+            before=_by_id(_grads_before(posted, own), graph.values, steps.ids),
         )
     for value, grad in graph.grads.items():
         value.grad = grad
@@ -142,6 +142,14 @@ def _checked(
         replayable or all(node.get("op") is not None or not node["children"] for node in posted.nodes)
     )
     return _finished(steps, graph.output, request, limits, program, checked, nudged, walked_by)
+
+
+def _grads_before(posted: schemas.Graph, own) -> dict:
+    """{position in posted.nodes: the grad the node held when the learner's backward() began}, where not 0:
+    observed as a program's own class ran, else as posted (`grad_before`)."""
+    if own is not None:
+        return grads_before(own) if own["backward"] else {}
+    return {i: node["grad_before"] for i, node in enumerate(posted.nodes) if node.get("grad_before")}
 
 
 def _by_id(before, values, ids) -> dict:

@@ -414,29 +414,44 @@ class _Checker:
 
     # The cause of wrong grads, by recomputing under each hypothesis.
     def _cause(self, wrong) -> str:
-        if self.before:  # grads an earlier backward() left: each mistake is tried on top of them
-            self.start = [self.before.get(i, 0.0) for i in range(len(self.nodes))]
+        if self.before:  # grads an earlier backward() left: are they the cause, or beside it?
+            start = [self.before.get(i, 0.0) for i in range(len(self.nodes))]
+            self.start = start
             left = self._left_before()
             if left:
                 return left
-        for hypothesis in (
+            self.start = None  # a mistake whose walk from 0 gives these grads explains them without what was left
+            message = self._mistake(wrong, simulated_only=True)
+            if message:
+                return message
+            self.start = start  # else each mistake is tried on top of it, and both are said
+        message = self._mistake(wrong)
+        if message:
+            return message + self._left_too()
+        first = wrong[0]
+        return (
+            f"{self._name(first)} is the first wrong node walking back from {self._name(self.output)}: "
+            f"yours {format_number(self.learner[first])}, expected {format_number(self.expected[first])}."
+        ) + self._left_too()
+
+    def _mistake(self, wrong, simulated_only=False) -> str | None:
+        """The message of the first known mistake that gives the learner's grads (simulated_only: one whose
+        walk, simulated, gives them; not a wrong local gradient inferred from the first wrong node)."""
+        hypotheses = [
             self._unseeded,
             self._learners_walk,
             self._assigned,
             self._no_visited_set,
             self._no_topological_order,
             self._forwards,
-            self._not_reset,
-            self._wrong_local_in_backward,
-        ):
+        ]
+        if not simulated_only:
+            hypotheses += [self._not_reset, self._wrong_local_in_backward]
+        for hypothesis in hypotheses:
             message = hypothesis(wrong)
             if message:
-                return message + self._left_too()
-        first = wrong[0]
-        return (
-            f"{self._name(first)} is the first wrong node walking back from {self._name(self.output)}: "
-            f"yours {format_number(self.learner[first])}, expected {format_number(self.expected[first])}."
-        ) + self._left_too()
+                return message
+        return None
 
     def _left_before(self):
         """The grads of this walk added to what the nodes held when it began (an earlier backward()'s)."""

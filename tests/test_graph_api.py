@@ -64,6 +64,28 @@ async def test_assign_for_add_is_wrong_and_names_the_first_wrong_node(client):
     assert answer["nodes"][0]["grad"] == 3.0 and answer["nodes"][0]["expected_grad"] == 4.0
 
 
+async def test_grads_an_earlier_backward_left_are_named_when_the_graph_says_what_each_held(client):
+    # a C# learner's training loop: a and b held 0.5 and 1.5 when this backward() began, and it added 4 and 2
+    graph = chapter_2(language="csharp")
+    graph["nodes"][0].update(grad=4.5, grad_before=0.5)
+    graph["nodes"][1].update(grad=3.5, grad_before=1.5)
+    check = (await post_graph(client, graph)).json()["gradient_check"]
+    assert check["status"] == "wrong" and check["wrong"] == [0, 1] and check["local"] == []
+    assert check["message"] == (
+        "These grads add to what an earlier backward() left: when this backward() began, b's grad was already 1.5 "
+        "(and the grad of 1 other node not 0); set every grad back to 0 before each backward() call."
+    )
+    # without grad_before nothing says so: a local gradient is blamed
+    for node in graph["nodes"]:
+        node.pop("grad_before", None)
+    check = (await post_graph(client, graph)).json()["gradient_check"]
+    assert "earlier backward()" not in check["message"] and "local gradient" in check["message"]
+    # grad_before of 0, or on grads a fresh walk gives: nothing wrong
+    graph = chapter_2()
+    graph["nodes"][0]["grad_before"] = 0.0
+    assert (await post_graph(client, graph)).json()["gradient_check"]["status"] == "ok"
+
+
 async def test_without_grads_no_backward_and_the_walk_still_plays(client):
     graph = chapter_2()
     for node in graph["nodes"]:

@@ -197,6 +197,31 @@ def test_a_broken_class_is_marked_wrong_with_its_message(page, bug):
     assert message.text_content() == expected
 
 
+# A training loop that never sets the grads back to 0: each backward() adds to what the last one left.
+NOT_RESET = """const a = new Value(2, [], [], "a");
+const b = new Value(3, [], [], "b");
+let L = a;
+for (let step = 0; step < 2; step++) {
+  if (step > 0) a.data -= 0.1 * a.grad;
+  L = a.mul(b, "c").add(a, "L");
+  L.backward();
+}
+"""
+MESSAGE_NOT_RESET = (
+    "These grads add to what an earlier backward() left: when this backward() began, b's grad was already 2 "
+    "(and the grad of 1 other node not 0); set every grad back to 0 before each backward() call."
+)
+
+
+@pytest.mark.parametrize("shown", [True, False], ids=["show", "no_show"])
+def test_grads_an_earlier_backward_left_are_named_as_the_cause(page, shown):
+    open_code(page, TS_CLASS_WITH_OPS + NOT_RESET + ("show(L);\n" if shown else ""))
+    wait_for_graph(page, 4)
+    message = check_message(page)
+    assert message.get_attribute("data-status") == "wrong"
+    assert message.text_content() == MESSAGE_NOT_RESET
+
+
 def test_a_syntax_error_has_its_line_and_column_marked(page):
     open_code(page, TS_CLASS + "const a = new Value(2;\n")
     text = error_message(page)

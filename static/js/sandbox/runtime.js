@@ -29,6 +29,7 @@ const vgRuntime = (() => {
   let chosen = null; // the graph of the run asked for (vgConfig.run; null: the last)
   let backwardRuns = 0; // backward() calls seen, the runs when nothing calls show()
   let lastBackward = null; // the graph backward() left in the run asked for, while no show() was called
+  let latestBackward = null; // {output, before}: the latest backward() call, and the grads as it began (gradsOf)
   const madeAt = new WeakMap(); // a Value -> the Error whose stack says where it was made
   let watchedCount = 0; // Values made while watched
   const wrapped = new WeakSet(); // backward methods already observed
@@ -90,10 +91,12 @@ const vgRuntime = (() => {
     const method = owner && owner !== Object.prototype ? owner.backward : undefined;
     if (typeof method !== "function" || wrapped.has(method)) return;
     const observed = function (...args) {
+      const before = gradsOf(this); // what an earlier call left, when nothing reset the grads
       const result = method.apply(this, args);
       const index = backwardRuns++;
+      latestBackward = { output: this, before };
       // Until show() is called, each backward() call is a run; its graph is taken as it left it.
-      if (shown === 0 && (vgConfig.run === null || vgConfig.run === index)) lastBackward = graphOf(this);
+      if (shown === 0 && (vgConfig.run === null || vgConfig.run === index)) lastBackward = graphOf(this, before);
       return result;
     };
     wrapped.add(observed);
@@ -118,8 +121,23 @@ const vgRuntime = (() => {
     });
   }
 
-  /** The graph that `output` reaches, children before parents; throws past the node limit. */
-  function graphOf(output) {
+  /** The grad of each object `output` reaches (as graphOf reads them), or null past the node limit. */
+  function gradsOf(output) {
+    const grads = new Map();
+    const stack = [output];
+    while (stack.length) {
+      const value = stack.pop();
+      if (value === null || typeof value !== "object" || grads.has(value)) continue;
+      if (grads.size >= vgConfig.maxNodes) return null;
+      grads.set(value, first(value, GRAD, isNumber));
+      stack.push(...(first(value, CHILDREN, isList) ?? []));
+    }
+    return grads;
+  }
+
+  /** The graph that `output` reaches, children before parents, with `grad_before` where `before` (gradsOf's,
+   * taken as backward() began) holds a grad other than 0; throws past the node limit. */
+  function graphOf(output, before = null) {
     const ids = new Map();
     const nodes = [];
     const values = []; // the Value of each node, for placed()
@@ -156,6 +174,8 @@ const vgRuntime = (() => {
       if (label) node.label = label;
       if (op) node.op = op;
       if (grad !== undefined) node.grad = wire(grad);
+      const held = before?.get(value);
+      if (held !== undefined && held !== 0) node.grad_before = wire(held);
       nodes.push(node);
       values.push(value);
     }
@@ -176,7 +196,8 @@ const vgRuntime = (() => {
 
   function show(value) {
     const index = shown++;
-    if (vgConfig.run === null || vgConfig.run === index) chosen = graphOf(value);
+    const before = latestBackward?.output === value ? latestBackward.before : null;
+    if (vgConfig.run === null || vgConfig.run === index) chosen = graphOf(value, before);
   }
 
   function finish() {
