@@ -151,7 +151,7 @@ class GraphNode(TypedDict):
     op: NotRequired[str | None]
     data: GraphNumber
     grad: NotRequired[GraphNumber | None]
-    grad_before: NotRequired[GraphNumber]
+    grad_before: NotRequired[GraphNumber | None]
     children: list[int]
     local_grads: list[GraphNumber]
     exponent: NotRequired[GraphNumber]
@@ -173,8 +173,9 @@ class Graph(BaseModel):
         "`grad` is what the learner's backward left: on every node, or on none (status no_backward). "
         "`op` (+ * ** - / neg exp log relu tanh, or add mul pow ..., ReLU, micrograd's **2) is optional: "
         "given, the data and local gradients are checked against its rule. "
-        "`grad_before` (optional, 0 where left out) is the grad the node held when the learner's backward() "
-        "began: what an earlier call left when nothing reset it, which the check then names as the cause.",
+        "`grad_before` (optional, 0 where left out or null) is the grad the node held when the learner's "
+        "backward() began adding into it (after any reset to 0 it makes itself): what an earlier call left "
+        "when nothing reset it, which the check then names as the cause.",
     )
     output: int = Field(description="The id of the output node, where the backward pass starts.")
     walk: list[int] | None = Field(

@@ -133,7 +133,7 @@ def _checked(
             limits.max_variant_steps,
             order=steps.order if walked else None,
             expected=expected,
-            before=_by_id(_grads_before(posted, own), graph.values, steps.ids),
+            before=_by_id(_grads_left(posted, own), graph.values, steps.ids),
         )
     for value, grad in graph.grads.items():
         value.grad = grad
@@ -144,7 +144,7 @@ def _checked(
     return _finished(steps, graph.output, request, limits, program, checked, nudged, walked_by)
 
 
-def _grads_before(posted: schemas.Graph, own) -> dict:
+def _grads_left(posted: schemas.Graph, own) -> dict:
     """{position in posted.nodes: the grad the node held when the learner's backward() began}, where not 0:
     observed as a program's own class ran, else as posted (`grad_before`)."""
     if own is not None:

@@ -23,6 +23,7 @@ from .trace import format_number
 
 TOLERANCE = 1e-9  # relative: a grad further than this from the expected one is wrong
 MAX_RESETS = 8  # backward() calls without a reset tried when looking for the cause
+RESET = "set every grad back to 0 before each backward() call, unless you mean to add them up"
 DEFAULT_MAX_STEPS = 200_000  # steps a simulated broken walk may take (it can unfold a graph into a tree)
 
 
@@ -217,8 +218,13 @@ class _Checker:
         # children before parents, each once
         self.order = _course_order(self.children, self.output) if order is None else list(order)
         self.given_expected = expected
-        self.before = {self.position[i]: grad for i, grad in (before or {}).items() if i in self.position}
+        reached = set(self.order)
+        self.before = {
+            at: grad for at, grad in ((self.position.get(i), g) for i, g in (before or {}).items()) if at in reached
+        }
         self.start = None  # the grads the learner's walk began from, when not all 0 (self.before)
+        self.reference = None  # the course's walk from those grads
+        self.pointed = None  # the first wrong node the cause names, when not the first that differs from expected
 
     @cached_property
     def forward_rank(self) -> dict:
@@ -275,7 +281,8 @@ class _Checker:
             message = self._rule_message(local, data_problems) + " " + message
         if unknown:
             message += " " + self._unknown_message(unknown)
-        return Check(expected_grad, self._record("wrong", sorted(wrong), wrong[0], message, local))
+        first = self.pointed if self.pointed in wrong else wrong[0]
+        return Check(expected_grad, self._record("wrong", sorted(wrong), first, message, local))
 
     def _record(self, status, wrong, first, message, local):
         ids = [node.id for node in self.nodes]
@@ -421,22 +428,27 @@ class _Checker:
             if left:
                 return left
             self.start = None  # a mistake whose walk from 0 gives these grads explains them without what was left
-            message = self._mistake(wrong, simulated_only=True)
+            message = self._mistake(wrong, from_zero=True)
             if message:
                 return message
-            self.start = start  # else each mistake is tried on top of it, and both are said
+            self.start = start  # else each mistake is tried on top of what was left, and both are said
+            self.reference = self._simulate(self.order, self._seed())
+            wrong = [i for i in reversed(self.order) if not self._matches(self.learner, self.reference, i)] or wrong
+            self.pointed = wrong[0]
         message = self._mistake(wrong)
         if message:
             return message + self._left_too()
         first = wrong[0]
+        expected = self.expected if self.reference is None else self.reference
         return (
             f"{self._name(first)} is the first wrong node walking back from {self._name(self.output)}: "
-            f"yours {format_number(self.learner[first])}, expected {format_number(self.expected[first])}."
+            f"yours {format_number(self.learner[first])}, expected {format_number(expected[first])}."
         ) + self._left_too()
 
-    def _mistake(self, wrong, simulated_only=False) -> str | None:
-        """The message of the first known mistake that gives the learner's grads (simulated_only: one whose
-        walk, simulated, gives them; not a wrong local gradient inferred from the first wrong node)."""
+    def _mistake(self, wrong, from_zero=False) -> str | None:
+        """The message of the first known mistake that gives the learner's grads. from_zero: the walk tried as
+        if the grads held 0 though they did not: only the mistakes whose walk, simulated, gives the grads
+        (not a local gradient read off the first wrong node)."""
         hypotheses = [
             self._unseeded,
             self._learners_walk,
@@ -444,35 +456,41 @@ class _Checker:
             self._no_visited_set,
             self._no_topological_order,
             self._forwards,
+            self._not_reset,
         ]
-        if not simulated_only:
-            hypotheses += [self._not_reset, self._wrong_local_in_backward]
+        if not from_zero:
+            hypotheses.append(self._wrong_local_in_backward)
         for hypothesis in hypotheses:
             message = hypothesis(wrong)
             if message:
                 return message
         return None
 
+    def _seed(self) -> float:
+        """The output's grad as the learner's walk seeded it on top of what was left: set to 1, or 1 added."""
+        added = self.start[self.output] + 1.0
+        return added if _close(self.learner[self.output] or 0.0, added, 0.0) else 1.0
+
     def _left_before(self):
         """The grads of this walk added to what the nodes held when it began (an earlier backward()'s)."""
-        start = self.start
-        for seed in (1.0, start[self.output] + 1.0):  # the seed set with = or added with +=
-            if self._all_match(self._simulate(self.order, seed)):
-                return f"These grads add to what an earlier backward() left: {self._left_message()}."
+        if self._all_match(self._simulate(self.order, self._seed())):
+            return f"These grads add to what an earlier backward() left: {self._left_message()}."
         return None
 
     def _left_too(self) -> str:
-        return f" Besides, {self._left_message()}." if self.start else ""
+        return f" Besides, {self._left_message()}." if self.start is not None else ""
 
     def _left_message(self) -> str:
-        reached = [i for i in reversed(self.order) if i in self.before]
+        # the output's own leftover last: the seed may have set it
+        reached = [i for i in reversed(self.order) if i in self.before and i != self.output]
+        reached += [self.output] if self.output in self.before else []
         first = reached[0]
         others = len(reached) - 1
         more = f" (and the grad{'s' if others != 1 else ''} of {others:,} other node{'s' if others != 1 else ''} not 0)"
         more = more if others else ""
         return (
             f"when this backward() began, {self._name(first)}'s grad was already "
-            f"{format_number(self.before[first])}{more}; set every grad back to 0 before each backward() call"
+            f"{format_number(self.before[first])}{more}; {RESET}"
         )
 
     def _simulate(self, order, seed=1.0, accumulate=True):
@@ -622,7 +640,7 @@ class _Checker:
         )
 
     def _not_reset(self, wrong):
-        if self.start is not None:  # what the grads held before the walk is known: _left_before
+        if self.before:  # what each grad held as the walk began is known: _left_before says it
             return None
         grads = self.expected
         for calls in range(2, MAX_RESETS + 1):
@@ -635,22 +653,19 @@ class _Checker:
                 break
         else:
             return None
-        return (
-            f"These are the grads of {calls} backward() calls with no reset in between: "
-            "set every grad back to 0 before calling backward() again."
-        )
+        return f"These are the grads of {calls} backward() calls with no reset in between: {RESET}."
 
     def _wrong_local_in_backward(self, wrong):
         """The first wrong node gets a wrong amount from one of its users: the local gradient
-        that user's backward step really applied, against the op's rule (from grads that began at 0)."""
-        if self.start is not None:
-            return None
+        that user's backward step really applied, against the op's rule (the course's walk from the grads the
+        learner's began from)."""
+        expected = self.expected if self.reference is None else self.reference
         first = wrong[0]
         for parent, slot in self.parents[first]:
-            parent_grad = self.expected[parent]
+            parent_grad = expected[parent]
             if parent_grad == 0 or not math.isfinite(parent_grad):
                 continue
-            applied = self.local[parent][slot] + (self.learner[first] - self.expected[first]) / parent_grad
+            applied = self.local[parent][slot] + (self.learner[first] - expected[first]) / parent_grad
             op, n = self._op_of(parent)
             if op is None:
                 continue

@@ -73,7 +73,8 @@ async def test_grads_an_earlier_backward_left_are_named_when_the_graph_says_what
     assert check["status"] == "wrong" and check["wrong"] == [0, 1] and check["local"] == []
     assert check["message"] == (
         "These grads add to what an earlier backward() left: when this backward() began, b's grad was already 1.5 "
-        "(and the grad of 1 other node not 0); set every grad back to 0 before each backward() call."
+        "(and the grad of 1 other node not 0); set every grad back to 0 before each backward() call, "
+        "unless you mean to add them up."
     )
     # without grad_before nothing says so: a local gradient is blamed
     for node in graph["nodes"]:

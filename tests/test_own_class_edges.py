@@ -8,6 +8,8 @@ import math
 
 import pytest
 
+from engine.check import CheckNode, check
+
 COLUMNS = {"Accept": "application/vnd.valuegraph.columns+json"}
 
 # The course's class: data, _children, _local_grads, _op; backward with a visited set and +=.
@@ -277,7 +279,7 @@ for step in range(2):
     a.data -= 0.01 * a.grad
 """
 LEFT = "These grads add to what an earlier backward() left: when this backward() began, "
-RESET = "set every grad back to 0 before each backward() call."
+RESET = "set every grad back to 0 before each backward() call, unless you mean to add them up."
 ASSIGNED = (
     "a is used by 2 nodes; its grad holds only the last one (yours 3, expected 4): "
     "add each contribution with +=, not =."
@@ -359,3 +361,62 @@ async def test_a_backward_that_zeroes_the_grads_first_started_from_0_whatever_th
     assigning = zeroing.replace("ch.grad += lg * v.grad", "ch.grad = lg * v.grad")
     message = (await post(client, assigning + TRAINING, check=True)).json()["gradient_check"]["message"]
     assert message == ASSIGNED
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("cls", [COURSE, MICRO], ids=["course", "micrograd"])
+async def test_a_grad_left_before_and_brought_to_exactly_0_is_a_leftover_not_a_reset(client, cls):
+    # a.grad: -3 left by L1, then +3 from L2: 0, and the class is right
+    tail = "a = Value(2.0)\nb = Value(-3.0)\nL1 = a * b\nL1.backward()\nL2 = a * 3\nL2.backward()\n"
+    message = (await post(client, cls + tail, check=True)).json()["gradient_check"]["message"]
+    assert message.startswith(LEFT + "a's grad was already -3"), message
+
+
+@pytest.mark.anyio
+async def test_a_node_the_walk_never_writes_still_holds_what_was_left(client):
+    # a walk that skips a node whose grad is 0, as the course's does: w1, behind a dead relu, is not written
+    # in the second call and keeps what the first left
+    skipping = COURSE.replace(
+        "        for v in reversed(topo):\n",
+        "        for v in reversed(topo):\n            if v.grad == 0:\n                continue\n",
+    ).replace(
+        "    def backward(self):",
+        "    def relu(self):\n"
+        "        return Value(max(0, self.data), (self,), (float(self.data > 0),), 'relu')\n    def backward(self):",
+    )
+    tail = """
+w1 = Value(0.5)
+w2 = Value(-1.0)
+v = Value(2.0)
+for x, y in [(1.0, 2.0), (-2.0, 1.0)]:
+    h = (w1 * x).relu()
+    out = h * v + w2 * y
+    out.backward()
+"""
+    message = (await post(client, skipping + tail, check=True)).json()["gradient_check"]["message"]
+    assert message.startswith(LEFT + "w2's grad was already 2 (and the grads of 2 other nodes not 0)"), message
+
+
+@pytest.mark.anyio
+async def test_a_wrong_rule_in_a_closure_is_named_on_top_of_what_was_left(client):
+    # __mul__'s closure gives self its own data; without a reset, b's grad is right (what was left plus its
+    # due), and a, the input that got the wrong amount, is the first wrong node
+    program = MICRO.replace("self.grad += other.data * out.grad", "self.grad += self.data * out.grad") + TRAINING
+    check = (await post(client, program, check=True)).json()
+    labels = {node["id"]: node["label"] for node in check["nodes"]}
+    check = check["gradient_check"]
+    assert labels[check["first"]] == "a", check
+    assert check["message"].startswith("a gets "), check["message"]
+    assert "the rule for `__mul__` (the other input's data)" in check["message"]
+    assert "Besides, when this backward() began" in check["message"]
+
+
+def test_grads_before_on_nodes_the_output_does_not_reach_are_left_out():
+    nodes = [
+        CheckNode(0, "a", None, 2.0, 5.0, (), ()),
+        CheckNode(1, "b", None, 3.0, 2.0, (), ()),
+        CheckNode(2, "c", "*", 6.0, 1.0, (0, 1), (3.0, 2.0)),
+        CheckNode(3, "x", None, 1.0, 0.0, (), ()),
+    ]
+    result = check(nodes, 2, before={3: 7.0}).gradient_check
+    assert result["status"] == "wrong" and "earlier backward()" not in result["message"]

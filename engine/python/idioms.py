@@ -288,7 +288,7 @@ def accumulate(state, owner, children_field, locals_field, gradient, local_first
             return None
     # numbers only from here: + and * give a number, never an error (an int past 64 bits made a float, as B.add does)
     walk = state.walk if gradient == "grad" else None  # the writes of a `.grad` are steps of the walk
-    written, held = [], []  # each input's grad after the pass, and before it
+    written, held = [], []  # each input's grad after the pass, and (for the walk) before it
     state.steps += before
     for child, local in pairs:
         state.steps += 1
@@ -302,7 +302,8 @@ def accumulate(state, owner, children_field, locals_field, gradient, local_first
             result = B.whole_or_float(result)
         fields[gradient] = result
         written.append(result)
-        held.append(old)
+        if walk is not None:
+            held.append(old)
     if walk is not None and pairs:
         # one event for the pass: the owner's step, known here, need not be found again from its writes
         walk.append(("pass", owner, children_field, locals_field, children, written, state.in_step, held))

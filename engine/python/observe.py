@@ -218,7 +218,7 @@ def _steps(walk, position, shapes):
     step of its own, with node None. Writes to objects outside the graph (position: id(object) ->
     its position in the graph's nodes) are left out, and so is a call that wrote none of its grads."""
     nodes, counts, children, grads, calls = [], [], [], [], []  # nodes as id(object) until the end
-    held = []  # per write, what the grad held before it
+    held = []  # per write, the number the grad held before it (None: not a number, or the write a reset)
     for event in walk:
         kind = event[0]
         if kind == "pass":
@@ -248,7 +248,10 @@ def _steps(walk, position, shapes):
             at, in_step = id(event[1]), event[3]
             if at not in position:
                 continue
-            writes = [(at, _float(event[2]) if type(event[2]) in NUMBERS else None, event[4])]
+            old = event[4]
+            writes = [
+                (at, _float(event[2]) if type(event[2]) in NUMBERS else None, old if type(old) in NUMBERS else None)
+            ]
         if in_step and nodes:  # written inside a _backward call: its step's
             counts[-1] += len(writes)
         else:
@@ -268,14 +271,17 @@ def _steps(walk, position, shapes):
 
 
 def grads_before(graph) -> dict:
-    """position -> the grad a node the observed walk wrote held when the walk began adding into it, where a
-    number other than 0: what an earlier backward() left and nothing reset. A write of 0 is a reset (a
-    backward that zeroes the grads first), so the first write of something else says what it started from.
-    Read only when the check needs it: it goes over every write."""
+    """position -> the grad a node held when the observed walk began, where a number other than 0: what an
+    earlier backward() left and nothing reset. A node the walk wrote held what its first write found (a
+    reset to 0 says nothing: a backward that zeroes the grads first began from 0); a node it never wrote
+    holds it still. Read only when the check needs it: it goes over every write."""
     walk = graph["walk"]
-    started = [(child, old) for child, grad, old in zip(walk.child, walk.grad, graph["held"]) if grad != 0]
-    before = dict(reversed(started))  # the first write's: set last
-    return {child: _float(old) for child, old in before.items() if old and type(old) in NUMBERS}
+    found = dict(reversed([(child, old) for child, old in zip(walk.child, graph["held"]) if old is not None]))
+    written = set(walk.child)
+    for i, node in enumerate(graph["nodes"]):
+        if i not in written:
+            found[i] = node["grad"]
+    return {i: _float(grad) for i, grad in found.items() if grad and type(grad) in NUMBERS}
 
 
 def as_engine_graph(graph):

@@ -219,8 +219,8 @@ class State(Calls):
             self.in_step = outer
 
     def grad_written(self, obj, value, old):
-        """obj.grad set to value from old (what it held: the first write of the chosen backward() says
-        what an earlier one left)."""
+        """obj.grad set to value from old, what it held (None when the write is a reset to 0): the first
+        write that is no reset says what an earlier backward() left (observe.grads_before)."""
         if self.walk is not None and type(obj) is Instance:
             self.walk.append(("grad", obj, value, self.in_step, old))
 

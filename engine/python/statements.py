@@ -292,7 +292,7 @@ class StatementCompiler:
                 old = model.get_attribute(obj, name)
                 result = combine(old, value(frame))
                 model.set_attribute(obj, name, result)
-                if is_grad:
+                if is_grad and state.walk is not None:
                     state.grad_written(obj, result, old)
 
             return run_attribute
@@ -374,12 +374,15 @@ class StatementCompiler:
                 else:
                     variables = frame.vars
                     obj = variables[owner_name] if owner_name in variables else owner(frame)
-                old = obj.fields.get(name) if is_grad and type(obj) is Instance else None
+                recorded = is_grad and state.walk is not None
+                if recorded:  # what the grad held: none to speak of when this write of 0 resets it
+                    reset = type(value) in NUMBERS and value == 0
+                    old = None if reset or type(obj) is not Instance else obj.fields.get(name)
                 if type(obj) is Instance and (obj.cls.slots is None or name in obj.cls.slots):
                     obj.fields[name] = value  # self.x = ...: what model.set_attribute does for an instance
                 else:
                     set_attribute(obj, name, value)
-                if is_grad and state.walk is not None:
+                if recorded:
                     state.grad_written(obj, value, old)
 
             return store_attribute

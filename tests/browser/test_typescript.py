@@ -209,7 +209,8 @@ for (let step = 0; step < 2; step++) {
 """
 MESSAGE_NOT_RESET = (
     "These grads add to what an earlier backward() left: when this backward() began, b's grad was already 2 "
-    "(and the grad of 1 other node not 0); set every grad back to 0 before each backward() call."
+    "(and the grad of 1 other node not 0); set every grad back to 0 before each backward() call, "
+    "unless you mean to add them up."
 )
 
 
@@ -220,6 +221,28 @@ def test_grads_an_earlier_backward_left_are_named_as_the_cause(page, shown):
     message = check_message(page)
     assert message.get_attribute("data-status") == "wrong"
     assert message.text_content() == MESSAGE_NOT_RESET
+
+
+# The course's class whose backward sets every grad back to 0 before its walk.
+ZEROING = TS_CLASS_WITH_OPS.replace(
+    "    this.grad = 1;\n", "    for (const v of order) v.grad = 0;\n    this.grad = 1;\n"
+)
+
+
+def test_a_backward_that_zeroes_the_grads_first_began_from_0(page):
+    assert ZEROING != TS_CLASS_WITH_OPS
+    open_code(page, ZEROING + NOT_RESET)
+    wait_for_graph(page, 4)
+    assert check_message(page).get_attribute("data-status") == "ok"
+    # with a rule broken as well: that alone is said, not the grads before the backward zeroed them
+    broken = ZEROING.replace("[o.data, this.data], label);\n    out.op", "[this.data, o.data], label);\n    out.op")
+    assert broken != ZEROING
+    open_code(page, broken + NOT_RESET)
+    wait_for_graph(page, 4)
+    message = check_message(page)
+    assert message.get_attribute("data-status") == "wrong"
+    assert message.text_content().startswith("Your `mul` gives the first input the local gradient `this.data`")
+    assert "earlier backward()" not in message.text_content()
 
 
 def test_a_syntax_error_has_its_line_and_column_marked(page):

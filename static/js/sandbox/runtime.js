@@ -29,7 +29,8 @@ const vgRuntime = (() => {
   let chosen = null; // the graph of the run asked for (vgConfig.run; null: the last)
   let backwardRuns = 0; // backward() calls seen, the runs when nothing calls show()
   let lastBackward = null; // the graph backward() left in the run asked for, while no show() was called
-  let latestBackward = null; // {output, before}: the latest backward() call, and the grads as it began (gradsOf)
+  let latestBackward = null; // {output, before}: the latest backward() call, and the grads it began from (watchGrads)
+  let backwardDepth = 0; // backward() calls open: a recursive backward's inner calls are part of the outer one
   const madeAt = new WeakMap(); // a Value -> the Error whose stack says where it was made
   let watchedCount = 0; // Values made while watched
   const wrapped = new WeakSet(); // backward methods already observed
@@ -91,8 +92,16 @@ const vgRuntime = (() => {
     const method = owner && owner !== Object.prototype ? owner.backward : undefined;
     if (typeof method !== "function" || wrapped.has(method)) return;
     const observed = function (...args) {
-      const before = gradsOf(this); // what an earlier call left, when nothing reset the grads
-      const result = method.apply(this, args);
+      if (backwardDepth > 0) return method.apply(this, args); // a recursive backward's own calls: one run
+      backwardDepth++;
+      const grads = watchGrads(this);
+      let result, before;
+      try {
+        result = method.apply(this, args);
+      } finally {
+        before = grads.done();
+        backwardDepth--;
+      }
       const index = backwardRuns++;
       latestBackward = { output: this, before };
       // Until show() is called, each backward() call is a run; its graph is taken as it left it.
@@ -121,22 +130,49 @@ const vgRuntime = (() => {
     });
   }
 
-  /** The grad of each object `output` reaches (as graphOf reads them), or null past the node limit. */
-  function gradsOf(output) {
-    const grads = new Map();
+  /** Watches the grad of each object `output` reaches while its backward() runs (each grad an accessor for
+   * that while). done() makes them plain fields again and gives, per object, the grad it held when the walk
+   * began adding into it: before its first write of anything but 0 (a write of 0 is taken for a reset, so a
+   * backward that zeroes the grads first began from 0), or, never so written, what it holds. */
+  function watchGrads(output) {
+    const watched = []; // [object, field, {current, before}, enumerable]
+    const seen = new Set();
     const stack = [output];
-    while (stack.length) {
+    while (stack.length && seen.size < vgConfig.maxNodes) {
       const value = stack.pop();
-      if (value === null || typeof value !== "object" || grads.has(value)) continue;
-      if (grads.size >= vgConfig.maxNodes) return null;
-      grads.set(value, first(value, GRAD, isNumber));
-      stack.push(...(first(value, CHILDREN, isList) ?? []));
+      if (value === null || typeof value !== "object" || seen.has(value)) continue;
+      seen.add(value);
+      const name = GRAD.find((field) => isNumber(value[field]));
+      const own = name === undefined ? undefined : Object.getOwnPropertyDescriptor(value, name);
+      if (own?.writable && own.configurable) {
+        const grad = { current: own.value, before: undefined };
+        Object.defineProperty(value, name, {
+          configurable: true,
+          enumerable: own.enumerable,
+          get: () => grad.current,
+          set: (x) => {
+            if (grad.before === undefined && x !== 0) grad.before = grad.current;
+            grad.current = x;
+          },
+        });
+        watched.push([value, name, grad, own.enumerable]);
+      }
+      for (const input of first(value, CHILDREN, isList) ?? []) stack.push(input);
     }
-    return grads;
+    return {
+      done() {
+        const before = new Map();
+        for (const [value, name, grad, enumerable] of watched) {
+          Object.defineProperty(value, name, { value: grad.current, writable: true, enumerable, configurable: true });
+          before.set(value, grad.before === undefined ? grad.current : grad.before);
+        }
+        return before;
+      },
+    };
   }
 
-  /** The graph that `output` reaches, children before parents, with `grad_before` where `before` (gradsOf's,
-   * taken as backward() began) holds a grad other than 0; throws past the node limit. */
+  /** The graph that `output` reaches, children before parents, with `grad_before` where `before` (watchGrads')
+   * holds a grad other than 0; throws past the node limit. */
   function graphOf(output, before = null) {
     const ids = new Map();
     const nodes = [];
