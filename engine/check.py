@@ -145,8 +145,8 @@ def check(
     order and expected, when the caller has walked the graph the course's way already (a trace
     of the correct walk): the positions of the nodes the output reaches, children first, and
     every node's gradient from that walk; they are not computed again. before: {id: the grad the node
-    held when the learner's backward() began}, where not 0 (known when valuegraph ran the program), so
-    grads an earlier backward() left are told from a wrong step."""
+    held when the learner's backward() began adding into it}, where not 0 (observed as valuegraph ran the
+    program, or posted as grad_before), so grads an earlier backward() left are told from a wrong step."""
     return _Checker(nodes, output, walk, language, max_steps, order, expected, before).run()
 
 

@@ -63,8 +63,8 @@ INPUT_KINDS = (tuple, list, ProgramSet)
 def observe(output, walk, limits):
     """The graph `output` reaches, as plain data: {"nodes": [...], "output": id, "walk": [...],
     "calls": [...], "held": [...], "inputs_are_sets": bool, "backward": bool}. Nodes come in
-    creation order (ids are the order objects were made); `backward` says whether the program called the class's
-    backward() (the argument `walk` is None when not). The observed walk is a LearnerWalk over the
+    creation order (ids are the order objects were made); `backward` says whether the program
+    called the class's backward() (the argument `walk` is None when not). The observed walk is a LearnerWalk over the
     nodes' positions: each step's node (None for a write not yet known to be a node's step, or a
     call of an object outside the graph) and the grads it wrote; `calls` are the positions of the
     nodes whose `_backward` ran, in that order; `held`, per write of the walk, what the grad held
