@@ -134,6 +134,7 @@ def _checked(
             order=steps.order if walked else None,
             expected=expected,
             before=_by_id(_grads_left(posted, own), graph.values, steps.ids),
+            assigns=None if own is None else own["assigns"],
         )
     for value, grad in graph.grads.items():
         value.grad = grad

@@ -137,7 +137,15 @@ def canonical_op(op) -> tuple[str | None, float | None]:
 
 
 def check(
-    nodes, output, walk=None, language=None, max_steps=DEFAULT_MAX_STEPS, order=None, expected=None, before=None
+    nodes,
+    output,
+    walk=None,
+    language=None,
+    max_steps=DEFAULT_MAX_STEPS,
+    order=None,
+    expected=None,
+    before=None,
+    assigns=None,
 ) -> Check:
     """nodes: CheckNodes, children before parents; output: the output's id; walk: the ids in the
     order the learner's per-node backward steps ran, or None; language: 'python', 'csharp',
@@ -146,8 +154,10 @@ def check(
     of the correct walk): the positions of the nodes the output reaches, children first, and
     every node's gradient from that walk; they are not computed again. before: {id: the grad the node
     held when the learner's backward() began adding into it}, where not 0 (observed as valuegraph ran the
-    program, or posted as grad_before), so grads an earlier backward() left are told from a wrong step."""
-    return _Checker(nodes, output, walk, language, max_steps, order, expected, before).run()
+    program, or posted as grad_before), so grads an earlier backward() left are told from a wrong step.
+    assigns: False when the learner's walk is known to have added into every input's grad (+=), never set
+    one with =; None when not known."""
+    return _Checker(nodes, output, walk, language, max_steps, order, expected, before, assigns).run()
 
 
 def confirmed(values, children, grads, expected, output) -> Check | None:
@@ -199,7 +209,7 @@ def rule_of(op, exponent, inputs: int) -> tuple[str | None, float | None]:
 
 
 class _Checker:
-    def __init__(self, nodes, output, walk, language, max_steps, order=None, expected=None, before=None):
+    def __init__(self, nodes, output, walk, language, max_steps, order=None, expected=None, before=None, assigns=None):
         self.nodes = list(nodes)
         self.position = {node.id: i for i, node in enumerate(self.nodes)}
         if len(self.position) != len(self.nodes):
@@ -218,6 +228,7 @@ class _Checker:
         # children before parents, each once
         self.order = _course_order(self.children, self.output) if order is None else list(order)
         self.given_expected = expected
+        self.assigns = assigns
         reached = set(self.order)
         self.before = {
             at: grad for at, grad in ((self.position.get(i), g) for i, g in (before or {}).items()) if at in reached
@@ -512,7 +523,7 @@ class _Checker:
         """The learner's own recorded walk, replayed: which of its defects gives their grads."""
         if not self.walk:
             return None
-        for accumulate in (True, False):
+        for accumulate in (True, False) if self.assigns is not False else (True,):
             if not self._all_match(self._simulate(list(reversed(self.walk)), accumulate=accumulate)):
                 continue
             if not accumulate:
@@ -541,7 +552,7 @@ class _Checker:
         return None
 
     def _assigned(self, wrong):
-        if not self._all_match(self._simulate(self.order, accumulate=False)):
+        if self.assigns is False or not self._all_match(self._simulate(self.order, accumulate=False)):
             return None
         return self._assign_message(wrong)
 

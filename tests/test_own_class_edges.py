@@ -420,3 +420,20 @@ def test_grads_before_on_nodes_the_output_does_not_reach_are_left_out():
     ]
     result = check(nodes, 2, before={3: 7.0}).gradient_check
     assert result["status"] == "wrong" and "earlier backward()" not in result["message"]
+
+
+@pytest.mark.anyio
+async def test_a_walk_that_adds_every_grad_is_not_said_to_assign_whatever_the_numbers(client):
+    # chapter 2's graph with __mul__'s closure giving self its own data: a.grad = 2 + 1 = 3, which `=` for `+=`
+    # would give too; the program adds with +=, so that is not what the check says
+    program = MICRO.replace("self.grad += other.data * out.grad", "self.grad += self.data * out.grad")
+    message = (await post(client, program + "a = Value(2.0)\nb = Value(3.0)\nc = a * b + a\nc.backward()\n")).json()[
+        "gradient_check"
+    ]["message"]
+    assert "not =" not in message and "the rule for `__mul__`" in message, message
+    # the same class written with = is still told so
+    assigning = MICRO.replace("self.grad += other.data * out.grad", "self.grad = other.data * out.grad")
+    message = (await post(client, assigning + "a = Value(2.0)\nb = Value(3.0)\nc = a * b + a\nc.backward()\n")).json()[
+        "gradient_check"
+    ]["message"]
+    assert message.startswith("a is used by 2 nodes; its grad holds only the last one"), message

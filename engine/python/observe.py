@@ -62,13 +62,15 @@ INPUT_KINDS = (tuple, list, ProgramSet)
 
 def observe(output, walk, limits):
     """The graph `output` reaches, as plain data: {"nodes": [...], "output": id, "walk": [...],
-    "calls": [...], "held": [...], "inputs_are_sets": bool, "backward": bool}. Nodes come in
-    creation order (ids are the order objects were made); `backward` says whether the program
-    called the class's backward() (the argument `walk` is None when not). The observed walk is a LearnerWalk over the
-    nodes' positions: each step's node (None for a write not yet known to be a node's step, or a
-    call of an object outside the graph) and the grads it wrote; `calls` are the positions of the
-    nodes whose `_backward` ran, in that order; `held`, per write of the walk, what the grad held
-    before it (grads_before reads it)."""
+    "calls": [...], "held": [...], "assigns": bool | None, "inputs_are_sets": bool, "backward":
+    bool}. Nodes come in creation order (ids are the order objects were made); `backward` says
+    whether the program called the class's backward() (the argument `walk` is None when not).
+    The observed walk is a LearnerWalk over the nodes' positions: each step's node (None for a
+    write not yet known to be a node's step, or a call of an object outside the graph) and the
+    grads it wrote; `calls` are the positions of the nodes whose `_backward` ran, in that order;
+    `held`, per write of the walk, what the grad held before it (grads_before reads it);
+    `assigns`, whether the walk set an input's grad with = (not the output's seed, nor a reset
+    to 0), None when it added into none either."""
     names = node_fields(output)
     reached = {id(output): (output, names)}  # id -> (object, its fields' names)
     pending = [(output, names[1])]
@@ -145,13 +147,15 @@ def observe(output, walk, limits):
                 "origin": origin,
             }
         )
-    steps, calls, held = _steps(walk or [], {id(obj): i for i, (obj, _) in enumerate(objects)}, shapes)
+    position = {id(obj): i for i, (obj, _) in enumerate(objects)}
+    steps, calls, held, assigns = _steps(walk or [], position, shapes, output)
     return {
         "nodes": nodes,
         "output": output.serial,
         "walk": steps,
         "calls": calls,
         "held": held,
+        "assigns": assigns,
         "backward": walk is not None,
         "inputs_are_sets": inputs_are_sets,
     }
@@ -208,9 +212,10 @@ def derive_local_grads(op, data, inputs):
 FOLDED = {"+": lambda x: 2.0, "*": lambda x: 2 * x, "-": lambda x: 0.0, "/": lambda x: 0.0}
 
 
-def _steps(walk, position, shapes):
+def _steps(walk, position, shapes, output):
     """The recorded walk as steps (LearnerWalk), the positions of the nodes whose `_backward`
-    ran, in the order they ran, and per write what the grad held before it. Each `_backward`
+    ran, in the order they ran, per write what the grad held before it, and whether a write
+    other than the seed of `output` or a reset set an input's grad with =. Each `_backward`
     call of a node is a step with the grads it wrote; so is a pass of the accumulation loop
     that the interpreter ran as one step (idioms.accumulate) over a node's own inputs and local
     gradients as the graph reads them (`shapes`, observe's).
@@ -219,10 +224,12 @@ def _steps(walk, position, shapes):
     its position in the graph's nodes) are left out, and so is a call that wrote none of its grads."""
     nodes, counts, children, grads, calls = [], [], [], [], []  # nodes as id(object) until the end
     held = []  # per write, the number the grad held before it (None: not a number, or the write a reset)
+    assigns = None  # True: an input's grad set with =; False: only += seen; None: no such write seen
     for event in walk:
         kind = event[0]
         if kind == "pass":
             _, owner, inputs_field, locals_field, inputs, written, in_step, before = event  # zip(inputs, written)
+            assigns = assigns or False
             if (
                 not in_step
                 and shapes.get(id(owner)) == (inputs_field, locals_field, len(written))
@@ -245,13 +252,15 @@ def _steps(walk, position, shapes):
             calls.append(id(event[1]))
             continue
         else:  # a grad written
-            at, in_step = id(event[1]), event[3]
+            _, obj, grad, in_step, old, added = event
+            at = id(obj)
             if at not in position:
                 continue
-            old = event[4]
-            writes = [
-                (at, _float(event[2]) if type(event[2]) in NUMBERS else None, old if type(old) in NUMBERS else None)
-            ]
+            if not added and obj is not output and not (type(grad) in NUMBERS and grad == 0):
+                assigns = True
+            elif added and assigns is None:
+                assigns = False
+            writes = [(at, _float(grad) if type(grad) in NUMBERS else None, old if type(old) in NUMBERS else None)]
         if in_step and nodes:  # written inside a _backward call: its step's
             counts[-1] += len(writes)
         else:
@@ -267,7 +276,7 @@ def _steps(walk, position, shapes):
         kept = [(node, count) for node, count in zip(nodes, counts) if node is not None or count]
         nodes, counts = [node for node, _ in kept], [count for _, count in kept]
     children = list(map(position.__getitem__, children))
-    return LearnerWalk(nodes, counts, children, grads), calls, held
+    return LearnerWalk(nodes, counts, children, grads), calls, held, assigns
 
 
 def grads_before(graph) -> dict:

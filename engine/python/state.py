@@ -218,11 +218,12 @@ class State(Calls):
         finally:
             self.in_step = outer
 
-    def grad_written(self, obj, value, old):
+    def grad_written(self, obj, value, old, added):
         """obj.grad set to value from old, what it held (None when the write is a reset to 0): the first
-        write that is no reset says what an earlier backward() left (observe.grads_before)."""
+        write that is no reset says what an earlier backward() left (observe.grads_before). added: written
+        with +=, not =."""
         if self.walk is not None and type(obj) is Instance:
-            self.walk.append(("grad", obj, value, self.in_step, old))
+            self.walk.append(("grad", obj, value, self.in_step, old, added))
 
 
 class ReplayDone(BaseException):

@@ -280,7 +280,7 @@ class StatementCompiler:
                     else:
                         model.set_attribute(obj, name, result)
                     if is_grad and state.walk is not None:
-                        state.grad_written(obj, result, old)
+                        state.grad_written(obj, result, old, True)
                     return
                 if value_field and type(obj) is Value:  # p.data += -lr * p.grad, the training loop's update
                     result = combine(getattr(obj, name), value(frame))
@@ -293,7 +293,7 @@ class StatementCompiler:
                 result = combine(old, value(frame))
                 model.set_attribute(obj, name, result)
                 if is_grad and state.walk is not None:
-                    state.grad_written(obj, result, old)
+                    state.grad_written(obj, result, old, True)
 
             return run_attribute
         container = self.expr(target.value)
@@ -383,7 +383,7 @@ class StatementCompiler:
                 else:
                     set_attribute(obj, name, value)
                 if recorded:
-                    state.grad_written(obj, value, old)
+                    state.grad_written(obj, value, old, False)
 
             return store_attribute
         if kind is ast.Subscript:
