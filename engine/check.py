@@ -432,6 +432,9 @@ class _Checker:
 
     # The cause of wrong grads, by recomputing under each hypothesis.
     def _cause(self, wrong) -> str:
+        held = self.before.get(self.output)
+        if held is not None and not self._added_to(held):  # the seed set the output's grad: what it held is gone
+            del self.before[self.output]
         if self.before:  # grads an earlier backward() left: are they the cause, or beside it?
             start = [self.before.get(i, 0.0) for i in range(len(self.nodes))]
             self.start = start
@@ -443,14 +446,14 @@ class _Checker:
             if message:
                 return message
             self.start = start  # else each mistake is tried on top of what was left, and both are said
-            self.reference = self._simulate(self.order, self._seed())
+            self.reference = self._simulate(self.order)
             wrong = [i for i in reversed(self.order) if not self._matches(self.learner, self.reference, i)] or wrong
             self.pointed = wrong[0]
         message = self._mistake(wrong)
         if message:
             return message + self._left_too()
         first = wrong[0]
-        expected = self.expected if self.reference is None else self.reference
+        expected = self._expected()
         return (
             f"{self._name(first)} is the first wrong node walking back from {self._name(self.output)}: "
             f"yours {format_number(self.learner[first])}, expected {format_number(expected[first])}."
@@ -478,13 +481,23 @@ class _Checker:
         return None
 
     def _seed(self) -> float:
-        """The output's grad as the learner's walk seeded it on top of what was left: set to 1, or 1 added."""
-        added = self.start[self.output] + 1.0
-        return added if _close(self.learner[self.output] or 0.0, added, 0.0) else 1.0
+        """The output's grad as the learner's walk seeded it: 1, or, on top of what was left, 1 added."""
+        if self.start is None:
+            return 1.0
+        held = self.start[self.output]
+        return held + 1.0 if self._added_to(held) else 1.0
+
+    def _added_to(self, held) -> bool:
+        """Whether the learner's walk seeded the output by adding 1 to the grad it held, not setting it."""
+        return held != 0 and _close(self.learner[self.output] or 0.0, held + 1.0, 0.0)
+
+    def _expected(self) -> list:
+        """Each node's grad by the course's walk from the grads the learner's began from."""
+        return self.expected if self.reference is None else self.reference
 
     def _left_before(self):
         """The grads of this walk added to what the nodes held when it began (an earlier backward()'s)."""
-        if self._all_match(self._simulate(self.order, self._seed())):
+        if self._all_match(self._simulate(self.order)):
             return f"These grads add to what an earlier backward() left: {self._left_message()}."
         return None
 
@@ -504,7 +517,10 @@ class _Checker:
             f"{format_number(self.before[first])}{more}; {RESET}"
         )
 
-    def _simulate(self, order, seed=1.0, accumulate=True):
+    def _simulate(self, order, seed=None, accumulate=True):
+        """The grads a walk in `order` gives from the grads it begins from (0, or self.start), the output
+        seeded with `seed` (None: with 1, as the learner's walk seeded it: _seed)."""
+        seed = self._seed() if seed is None else seed
         return _propagate(order, self.children, self.local, self.output, len(self.nodes), seed, accumulate, self.start)
 
     def _unseeded(self, wrong):
@@ -564,7 +580,7 @@ class _Checker:
         used = f"used by {len(users)} nodes" if len(users) > 1 else f"used {uses} times"
         return (
             f"{self._name(i)} is {used}; its grad holds only the last one "
-            f"(yours {format_number(self.learner[i])}, expected {format_number(self.expected[i])}): "
+            f"(yours {format_number(self.learner[i])}, expected {format_number(self._expected()[i])}): "
             "add each contribution with +=, not =."
         )
 
@@ -614,7 +630,7 @@ class _Checker:
         if self._unfolded(lambda: True) is None:
             return None
         grads = self._start()
-        grads[self.output] = 1.0
+        grads[self.output] = self._seed()
         stack = [(self.output, 0)]
         while stack:
             node, slot = stack.pop()
@@ -627,7 +643,7 @@ class _Checker:
     def _breadth_first(self):
         """A queue from the output, each node passing on once when it leaves the queue."""
         grads = self._start()
-        grads[self.output] = 1.0
+        grads[self.output] = self._seed()
         queue, seen = deque([self.output]), {self.output}
         while queue:
             node = queue.popleft()
@@ -670,7 +686,7 @@ class _Checker:
         """The first wrong node gets a wrong amount from one of its users: the local gradient
         that user's backward step really applied, against the op's rule (the course's walk from the grads the
         learner's began from)."""
-        expected = self.expected if self.reference is None else self.reference
+        expected = self._expected()
         first = wrong[0]
         for parent, slot in self.parents[first]:
             parent_grad = expected[parent]

@@ -5,6 +5,7 @@ graph's 422; `x / x` with its inputs kept in a set is checked as the course's ru
 backward() after the class's own shows its own run; the nudge test measures the replayed function."""
 
 import math
+import re
 
 import pytest
 
@@ -280,6 +281,11 @@ for step in range(2):
 """
 LEFT = "These grads add to what an earlier backward() left: when this backward() began, "
 RESET = "set every grad back to 0 before each backward() call, unless you mean to add them up."
+NO_VISITED = (  # the course's sort, and the same without its visited set
+    "            if v not in visited:\n                visited.add(v)\n"
+    "                for ch in v._children:\n                    build(ch)\n                topo.append(v)",
+    "            for ch in v._children:\n                build(ch)\n            topo.append(v)",
+)
 ASSIGNED = (
     "a is used by 2 nodes; its grad holds only the last one (yours 3, expected 4): "
     "add each contribution with +=, not =."
@@ -316,11 +322,7 @@ async def test_grads_left_by_an_earlier_backward_are_named_as_the_cause_not_a_lo
     ("mistake", "tail", "first"),
     [
         (
-            (
-                "            if v not in visited:\n                visited.add(v)\n"
-                "                for ch in v._children:\n                    build(ch)\n                topo.append(v)",
-                "            for ch in v._children:\n                build(ch)\n            topo.append(v)",
-            ),
+            NO_VISITED,
             SHARED_INSIDE,
             "d is reached by 3 paths and passed its gradient on 3 times",
         ),
@@ -437,3 +439,62 @@ async def test_a_walk_that_adds_every_grad_is_not_said_to_assign_whatever_the_nu
         "gradient_check"
     ]["message"]
     assert message.startswith("a is used by 2 nodes; its grad holds only the last one"), message
+
+
+@pytest.mark.anyio
+async def test_a_seed_added_on_top_of_what_was_left_is_simulated_as_added(client):
+    # the output's grad seeded with += 1 over what the first call left, and no visited set: that is named,
+    # not a rule of `*` the class keeps
+    program = COURSE.replace(NO_VISITED[0], NO_VISITED[1]).replace(
+        "        self.grad = 1\n", "        self.grad += 1\n"
+    )
+    tail = "a = Value(2.0)\nb = Value(3.0)\nd = a * b\nL = d * d + d\nL.backward()\nL.backward()\n"
+    message = (await post(client, program + tail, check=True)).json()["gradient_check"]["message"]
+    assert message.startswith("d is reached by 3 paths and passed its gradient on 3 times"), message
+
+
+@pytest.mark.anyio
+async def test_a_relu_closure_that_sets_its_input_grad_to_0_with_equals_is_told_to_add(client):
+    # a dead relu's closure writes 0 with =: no reset, but the `=` mistake
+    relu = (
+        "    def relu(self):\n"
+        "        out = Value(0 if self.data < 0 else self.data, (self,), 'ReLU')\n"
+        "        def _backward():\n"
+        "            self.grad = (out.data > 0) * out.grad\n"
+        "        out._backward = _backward\n"
+        "        return out\n"
+    )
+    program = MICRO.replace("    def backward(self):", relu + "    def backward(self):")
+    tail = "x = Value(-2.0)\nw = Value(3.0)\nL = x.relu() + x * w\nL.backward()\n"
+    message = (await post(client, program + tail, check=True)).json()["gradient_check"]["message"]
+    assert message.startswith("x is used by 2 nodes; its grad holds only the last one"), message
+
+
+@pytest.mark.anyio
+async def test_grads_that_start_as_none_held_nothing_before_the_first_backward(client):
+    # grads start as None and the first contribution is set, later ones added (PyTorch's way): one backward()
+    # of a class whose __mul__ closure gives self its own data has nothing left from before
+    accumulating = re.sub(r"(self|other)\.grad \+= (.*out\.grad.*)", r"\1.add_grad(\2)", MICRO)
+    accumulating = accumulating.replace("        self.grad = 0.0\n", "        self.grad = None\n").replace(
+        "    def backward(self):",
+        "    def add_grad(self, x):\n        if self.grad is None:\n            self.grad = x\n"
+        "        else:\n            self.grad += x\n    def backward(self):",
+    )
+    assert accumulating.count(".add_grad(") == 7 and "grad +=" not in accumulating.split("def add_grad")[0]
+    tail = "a = Value(2.0)\nb = Value(5.0)\nc = a * b + a\nc.backward()\n"
+    assert (await post(client, accumulating + tail, check=True)).json()["gradient_check"]["status"] == "ok"
+    broken = accumulating.replace("self.add_grad(other.data * out.grad)", "self.add_grad(self.data * out.grad)")
+    assert broken != accumulating
+    message = (await post(client, broken + tail, check=True)).json()["gradient_check"]["message"]
+    assert "the rule for `__mul__`" in message and "earlier backward()" not in message, message
+
+
+def test_what_the_output_held_before_a_seed_set_with_equals_is_not_said_to_matter():
+    # c = a * b seeded with c.grad = 1 over the 1 an earlier call left; a got a wrong local gradient
+    nodes = [
+        CheckNode(0, "a", None, 2.0, 5.0, (), ()),
+        CheckNode(1, "b", None, 3.0, 2.0, (), ()),
+        CheckNode(2, "c", "*", 6.0, 1.0, (0, 1), (3.0, 2.0)),
+    ]
+    message = check(nodes, 2, before={2: 1.0}).gradient_check["message"]
+    assert message.startswith("a gets 5 × 1 from c") and "earlier backward()" not in message, message

@@ -223,8 +223,9 @@ def _steps(walk, position, shapes, output):
     step of its own, with node None. Writes to objects outside the graph (position: id(object) ->
     its position in the graph's nodes) are left out, and so is a call that wrote none of its grads."""
     nodes, counts, children, grads, calls = [], [], [], [], []  # nodes as id(object) until the end
-    held = []  # per write, the number the grad held before it (None: not a number, or the write a reset)
+    held = []  # per write, the number the grad held before it (not a number: 0; None: the write a reset)
     assigns = None  # True: an input's grad set with =; False: only += seen; None: no such write seen
+    seeded = False  # the output's grad written with a number other than 0: a write of 0 after it is no reset
     for event in walk:
         kind = event[0]
         if kind == "pass":
@@ -256,11 +257,16 @@ def _steps(walk, position, shapes, output):
             at = id(obj)
             if at not in position:
                 continue
-            if not added and obj is not output and not (type(grad) in NUMBERS and grad == 0):
+            number = type(grad) in NUMBERS
+            # a reset: a 0 set with = before the walk seeds the output, outside any node's _backward
+            reset = not added and number and grad == 0 and not in_step and not seeded
+            if obj is output and number and grad != 0:
+                seeded = True
+            elif not added and not reset and obj is not output:
                 assigns = True
             elif added and assigns is None:
                 assigns = False
-            writes = [(at, _float(grad) if type(grad) in NUMBERS else None, old if type(old) in NUMBERS else None)]
+            writes = [(at, _float(grad) if number else None, None if reset else old if type(old) in NUMBERS else 0)]
         if in_step and nodes:  # written inside a _backward call: its step's
             counts[-1] += len(writes)
         else:
@@ -282,8 +288,9 @@ def _steps(walk, position, shapes, output):
 def grads_before(graph) -> dict:
     """position -> the grad a node held when the observed walk began, where a number other than 0: what an
     earlier backward() left and nothing reset. A node the walk wrote held what its first write found (a
-    reset to 0 says nothing: a backward that zeroes the grads first began from 0); a node it never wrote
-    holds it still. Read only when the check needs it: it goes over every write."""
+    reset says nothing: a backward that zeroes the grads first began from 0; a grad that was no number
+    held 0); a node it never wrote holds it still. Read only when the check needs it: it goes over every
+    write."""
     walk = graph["walk"]
     found = dict(reversed([(child, old) for child, old in zip(walk.child, graph["held"]) if old is not None]))
     written = set(walk.child)

@@ -219,9 +219,8 @@ class State(Calls):
             self.in_step = outer
 
     def grad_written(self, obj, value, old, added):
-        """obj.grad set to value from old, what it held (None when the write is a reset to 0): the first
-        write that is no reset says what an earlier backward() left (observe.grads_before). added: written
-        with +=, not =."""
+        """obj.grad set to value from old, what it held (observe._steps reads what an earlier backward()
+        left from it). added: written with +=, not =."""
         if self.walk is not None and type(obj) is Instance:
             self.walk.append(("grad", obj, value, self.in_step, old, added))
 

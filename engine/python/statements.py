@@ -375,9 +375,8 @@ class StatementCompiler:
                     variables = frame.vars
                     obj = variables[owner_name] if owner_name in variables else owner(frame)
                 recorded = is_grad and state.walk is not None
-                if recorded:  # what the grad held: none to speak of when this write of 0 resets it
-                    reset = type(value) in NUMBERS and value == 0
-                    old = None if reset or type(obj) is not Instance else obj.fields.get(name)
+                if recorded:
+                    old = obj.fields.get(name) if type(obj) is Instance else None
                 if type(obj) is Instance and (obj.cls.slots is None or name in obj.cls.slots):
                     obj.fields[name] = value  # self.x = ...: what model.set_attribute does for an instance
                 else:

@@ -214,9 +214,19 @@ MESSAGE_NOT_RESET = (
 )
 
 
+# The same class keeping its grad behind an accessor of its own.
+WITH_ACCESSOR = TS_CLASS_WITH_OPS.replace(
+    "  grad: number = 0;\n",
+    "  _grad: number = 0;\n  get grad(): number { return this._grad; }\n  set grad(g: number) { this._grad = g; }\n",
+)
+
+
 @pytest.mark.parametrize("shown", [True, False], ids=["show", "no_show"])
-def test_grads_an_earlier_backward_left_are_named_as_the_cause(page, shown):
-    open_code(page, TS_CLASS_WITH_OPS + NOT_RESET + ("show(L);\n" if shown else ""))
+@pytest.mark.parametrize("grad", ["field", "accessor"])
+def test_grads_an_earlier_backward_left_are_named_as_the_cause(page, shown, grad):
+    cls = TS_CLASS_WITH_OPS if grad == "field" else WITH_ACCESSOR
+    assert grad == "field" or "get grad()" in cls
+    open_code(page, cls + NOT_RESET + ("show(L);\n" if shown else ""))
     wait_for_graph(page, 4)
     message = check_message(page)
     assert message.get_attribute("data-status") == "wrong"

@@ -94,12 +94,14 @@ const vgRuntime = (() => {
     const observed = function (...args) {
       if (backwardDepth > 0) return method.apply(this, args); // a recursive backward's own calls: one run
       backwardDepth++;
-      const grads = watchGrads(this);
-      let result, before;
+      let grads = null;
+      let before = new Map();
+      let result;
       try {
+        grads = watchGrads(this);
         result = method.apply(this, args);
       } finally {
-        before = grads.done();
+        if (grads !== null) before = grads.done(); // the grads plain fields again, even when backward() threw
         backwardDepth--;
       }
       const index = backwardRuns++;
@@ -130,22 +132,19 @@ const vgRuntime = (() => {
     });
   }
 
-  /** Watches the grad of each object `output` reaches while its backward() runs (each grad an accessor for
-   * that while). done() makes them plain fields again and gives, per object, the grad it held when the walk
-   * began adding into it: before its first write of anything but 0 (a write of 0 is taken for a reset, so a
-   * backward that zeroes the grads first began from 0), or, never so written, what it holds. */
+  /** The grad each object `output` reaches held when its backward() began adding into it: where it held a
+   * number other than 0, the grad is watched while backward() runs (an accessor for that while), and what it
+   * held before its first write of anything but 0 is taken (a write of 0 is taken for a reset, so a backward
+   * that zeroes the grads first began from 0); a grad that cannot be watched (an accessor of the class's own)
+   * is taken as backward() began. done() makes the watched grads plain fields again and gives the Map. */
   function watchGrads(output) {
-    const watched = []; // [object, field, {current, before}, enumerable]
-    const seen = new Set();
-    const stack = [output];
-    while (stack.length && seen.size < vgConfig.maxNodes) {
-      const value = stack.pop();
-      if (value === null || typeof value !== "object" || seen.has(value)) continue;
-      seen.add(value);
-      const name = GRAD.find((field) => isNumber(value[field]));
-      const own = name === undefined ? undefined : Object.getOwnPropertyDescriptor(value, name);
-      if (own?.writable && own.configurable) {
-        const grad = { current: own.value, before: undefined };
+    const initial = new Map(); // object -> its grad as backward() began (undefined: none)
+    const watched = new Map(); // object -> [field, {current, before}, enumerable]
+    const watch = (value, name) => {
+      const own = Object.getOwnPropertyDescriptor(value, name);
+      if (!own?.writable || !own.configurable) return;
+      const grad = { current: own.value, before: undefined };
+      try {
         Object.defineProperty(value, name, {
           configurable: true,
           enumerable: own.enumerable,
@@ -155,15 +154,39 @@ const vgRuntime = (() => {
             grad.current = x;
           },
         });
-        watched.push([value, name, grad, own.enumerable]);
+        watched.set(value, [name, grad, own.enumerable]);
+      } catch {
+        // a Proxy or a sealed object: taken as backward() began
       }
-      for (const input of first(value, CHILDREN, isList) ?? []) stack.push(input);
+    };
+    const stack = [output];
+    try {
+      while (stack.length && initial.size < vgConfig.maxNodes) {
+        const value = stack.pop();
+        if (value === null || typeof value !== "object" || initial.has(value)) continue;
+        const name = GRAD.find((field) => isNumber(value[field]));
+        initial.set(value, name === undefined ? undefined : value[name]);
+        if (name !== undefined && value[name] !== 0) watch(value, name);
+        for (const input of first(value, CHILDREN, isList) ?? []) stack.push(input);
+      }
+    } catch {
+      // a getter of the learner's that throws: the objects read so far
     }
     return {
       done() {
         const before = new Map();
-        for (const [value, name, grad, enumerable] of watched) {
-          Object.defineProperty(value, name, { value: grad.current, writable: true, enumerable, configurable: true });
+        for (const [value, held] of initial) {
+          const entry = watched.get(value);
+          if (entry === undefined) {
+            before.set(value, held);
+            continue;
+          }
+          const [name, grad, enumerable] = entry;
+          try {
+            Object.defineProperty(value, name, { value: grad.current, writable: true, enumerable, configurable: true });
+          } catch {
+            // frozen by the learner's backward: it keeps the accessor, which still reads the grad
+          }
           before.set(value, grad.before === undefined ? grad.current : grad.before);
         }
         return before;
