@@ -133,7 +133,7 @@ class BackwardQuery(BaseModel):
 
 
 GraphNumber = (  # a number, or the string of a non-finite one; only the strings go through a converter
-    Annotated[float, Field(allow_inf_nan=False)]
+    Annotated[float, Field(strict=True, allow_inf_nan=False)]  # strict: true and false are no numbers
     | Annotated[Literal["NaN", "Infinity", "-Infinity"], AfterValidator(float)]
 )
 Language = Literal["python", "csharp", "typescript", "javascript", "java"]

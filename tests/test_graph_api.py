@@ -310,6 +310,16 @@ async def test_unknown_walk_id(client):
     )
 
 
+@pytest.mark.parametrize("field", ["data", "grad", "grad_before"])
+async def test_true_and_false_are_no_numbers(client, field):
+    graph = chapter_2()
+    graph["nodes"][1][field] = False
+    problems = (await post_graph(client, graph)).json()["detail"]
+    assert problems[0]["loc"][:5] == ["body", "graph", "nodes", 1, field], problems
+    graph["nodes"][1][field] = 3  # a whole number is one
+    assert (await post_graph(client, graph)).status_code == 200
+
+
 async def test_nudge_test_needs_ops(client):
     graph = chapter_2()
     graph["nodes"][2]["op"] = None
