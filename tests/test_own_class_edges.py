@@ -570,3 +570,48 @@ async def test_a_backward_that_zeroes_its_grads_any_way_began_from_0(client, res
     message = (await post(client, broken + TRAINING, check=True)).json()["gradient_check"]["message"]
     assert message.startswith("a gets ") and "the rule for `__mul__`" in message, message
     assert "earlier backward()" not in message, message
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("style", ["course", "micrograd"])
+async def test_reflected_operators_keeping_self_first_are_checked_as_made(client, style):
+    # `9 - w` and `3 / w` made by __rsub__ and __rtruediv__ as Value(other - self, (self, other), ...)
+    if style == "course":
+        methods = (
+            "    def __rsub__(self, other):\n"
+            "        other = other if isinstance(other, Value) else Value(other)\n"
+            "        return Value(other.data - self.data, (self, other), (-1, 1), '-')\n"
+            "    def __rtruediv__(self, other):\n"
+            "        other = other if isinstance(other, Value) else Value(other)\n"
+            "        local = (-other.data / self.data**2, 1 / self.data)\n"
+            "        return Value(other.data / self.data, (self, other), local, '/')\n"
+        )
+        cls = COURSE
+    else:
+        methods = (
+            "    def __rsub__(self, other):\n"
+            "        other = Value(other)\n"
+            "        out = Value(other.data - self.data, (self, other), '-')\n"
+            "        def _backward():\n"
+            "            self.grad += -out.grad\n"
+            "            other.grad += out.grad\n"
+            "        out._backward = _backward\n"
+            "        return out\n"
+            "    def __rtruediv__(self, other):\n"
+            "        other = Value(other)\n"
+            "        out = Value(other.data / self.data, (self, other), '/')\n"
+            "        def _backward():\n"
+            "            self.grad += -other.data / self.data**2 * out.grad\n"
+            "            other.grad += 1 / self.data * out.grad\n"
+            "        out._backward = _backward\n"
+            "        return out\n"
+        )
+        cls = MICRO
+    program = cls.replace("    def backward(self):", methods + "    def backward(self):")
+    tail = "w = Value(10.0)\nv = 9 - w\nu = 3 / w\nL = v * u\nL.backward()\n"
+    check = (await post(client, program + tail, check=True)).json()["gradient_check"]
+    assert check["status"] == "ok", check
+    if style == "micrograd":  # a wrong sign in the closure is still found (a stored one is used as given)
+        wrong = program.replace("self.grad += -out.grad", "self.grad += out.grad")
+        assert wrong != program
+        assert (await post(client, wrong + tail, check=True)).json()["gradient_check"]["status"] == "wrong"

@@ -117,6 +117,9 @@ def observe(output, walk, limits):
             op = str(op) if type(op) in NUMBERS else None
         elif type(obj.made_by) is str and obj.made_by.startswith("**") and canonical_op(op.strip()) == ("**", None):
             op = obj.made_by  # "**" kept without its exponent, which the call that made the node says: "**2"
+        swapped = _swapped(obj, op, data, inputs, reached)
+        if swapped:  # other - self kept as (self, other): the rules read inputs in order, so it keeps no op
+            op = None
         local_field = (  # the first of _local_grads, local_grads, localGrads it holds
             "_local_grads"
             if "_local_grads" in fields
@@ -134,6 +137,8 @@ def observe(output, walk, limits):
                 local_grads = list(map(_float, stored))
             if len(stored) == len(inputs):
                 shapes[id(obj)] = (inputs_field, local_field, len(inputs))
+        elif swapped:
+            local_grads = swapped
         else:
             xs = [_number(i, reached[id(i)][1][0]) for i in inputs]
             local_grads = derive_local_grads(op, data, xs, type(held) is ProgramSet)
@@ -192,6 +197,21 @@ def _float(number) -> float:
     """A node's number as a float, in IEEE arithmetic: a whole number past the largest float is infinite
     (whole_or_float's rule)."""
     return number if type(number) is float else float(B.whole_or_float(number))
+
+
+def _swapped(obj, op, data, inputs, reached):
+    """The local gradients of a node a reflected method (__rsub__, __rtruediv__) made as `other - self` with
+    its inputs kept as (self, other), the other way round from the op's rule; None for any other node."""
+    if obj.made_by not in ("__rsub__", "__rtruediv__") or len(inputs) != 2:
+        return None
+    name = canonical_op((op or "").strip())[0]
+    if name not in ("-", "/"):
+        return None
+    a, b = (_number(i, reached[id(i)][1][0]) for i in inputs)
+    _, forward, gradients = RULES[name]
+    if _same(forward([a, b], None), data) or not _same(forward([b, a], None), data):
+        return None
+    return list(reversed(gradients([b, a], data, None)))
 
 
 def derive_local_grads(op, data, inputs, from_set=False):
