@@ -11,13 +11,16 @@ gets the same picture and a few thousand nodes take tens of milliseconds in pure
    operation that first uses it instead of in a far-left column of leaves with long edges; only
    the edges to later consumers of a reused node are long.
 2. Dummy nodes. An edge spanning k > 1 ranks becomes a chain through k - 1 dummy nodes, one per
-   intermediate rank; their positions are the edge's bends. Each edge gets its own chain, so the
-   two edges of `a + a` stay separate. A graph that reuses a node across very many ranks could need
-   millions of bends (a parameter used by every step of a 10,000-step chain, or x in a 500-term
-   sum of x*k), and every pass below costs time per bend; so past a budget of bends (by default
-   BENDS_PER_NODE per real node) the longest edges get no dummies: their bends are [] and the
-   browser draws them straight. Measured: a 500-term sum laid out in 2.2 s with 124,000 bends,
-   in 80 ms with the budget.
+   intermediate rank; their positions are the edge's bends. The long edges out of one node to
+   different parents share one chain as far as they run together, a line that branches off at
+   each parent (dot's edge concentration): a parameter table that every position of a model uses
+   is one line, not one per position (the collapsed view of a 100,000-node microgpt step went from
+   86 rows to 21). A second edge to the same parent (`a + a`) gets a chain of its own. A graph
+   that reuses a node across very many ranks could need millions of bends (a parameter used by
+   every step of a 10,000-step chain, or x in a 500-term sum of x*k), and every pass below costs
+   time per bend; so past a budget of bends (by default BENDS_PER_NODE per real node, counted per
+   edge) the longest edges get no dummies: their bends are [] and the browser draws them straight.
+   Measured: a 500-term sum laid out in 2.2 s with 124,000 bends, in 80 ms with the budget.
 3. Order within a rank (crossing reduction). A depth-first walk from the output, children in slot
    order, gives the first order: crossing-free for any tree, with a * b drawn a above b. Then
    rounds of barycenter sweeps (left to right by children, then right to left by parents)
@@ -72,7 +75,7 @@ def layout_graph(children: Sequence[Sequence[int]], output: int, max_bends: int 
     layers = _initial_order(output, left, rank)
     large = len(left) > LARGE
     _reduce_crossings(layers, left, right, LARGE_ORDER_ROUNDS if large else ORDER_ROUNDS)
-    row = _assign_rows(layers, left, right, chains, len(children), LARGE_ROW_PASSES if large else ROW_PASSES)
+    row = _assign_rows(layers, left, right, len(children), LARGE_ROW_PASSES if large else ROW_PASSES)
 
     edges = []
     for parent, kids in enumerate(children):
@@ -126,28 +129,37 @@ def _expand(children, rank, long_edges):
 
     left[v] lists v's neighbours one rank to the left (for a real node: its children in slot
     order, or the last dummy of each long edge), right[v] those one rank to the right.
-    An edge left without dummies is left out of the adjacency: it does not take part in ordering."""
+    An edge left without dummies is left out of the adjacency: it does not take part in ordering.
+    The long edges from one child to different parents share their dummies as far as they run
+    together (one line that branches off at each parent); a second edge to the same parent
+    (a + a) takes a chain of its own."""
     rank = list(rank)
     left = [[] for _ in children]
     right = [[] for _ in children]
     chains = {}
+    shared = {}  # (child, k) -> the dummies of the k-th chain out of child, by rank
     for parent, kids in enumerate(children):
+        to_parent = {}
         for slot, child in enumerate(kids):
             span = rank[parent] - rank[child]
             if span == 1:
                 left[parent].append(child)
                 right[child].append(parent)
             elif (parent, slot) in long_edges:
-                first = len(rank)
-                chain = range(first, first + span - 1)
-                rank.extend(range(rank[child] + 1, rank[parent]))
-                left.append([child])
-                left.extend([d] for d in range(first, chain[-1]))
-                right.extend([d] for d in range(first + 1, chain[-1] + 1))
-                right.append([parent])
-                right[child].append(first)
-                left[parent].append(chain[-1])
-                chains[parent, slot] = chain
+                k = to_parent[child] = to_parent.get(child, -1) + 1
+                chain = shared.setdefault((child, k), [])
+                while len(chain) < span - 1:
+                    dummy = len(rank)
+                    rank.append(rank[child] + 1 + len(chain))
+                    before = chain[-1] if chain else child
+                    left.append([before])
+                    right.append([])
+                    right[before].append(dummy)
+                    chain.append(dummy)
+                last = chain[span - 2]
+                right[last].append(parent)
+                left[parent].append(last)
+                chains[parent, slot] = chain[: span - 1]
     return rank, left, right, chains
 
 
@@ -262,7 +274,7 @@ def _inversions(values):
     return total
 
 
-def _assign_rows(layers, left, right, chains, real_count, passes):
+def _assign_rows(layers, left, right, real_count, passes):
     """Integer rows, each vertex near the median of its neighbours, in order, spaced at least 1.
 
     A segment weighs more by repeating its far end in the vertex's neighbour list; a vertex's
@@ -270,20 +282,23 @@ def _assign_rows(layers, left, right, chains, real_count, passes):
     neighbours = list(map(add, left, right))
     weights = [REAL_WEIGHT * len(around) or 1 for around in neighbours[:real_count]]
     weights += [2 * DUMMY_WEIGHT] * (len(left) - real_count)  # between two dummies, the common case
-    mixed = set()
-    for (parent, _), chain in chains.items():
-        child = left[chain[0]][0]
-        mixed.update((child, parent))
-        if len(chain) == 1:
-            weights[chain[0]] = 2 * MIXED_WEIGHT
-        else:  # the ends of a chain have a real neighbour and a dummy one
-            for end, real in ((chain[0], child), (chain[-1], parent)):
-                neighbours[end] = [real] * MIXED_WEIGHT + [u for u in neighbours[end] if u != real] * DUMMY_WEIGHT
-                weights[end] = MIXED_WEIGHT + DUMMY_WEIGHT
-    for vertex in mixed:
-        around = [u for u in neighbours[vertex] for _ in range(MIXED_WEIGHT if u >= real_count else REAL_WEIGHT)]
-        neighbours[vertex] = around
-        weights[vertex] = len(around)
+    ends = set()  # the dummies next to a real node: a chain's ends, and where a shared chain branches off
+    for vertex in range(real_count):
+        around = neighbours[vertex]
+        if around and max(around) >= real_count:
+            ends.update(u for u in around if u >= real_count)
+            around = [u for u in around for _ in range(MIXED_WEIGHT if u >= real_count else REAL_WEIGHT)]
+            neighbours[vertex] = around
+            weights[vertex] = len(around)
+    for end in ends:
+        around = neighbours[end]
+        dummies = [u for u in around if u >= real_count]
+        if dummies:
+            around = [u for u in around if u < real_count] * MIXED_WEIGHT + dummies * DUMMY_WEIGHT
+            neighbours[end] = around
+            weights[end] = len(around)
+        else:  # a chain of one dummy
+            weights[end] = MIXED_WEIGHT * len(around)
     for vertex in compress(range(real_count), map(not_, neighbours[:real_count])):
         neighbours[vertex] = [vertex]  # no neighbours: it stays where it is
 

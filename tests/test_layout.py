@@ -7,7 +7,7 @@ import random
 import pytest
 
 import app.layout as layout_module
-from app.layout import BENDS_PER_NODE, MIN_BENDS, compute_layout
+from app.layout import BENDS_PER_NODE, MIN_BENDS, compute_layout, layout_graph
 from engine import Limits, evaluate, parse, trace
 
 CHAPTER_2 = "a = 2; b = 3; c = a * b; L = c + a"
@@ -62,8 +62,16 @@ def test_layout_invariants(source, lighter, monkeypatch):
     assert sum(len(e["bends"]) for e in layout["edges"]) <= max(MIN_BENDS, BENDS_PER_NODE * len(t.nodes))
     # no two real nodes in one place, nor a bend on a node or on another bend; integer rows >= 0
     assert len(set(place.values())) == len(place)
-    points = list(place.values()) + [tuple(bend) for e in layout["edges"] for bend in e["bends"]]
+    bends = {}  # each bend's place -> the edges through it
+    for e in layout["edges"]:
+        for bend in e["bends"]:
+            bends.setdefault(tuple(bend), []).append(e)
+    points = list(place.values()) + list(bends)
     assert len(set(points)) == len(points), "every vertex of a rank has a row of its own"
+    for point, through in bends.items():  # a bend is shared only by edges out of one child, and all the way to it
+        assert len({e["child"] for e in through}) == 1
+        assert len({e["parent"] for e in through}) == len(through), "a second edge to one parent bends apart"
+        assert len({tuple(map(tuple, e["bends"][: e["bends"].index(list(point))])) for e in through}) == 1
     assert all(isinstance(row, int) and row >= 0 for _, row in points)
     assert place[t.output][0] == layout["ranks"] - 1 == max(rank for rank, _ in place.values())
     rows = [row for _, row in place.values()] + [row for e in layout["edges"] for _, row in e["bends"]]
@@ -93,6 +101,25 @@ def test_a_plus_a_has_two_edges():
     layout = compute_layout(traced("a = 2; b = a + a"))
     edges = [(e["parent"], e["slot"], e["child"]) for e in layout["edges"]]
     assert edges == [(1, 0, 0), (1, 1, 0)]
+
+
+def test_long_edges_out_of_one_node_share_their_bends():
+    # x feeds a chain at every step: its edges to b, c and d run together and branch off at each.
+    layout = compute_layout(traced("x = 2; a = x * 3; b = a * x; c = b * x; d = c * x"))
+    place = by_id(layout)
+    from_x = sorted((e for e in layout["edges"] if e["child"] == 0), key=lambda e: place[e["parent"]][0])
+    assert [len(e["bends"]) for e in from_x] == [0, 1, 2, 3]
+    assert from_x[1]["bends"] == from_x[2]["bends"][:1] == from_x[3]["bends"][:1]
+    assert from_x[2]["bends"] == from_x[3]["bends"][:2]
+    assert len({tuple(bend) for e in from_x for bend in e["bends"]}) == 3, "one line, not three"
+
+
+def test_a_second_long_edge_to_one_parent_bends_apart():
+    # node 4 is 0 + 0 three ranks right of 0 (0 is also used by 1, right beside it)
+    layout = layout_graph([[], [0], [1], [2], [0, 0], [3, 4]], 5)
+    first, second = (e for e in layout["edges"] if e["parent"] == 4)
+    assert len(first["bends"]) == len(second["bends"]) == 2
+    assert not {tuple(b) for b in first["bends"]} & {tuple(b) for b in second["bends"]}
 
 
 def crossings(layout):
