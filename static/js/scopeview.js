@@ -178,8 +178,13 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
       if (placement.compact) {
         box.append("text").attr("class", "vg-scope-title").attr("x", x + 6).attr("y", y + h / 2).attr("dy", "0.35em").text(title);
       } else {
+        // A space between the lines (drawn nowhere: outside any <text>) makes the box's text content read as
+        // separate words, as its accessible name does: "⊞ Layer[0] 40 values …", not "⊞ Layer[0]40 values …".
+        const space = () => box.append(() => document.createTextNode(" "));
         box.append("text").attr("class", "vg-scope-title").attr("x", x + 12).attr("y", y + 22).style("font-size", `${shown.titleSize}px`).text(title);
+        space();
         box.append("text").attr("class", "vg-scope-sub").attr("x", x + 12).attr("y", y + 42).style("font-size", `${lineSize(sub, w)}px`).text(sub);
+        space();
         shown.gradLine = box.append("text").attr("class", "vg-scope-grads").attr("x", x + 12).attr("y", y + h - 9);
       }
       shown.el = box;
