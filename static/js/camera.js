@@ -189,17 +189,17 @@ export function createCamera(renderer, { buttons = {}, textPx = MIN_TEXT_PX, fol
   }
 
   /**
-   * Show an area of the graph (a scope just opened): all of it when it reads so; else, at a readable
-   * scale, its top left (where its fold button is) unless a view centred on box.centre (the median
-   * of its items, box.points) holds more than twice as many of them.
+   * Show an area of the graph (a scope just opened, the boxes of a graph that opens folded): all of it
+   * when it reads so; else, at a readable scale, its top left (where its fold button is) unless a view
+   * centred on box.centre (the median of its items, box.points) holds more than twice as many of them.
    */
-  function showArea(box) {
+  function showArea(box, { animate = true } = {}) {
     if (!box) return;
     const [vw, vh] = renderer.size();
     const { padding } = fitRoom(vw, 0);
     const whole = Math.min(MAX_FIT_SCALE, (vw - 2 * padding) / (box.x1 - box.x0), (vh - 2 * padding) / (box.y1 - box.y0));
     const readable = readableScale();
-    const duration = reducedMotion() ? 0 : MOVE_MS;
+    const duration = reducedMotion() || !animate ? 0 : MOVE_MS;
     if (whole >= readable) {
       centreOn((box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2, whole, duration);
       return;
@@ -220,6 +220,8 @@ export function createCamera(renderer, { buttons = {}, textPx = MIN_TEXT_PX, fol
     showNode,
     fit,
     fitScale,
+    /** Whether the whole graph reads when fitted (then following the walk keeps it all in view). */
+    readsWhole: () => fitScale() >= readableScale(),
     zoomBy,
     reveal,
     visible,

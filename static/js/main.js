@@ -575,8 +575,14 @@ export function startValuegraph(root, { location = window.location, history = wi
     if (!current()) return;
     showStep(controls.step, "load");
     await drawn;
+    if (!current()) return;
     const firstWrong = model.gradient_check?.first;
-    if (current() && firstWrong !== null && firstWrong !== undefined) camera.showNode(firstWrong);
+    if (firstWrong !== null && firstWrong !== undefined) camera.showNode(firstWrong);
+    // A graph that opens folded into boxes opens on its boxes, not on the walk's first node (the
+    // output, often a lone value far from every box); from the learner's first step the camera follows.
+    else if (controls.step === 0 && placement?.boxes?.length && camera.following && !camera.readsWhole()) {
+      camera.showArea(scopes.boxesArea(), { animate: false });
+    }
   }
 
   /** Lay out and draw the current model; refit when the picture changed shape. */

@@ -315,6 +315,21 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
     return { x0: at.x, y0: at.y - (at.pillWidth ? 22 : 0), x1: at.x + at.w, y1: at.y + at.h, centre, points: at.points ?? [] };
   }
 
+  /** The area the boxes drawn span, for camera.showArea (their centres as its points), or null with none drawn. */
+  function boxesArea() {
+    if (!shownBoxes.length) return null;
+    const points = shownBoxes.map((b) => [b.x + b.w / 2, b.y + b.h / 2]);
+    const middle = (values) => values.sort((a, b) => a - b)[values.length >> 1];
+    return {
+      x0: Math.min(...shownBoxes.map((b) => b.x)),
+      y0: Math.min(...shownBoxes.map((b) => b.y)),
+      x1: Math.max(...shownBoxes.map((b) => b.x + b.w)),
+      y1: Math.max(...shownBoxes.map((b) => b.y + b.h)),
+      centre: { x: middle(points.map(([x]) => x)), y: middle(points.map(([, y]) => y)) },
+      points,
+    };
+  }
+
   /** Nodes a line of code made: their boxes are marked too. */
   function setLinked(ids) {
     linkedItems = new Set(view ? ids.map((id) => itemOfNode(id)) : []);
@@ -402,6 +417,7 @@ export function createScopes(root, graph, { fetchLayout = null, onChange = () =>
     showStory,
     toggle,
     areaOf,
+    boxesArea,
     /** The collapsed view on screen ({items, itemOf}: collapsedGraph's; item.box is its scope instance or null), or null when nothing is folded. */
     folded: () => (view ? { items: view.items, itemOf: view.itemOf } : null),
     exportViews,

@@ -64,6 +64,24 @@ def big_server():
     thread.join(timeout=10)
 
 
+# The boxes whose title is inside the graph's panel: key -> the title's height on screen (px).
+BOXES_IN_VIEW = """() => {
+    const panel = document.querySelector('[data-vg="graph"] svg').getBoundingClientRect();
+    const inside = (r) => r.left >= panel.left && r.right <= panel.right
+        && r.top >= panel.top && r.bottom <= panel.bottom;
+    return Object.fromEntries([...document.querySelectorAll('.vg-scope-box')]
+        .map((box) => [box.dataset.scope, box.querySelector('.vg-scope-title').getBoundingClientRect()])
+        .filter(([, title]) => inside(title)).map(([key, title]) => [key, title.height]));
+}"""
+# Whether the output's record is inside the graph's panel.
+OUTPUT_IN_VIEW = """() => {
+    const panel = document.querySelector('[data-vg="graph"] svg').getBoundingClientRect();
+    const output = document.querySelector('[data-valuegraph]').valuegraph.model.output;
+    const r = document.querySelector(`[data-node-id="${output}"]`).getBoundingClientRect();
+    return r.left >= panel.left && r.right <= panel.right && r.top >= panel.top && r.bottom <= panel.bottom;
+}"""
+
+
 def press(page, selector):
     """Enter on a box or fold button (the keyboard's way; it need not be in view, as a click must)."""
     page.locator(selector).focus()
@@ -171,6 +189,16 @@ def test_a_100000_node_step_opens_at_the_model_level_and_every_box_says_what_it_
     expect(page.locator('[data-vg="scopes-summary"]')).to_contain_text(  # and the positions' table, its box empty
         f"{len(OPENING_BOXES) + 1} collapsed", timeout=WAIT_MS
     )
+
+    # The first picture is of the boxes, readable (not of the walk's first node, the loss, far from them) ...
+    shown = page.evaluate(BOXES_IN_VIEW)
+    assert len(shown) >= 3 and all(height >= 12 for height in shown.values()), shown
+    assert page.evaluate(OUTPUT_IN_VIEW) is False
+    # ... and the camera follows the walk from its first step on.
+    page.get_by_role("button", name="Step forward").click()
+    expect(page.locator('[data-vg="caption"]')).to_contain_text("Pop", timeout=WAIT_MS)
+    page.wait_for_function(OUTPUT_IN_VIEW, timeout=WAIT_MS)
+    page.get_by_role("button", name="Reset").click()
 
     # At the first step no gradient has arrived anywhere; at the end every box has its grads.
     boxes = check_boxes(page)
