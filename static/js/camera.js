@@ -37,6 +37,9 @@ export function createCamera(renderer, { buttons = {}, textPx = MIN_TEXT_PX, fol
   let following = follow;
   let minText = textPx;
   let frame = null;
+  // An area shown in place of the walk's step (a folded graph's boxes as it opens, a box just opened):
+  // kept through a resize or presenter's text size until the walk moves on (release) or the learner moves the view.
+  let heldArea = null;
   const element = d3.select(renderer.element);
 
   // ---- pan and zoom ----
@@ -121,6 +124,7 @@ export function createCamera(renderer, { buttons = {}, textPx = MIN_TEXT_PX, fol
   function setFollowing(on, always = false) {
     if (on === following && !always) return; // every wheel notch pauses: touch the button once
     following = on;
+    heldArea = null;
     button?.setAttribute("aria-pressed", String(on));
     if (button) button.title = on ? "The view follows the walk; pan or zoom to stop it" : "Follow the walk again";
   }
@@ -152,6 +156,10 @@ export function createCamera(renderer, { buttons = {}, textPx = MIN_TEXT_PX, fol
   function show(f, { force = false } = {}) {
     frame = f;
     if (!following || !f) return;
+    if (heldArea) {
+      if (force) showArea(heldArea, { animate: false });
+      return;
+    }
     const duration = reducedMotion() ? 0 : MOVE_MS;
     const readable = readableScale();
     if (fitScale() >= readable) { // the whole graph can be read: show it all
@@ -189,12 +197,14 @@ export function createCamera(renderer, { buttons = {}, textPx = MIN_TEXT_PX, fol
   }
 
   /**
-   * Show an area of the graph (a scope just opened, the boxes of a graph that opens folded): all of it
-   * when it reads so; else, at a readable scale, its top left (where its fold button is) unless a view
-   * centred on box.centre (the median of its items, box.points) holds more than twice as many of them.
+   * Show an area of the graph (a scope just opened, the boxes of a graph that opens folded) in place of
+   * the walk's step, until release(): all of it when it reads so; else, at a readable scale, its top left
+   * (where its fold button is) unless a view centred on box.centre (the median of its items, box.points)
+   * holds more than twice as many of them.
    */
   function showArea(box, { animate = true } = {}) {
     if (!box) return;
+    if (following) heldArea = box;
     const [vw, vh] = renderer.size();
     const { padding } = fitRoom(vw, 0);
     const whole = Math.min(MAX_FIT_SCALE, (vw - 2 * padding) / (box.x1 - box.x0), (vh - 2 * padding) / (box.y1 - box.y0));
@@ -222,6 +232,10 @@ export function createCamera(renderer, { buttons = {}, textPx = MIN_TEXT_PX, fol
     fitScale,
     /** Whether the whole graph reads when fitted (then following the walk keeps it all in view). */
     readsWhole: () => fitScale() >= readableScale(),
+    /** The walk moved on: show its steps again in place of the area showArea showed. */
+    release: () => {
+      heldArea = null;
+    },
     zoomBy,
     reveal,
     visible,

@@ -575,14 +575,19 @@ export function startValuegraph(root, { location = window.location, history = wi
     if (!current()) return;
     showStep(controls.step, "load");
     await drawn;
-    if (!current()) return;
     const firstWrong = model.gradient_check?.first;
-    if (firstWrong !== null && firstWrong !== undefined) camera.showNode(firstWrong);
-    // A graph that opens folded into boxes opens on its boxes, not on the walk's first node (the
-    // output, often a lone value far from every box); from the learner's first step the camera follows.
-    else if (controls.step === 0 && placement?.boxes?.length && camera.following && !camera.readsWhole()) {
-      camera.showArea(scopes.boxesArea(), { animate: false });
-    }
+    if (current() && firstWrong !== null && firstWrong !== undefined) camera.showNode(firstWrong);
+  }
+
+  /**
+   * Whether the picture, as it (re)opens, shows its boxes rather than the walk's first node (the output,
+   * often a lone value far from every box): a folded graph at the walk's start that does not read whole,
+   * unless the gradient check has a first wrong node to go to. From the learner's first step the camera follows.
+   */
+  function opensOnBoxes() {
+    const firstWrong = model.gradient_check?.first;
+    return controls.step === 0 && placement.boxes?.length > 0 && camera.following && !camera.readsWhole()
+      && (firstWrong === null || firstWrong === undefined);
   }
 
   /** Lay out and draw the current model; refit when the picture changed shape. */
@@ -611,7 +616,11 @@ export function startValuegraph(root, { location = window.location, history = wi
     scopes.applyFrame(frame);
     if (refit || reshaped) {
       camera.fit(false); // the whole graph, unless the camera is following the walk
-      camera.show(frame, { force: true });
+      if (opensOnBoxes()) camera.showArea(scopes.boxesArea(), { animate: false }); // before the first paint
+      else {
+        camera.release();
+        camera.show(frame, { force: true });
+      }
     }
     const complete = await drawing;
     if (complete) setNote(compactNote());
@@ -730,8 +739,11 @@ export function startValuegraph(root, { location = window.location, history = wi
     return lastShown.frame;
   }
 
+  let stepShown = null;
   function showStep(k, how) {
     if (!tl) return;
+    if (stepShown !== null && k !== stepShown) camera.release(); // the walk moved on from an area the camera showed
+    stepShown = k;
     const frame = shownFrame(k);
     graph.applyFrame(frame);
     scopes.applyFrame(frame);
