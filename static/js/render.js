@@ -718,6 +718,16 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
       const on = id !== null && (el.edge.parent === id || el.edge.child === id);
       el.path.classList.toggle("is-related", on);
       el.label.classList.toggle("is-related", on);
+      if (on) el.path.parentNode.appendChild(el.path); // over the edges it shares its first bends with (a trunk)
+    }
+    raiseHotEdges();
+  }
+
+  /** The walk's edges back on top of every other (after edges were raised for a hover or a flow). */
+  function raiseHotEdges() {
+    for (const key of hotEdges) {
+      const path = edgeEls.get(key)?.path;
+      if (path) path.parentNode.appendChild(path);
     }
   }
 
@@ -809,6 +819,22 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
       if (flow) el.path.style.setProperty("--vg-flow-width", `${flow.width.toFixed(2)}px`);
       else el.path.style.removeProperty("--vg-flow-width");
     }
+    if (!flows) return;
+    // The edges out of one value share their first bends (app/layout.py): drawn widest first, each flow's
+    // colour shows along the shared part as a band around the narrower ones.
+    const outOf = new Map(); // child -> [[flow width, path]]
+    for (const [key, el] of edgeEls) {
+      const flow = flows.get(key);
+      if (!flow) continue;
+      if (!outOf.has(el.edge.child)) outOf.set(el.edge.child, []);
+      outOf.get(el.edge.child).push([flow.width, el.path]);
+    }
+    for (const paths of outOf.values()) {
+      if (paths.length < 2) continue;
+      paths.sort((a, b) => b[0] - a[0]);
+      for (const [, path] of paths) path.parentNode.appendChild(path);
+    }
+    raiseHotEdges();
   }
 
   return {

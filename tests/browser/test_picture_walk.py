@@ -4,7 +4,7 @@ learner's own pan and zoom), the broken walks' records agree with the graph, cap
 a click or Enter and can give the program back (item 11), gradient flow and presenter mode."""
 
 import pytest
-from pagehelpers import open_program, url_for, wait_for_graph, wait_until_still
+from pagehelpers import node, open_program, url_for, wait_for_graph, wait_until_still
 from playwright.sync_api import expect
 
 SOFTMAX = (
@@ -229,6 +229,34 @@ def test_gradient_flow_widths_and_colours_and_its_legend(page):
     assert page.locator("path.vg-edge.has-flow").count() == 0, "nothing has flowed before stage 2"
     flow.click()
     assert not legend.is_visible()
+
+
+# x feeds every step of a chain: its edges to b, c and x * 100 (in d) run as one line from x (app/layout.py)
+# and branch off at each; the last passes x the most gradient, so it is painted widest.
+TRUNK = "x = 2\na = x * 3\nb = a * x\nc = b * x\nd = c + x * 100"
+# In the page: x's edges (x is node 0) in the order they are painted, with their flow widths and classes.
+EDGES_OUT_OF_X = """() => [...document.querySelectorAll('path.vg-edge')]
+    .filter((p) => p.dataset.edge && p.__data__?.child === 0)
+    .map((p) => ({ key: p.dataset.edge, width: parseFloat(getComputedStyle(p).strokeWidth),
+                   related: p.classList.contains('is-related') }))"""
+
+
+def test_edges_that_share_a_line_paint_every_flow_and_the_hovered_one_on_top(page):
+    open_program(page, TRUNK, nodes=None, step=0)
+    page.get_by_role("button", name="Gradient flow").click()
+    app_eval(page, "app.controls.go(app.timeline.last, 'step');")
+    painted = page.evaluate(EDGES_OUT_OF_X)
+    assert len(painted) == 4
+    widths = [e["width"] for e in painted]
+    assert widths == sorted(widths, reverse=True), "widest first: a narrower flow is never hidden under a wider one"
+    c = page.evaluate(
+        "() => document.querySelector('[data-valuegraph]').valuegraph.model.nodes.find((n) => n.label === 'c').id"
+    )
+    page.get_by_role("button", name="Fit to screen").click()
+    wait_until_still(page)
+    node(page, "c").hover()
+    painted = page.evaluate(EDGES_OUT_OF_X)
+    assert painted[-1]["key"] == f"{c}:1" and painted[-1]["related"], "the hovered node's edge on top of the line"
 
 
 def test_presenter_mode_fills_the_screen_and_its_text_size_is_what_the_camera_keeps(page):
