@@ -124,12 +124,18 @@ export function createCamera(renderer, { buttons = {}, textPx = MIN_TEXT_PX, fol
   function setFollowing(on, always = false) {
     if (on === following && !always) return; // every wheel notch pauses: touch the button once
     following = on;
-    heldArea = null;
+    hold(null);
+  }
+  /** Show `area` in place of the walk's step (null: the step again); Follow reads pressed only while the step is shown. */
+  function hold(area) {
+    heldArea = area;
+    const on = following && !area;
     button?.setAttribute("aria-pressed", String(on));
     if (button) button.title = on ? "The view follows the walk; pan or zoom to stop it" : "Follow the walk again";
   }
   button?.addEventListener("click", () => {
-    setFollowing(!following);
+    if (heldArea) hold(null); // the area shown in place of the walk: back to the walk, still following
+    else setFollowing(!following);
     if (following) show(frame, { force: true });
   });
   buttons.move?.addEventListener("click", () => {
@@ -204,7 +210,7 @@ export function createCamera(renderer, { buttons = {}, textPx = MIN_TEXT_PX, fol
    */
   function showArea(box, { animate = true } = {}) {
     if (!box) return;
-    if (following) heldArea = box;
+    if (following) hold(box);
     const [vw, vh] = renderer.size();
     const { padding } = fitRoom(vw, 0);
     const whole = Math.min(MAX_FIT_SCALE, (vw - 2 * padding) / (box.x1 - box.x0), (vh - 2 * padding) / (box.y1 - box.y0));
@@ -234,7 +240,7 @@ export function createCamera(renderer, { buttons = {}, textPx = MIN_TEXT_PX, fol
     readsWhole: () => fitScale() >= readableScale(),
     /** The walk moved on: show its steps again in place of the area showArea showed. */
     release: () => {
-      heldArea = null;
+      if (heldArea) hold(null);
     },
     zoomBy,
     reveal,

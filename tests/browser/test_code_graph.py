@@ -545,6 +545,8 @@ def test_a_folded_graph_opens_on_its_boxes_until_the_walk_moves(page):
     open_example(page, "py-mlp-training", viewport={"width": 1280, "height": 720})
     opened = page.evaluate(IN_VIEW)
     assert opened["boxes"] >= 2 and not opened["output"], opened
+    follow = page.get_by_role("button", name="Follow")
+    expect(follow).to_have_attribute("aria-pressed", "false")  # the view shows the boxes, not the walk
     # A resize and presenter's text size keep showing the boxes (the walk has not moved) ...
     page.set_viewport_size({"width": 1200, "height": 700})
     next_frames(page, 3)
@@ -556,9 +558,17 @@ def test_a_folded_graph_opens_on_its_boxes_until_the_walk_moves(page):
     assert page.evaluate(IN_VIEW)["boxes"] >= 1 and not page.evaluate(IN_VIEW)["output"]
     page.keyboard.press("Escape")
     expect(page.locator(".vg-app.vg-presenter")).to_have_count(0)
-    # ... until the first step: the camera follows the walk to the output, and stays with it back at the start,
-    # also when the program runs again as the learner types.
+    # ... until Follow is pressed (one press: it shows the walk's step) or the walk moves: the camera follows the
+    # walk to the output, and stays with it back at the start, also when the program runs again as the learner types.
+    follow.click()
+    expect(follow).to_have_attribute("aria-pressed", "true")
+    page.wait_for_function(f"({IN_VIEW})().output")
+    page.get_by_role("button", name="Fit to screen").click()
+    wait_until_still(page)
     page.get_by_role("button", name="Step forward", exact=True).click()
+    next_frames(page, 3)
+    assert page.evaluate(IN_VIEW)["boxes"] >= 2, "after Fit the camera is the learner's"
+    follow.click()
     page.wait_for_function(f"({IN_VIEW})().output")
     page.get_by_role("button", name="Step back", exact=True).click()
     expect(page.locator('[data-vg="step-label"]')).to_have_text(re.compile(r"^0 / "))
