@@ -146,6 +146,8 @@ export function createCamera(renderer, { buttons = {}, textPx = MIN_TEXT_PX, fol
 
   /** The smallest scale at which records' numbers measure at least minText px. */
   const readableScale = () => minText / renderer.textSize();
+  /** Whether the whole graph reads when fitted (then following the walk keeps it all in view). */
+  const readsWhole = () => fitScale() >= readableScale();
 
   /** Which nodes a step is about: the current node and the inputs it is updating or exploring. */
   function targets(f) {
@@ -167,12 +169,12 @@ export function createCamera(renderer, { buttons = {}, textPx = MIN_TEXT_PX, fol
       return;
     }
     const duration = reducedMotion() ? 0 : MOVE_MS;
-    const readable = readableScale();
-    if (fitScale() >= readable) { // the whole graph can be read: show it all
+    if (readsWhole()) { // show it all
       const view = visible();
       if (force || Math.abs(view.k - fitScale()) > 1e-3) fit(duration > 0);
       return;
     }
+    const readable = readableScale();
     const ids = targets(f);
     if (ids.length === 0) return;
     const focusBox = renderer.nodeBounds(ids[0]);
@@ -192,14 +194,13 @@ export function createCamera(renderer, { buttons = {}, textPx = MIN_TEXT_PX, fol
   /** Go to one node (the gradient check's first wrong one): the whole graph when it can all be
    * read, else that node centred at a readable scale. Following the walk is kept as it was. */
   function showNode(id) {
-    const readable = readableScale();
     const duration = reducedMotion() ? 0 : MOVE_MS;
-    if (fitScale() >= readable) {
+    if (readsWhole()) {
       fit(duration > 0);
       return;
     }
     const box = renderer.nodeBounds(id);
-    if (box) centreOn((box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2, readable * ZOOM_MARGIN, duration);
+    if (box) centreOn((box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2, readableScale() * ZOOM_MARGIN, duration);
   }
 
   /**
@@ -236,8 +237,7 @@ export function createCamera(renderer, { buttons = {}, textPx = MIN_TEXT_PX, fol
     showNode,
     fit,
     fitScale,
-    /** Whether the whole graph reads when fitted (then following the walk keeps it all in view). */
-    readsWhole: () => fitScale() >= readableScale(),
+    readsWhole,
     /** The walk moved on: show its steps again in place of the area showArea showed. */
     release: () => {
       if (heldArea) hold(null);

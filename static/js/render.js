@@ -812,20 +812,18 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
   function showFlow(flows) {
     svg.classed("vg-grad-encoding", flows !== null);
     if (compact) return;
+    // The edges out of one value share their first bends (app/layout.py): drawn widest first, each flow's
+    // colour shows along the shared part as a band around the narrower ones.
+    const outOf = new Map(); // child -> [[flow width, path]] of its edges with a flow
     for (const [key, el] of edgeEls) {
       const flow = flows?.get(key);
       el.path.classList.toggle("has-flow", Boolean(flow));
       for (const sign of ["positive", "negative", "zero"]) el.path.classList.toggle(`is-${sign}`, flow?.sign === sign);
-      if (flow) el.path.style.setProperty("--vg-flow-width", `${flow.width.toFixed(2)}px`);
-      else el.path.style.removeProperty("--vg-flow-width");
-    }
-    if (!flows) return;
-    // The edges out of one value share their first bends (app/layout.py): drawn widest first, each flow's
-    // colour shows along the shared part as a band around the narrower ones.
-    const outOf = new Map(); // child -> [[flow width, path]]
-    for (const [key, el] of edgeEls) {
-      const flow = flows.get(key);
-      if (!flow) continue;
+      if (!flow) {
+        el.path.style.removeProperty("--vg-flow-width");
+        continue;
+      }
+      el.path.style.setProperty("--vg-flow-width", `${flow.width.toFixed(2)}px`);
       if (!outOf.has(el.edge.child)) outOf.set(el.edge.child, []);
       outOf.get(el.edge.child).push([flow.width, el.path]);
     }
