@@ -121,3 +121,19 @@ def served_elsewhere(html: str):
         yield f"http://127.0.0.1:{server.server_address[1]}/"
     finally:
         server.shutdown()
+
+
+# In the page: what of the graph is inside its panel: {boxes: {scope key: its title's height in px}, output: whether
+# the output's record is}.
+GRAPH_IN_VIEW = """() => {
+    const panel = document.querySelector('[data-vg="graph"] svg').getBoundingClientRect();
+    const inside = (r) => r.width > 0 && r.left >= panel.left && r.right <= panel.right
+        && r.top >= panel.top && r.bottom <= panel.bottom;
+    const output = document.querySelector('[data-valuegraph]').valuegraph.model.output;
+    return {
+        boxes: Object.fromEntries([...document.querySelectorAll('.vg-scope-box')]
+            .map((box) => [box.dataset.scope, box.querySelector('.vg-scope-title').getBoundingClientRect()])
+            .filter(([, title]) => inside(title)).map(([key, title]) => [key, title.height])),
+        output: inside(document.querySelector(`[data-node-id="${output}"]`).getBoundingClientRect()),
+    };
+}"""

@@ -5,7 +5,7 @@ import re
 from urllib.parse import quote
 
 import pytest
-from pagehelpers import last_step, next_frames, node, url_for, wait_for_graph, wait_until_still
+from pagehelpers import GRAPH_IN_VIEW, last_step, next_frames, node, url_for, wait_for_graph, wait_until_still
 from playwright.sync_api import expect
 
 ANSWERED_400 = r"status of 400"
@@ -526,59 +526,45 @@ def test_the_loss_curve_scopes_and_printed_output_pass_axe(page, scheme):
     assert axe_violations(page) == []
 
 
-# In the page: how many boxes have their title inside the graph's panel, and whether the output's record is.
-IN_VIEW = """() => {
-    const panel = document.querySelector('[data-vg="graph"] svg').getBoundingClientRect();
-    const inside = (r) => r.width > 0 && r.left >= panel.left && r.right <= panel.right
-        && r.top >= panel.top && r.bottom <= panel.bottom;
-    const output = document.querySelector('[data-valuegraph]').valuegraph.model.output;
-    return {
-        boxes: [...document.querySelectorAll('.vg-scope-title')]
-            .filter((t) => inside(t.getBoundingClientRect())).length,
-        output: inside(document.querySelector(`[data-node-id="${output}"]`).getBoundingClientRect()),
-    };
-}"""
-
-
 def test_a_folded_graph_opens_on_its_boxes_until_the_walk_moves(page):
     # 398 nodes in 13 boxes: at 1280x720 they do not read whole, so the picture opens on boxes, not on the loss.
     open_example(page, "py-mlp-training", viewport={"width": 1280, "height": 720})
-    opened = page.evaluate(IN_VIEW)
-    assert opened["boxes"] >= 2 and not opened["output"], opened
+    opened = page.evaluate(GRAPH_IN_VIEW)
+    assert len(opened["boxes"]) >= 2 and not opened["output"], opened
     follow = page.get_by_role("button", name="Follow")
     expect(follow).to_have_attribute("aria-pressed", "false")  # the view shows the boxes, not the walk
     # A resize and presenter's text size keep showing the boxes (the walk has not moved) ...
     page.set_viewport_size({"width": 1200, "height": 700})
     next_frames(page, 3)
-    resized = page.evaluate(IN_VIEW)
-    assert resized["boxes"] >= 2 and not resized["output"], resized
+    resized = page.evaluate(GRAPH_IN_VIEW)
+    assert len(resized["boxes"]) >= 2 and not resized["output"], resized
     page.get_by_role("button", name="Presenter").click()
     expect(page.locator(".vg-app.vg-presenter")).to_have_count(1)
     next_frames(page, 3)
-    assert page.evaluate(IN_VIEW)["boxes"] >= 1 and not page.evaluate(IN_VIEW)["output"]
+    assert len(page.evaluate(GRAPH_IN_VIEW)["boxes"]) >= 1 and not page.evaluate(GRAPH_IN_VIEW)["output"]
     page.keyboard.press("Escape")
     expect(page.locator(".vg-app.vg-presenter")).to_have_count(0)
     # ... until Follow is pressed (one press: it shows the walk's step) or the walk moves: the camera follows the
     # walk to the output, and stays with it back at the start, also when the program runs again as the learner types.
     follow.click()
     expect(follow).to_have_attribute("aria-pressed", "true")
-    page.wait_for_function(f"({IN_VIEW})().output")
+    page.wait_for_function(f"({GRAPH_IN_VIEW})().output")
     page.get_by_role("button", name="Fit to screen").click()
     wait_until_still(page)
     page.get_by_role("button", name="Step forward", exact=True).click()
     next_frames(page, 3)
-    assert page.evaluate(IN_VIEW)["boxes"] >= 2, "after Fit the camera is the learner's"
+    assert len(page.evaluate(GRAPH_IN_VIEW)["boxes"]) >= 2, "after Fit the camera is the learner's"
     follow.click()
-    page.wait_for_function(f"({IN_VIEW})().output")
+    page.wait_for_function(f"({GRAPH_IN_VIEW})().output")
     page.get_by_role("button", name="Step back", exact=True).click()
     expect(page.locator('[data-vg="step-label"]')).to_have_text(re.compile(r"^0 / "))
-    page.wait_for_function(f"({IN_VIEW})().output")
+    page.wait_for_function(f"({GRAPH_IN_VIEW})().output")
     with page.expect_response("**/backward"):
         editor(page).press("Control+End")
         editor(page).type("\n# a comment\n")
     wait_for_graph(page)
     next_frames(page, 5)
-    assert page.evaluate(IN_VIEW)["output"]
+    assert page.evaluate(GRAPH_IN_VIEW)["output"]
 
 
 def test_columns_count_characters_not_utf16_units(page):

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import uvicorn
-from pagehelpers import url_for, wait_for_graph
+from pagehelpers import GRAPH_IN_VIEW, url_for, wait_for_graph
 from playwright.sync_api import expect
 
 from app.config import Settings
@@ -62,24 +62,6 @@ def big_server():
     yield f"http://127.0.0.1:{port}"
     server.should_exit = True
     thread.join(timeout=10)
-
-
-# The boxes whose title is inside the graph's panel: key -> the title's height on screen (px).
-BOXES_IN_VIEW = """() => {
-    const panel = document.querySelector('[data-vg="graph"] svg').getBoundingClientRect();
-    const inside = (r) => r.left >= panel.left && r.right <= panel.right
-        && r.top >= panel.top && r.bottom <= panel.bottom;
-    return Object.fromEntries([...document.querySelectorAll('.vg-scope-box')]
-        .map((box) => [box.dataset.scope, box.querySelector('.vg-scope-title').getBoundingClientRect()])
-        .filter(([, title]) => inside(title)).map(([key, title]) => [key, title.height]));
-}"""
-# Whether the output's record is inside the graph's panel.
-OUTPUT_IN_VIEW = """() => {
-    const panel = document.querySelector('[data-vg="graph"] svg').getBoundingClientRect();
-    const output = document.querySelector('[data-valuegraph]').valuegraph.model.output;
-    const r = document.querySelector(`[data-node-id="${output}"]`).getBoundingClientRect();
-    return r.left >= panel.left && r.right <= panel.right && r.top >= panel.top && r.bottom <= panel.bottom;
-}"""
 
 
 def press(page, selector):
@@ -191,13 +173,13 @@ def test_a_100000_node_step_opens_at_the_model_level_and_every_box_says_what_it_
     )
 
     # The first picture is of the boxes, readable (not of the walk's first node, the loss, far from them) ...
-    shown = page.evaluate(BOXES_IN_VIEW)
+    shown = page.evaluate(GRAPH_IN_VIEW)["boxes"]
     assert len(shown) >= 3 and all(height >= 12 for height in shown.values()), shown
-    assert page.evaluate(OUTPUT_IN_VIEW) is False
+    assert page.evaluate(GRAPH_IN_VIEW)["output"] is False
     # ... and the camera follows the walk from its first step on.
     page.get_by_role("button", name="Step forward").click()
     expect(page.locator('[data-vg="caption"]')).to_contain_text("Pop", timeout=WAIT_MS)
-    page.wait_for_function(OUTPUT_IN_VIEW, timeout=WAIT_MS)
+    page.wait_for_function(f"({GRAPH_IN_VIEW})().output", timeout=WAIT_MS)
     page.get_by_role("button", name="Reset").click()
 
     # At the first step no gradient has arrived anywhere; at the end every box has its grads.
