@@ -33,12 +33,24 @@ def wait_until_still(page):
     page.wait_for_function("() => document.querySelector('[data-vg=\"graph\"] svg')?.dataset.motion === 'still'")
 
 
+# In the page: a promise of the next frame that fails instead of waiting for ever. page.evaluate has no timeout of
+# its own, and headless Chromium can stop painting a page; a wait on requestAnimationFrame alone then hangs the run.
+FRAME_MS = 10_000
+NEXT_FRAME = f"""() => new Promise((done, fail) => {{
+    const late = setTimeout(() => fail(new Error('no frame was painted in {FRAME_MS} ms')), {FRAME_MS});
+    requestAnimationFrame(() => {{ clearTimeout(late); done(); }});
+}})"""
+
+
 def next_frames(page, frames=2):
     """Until the browser has painted `frames` more frames and run the tasks queued meanwhile (a
     PerformanceObserver's entries, a zoom's redraw)."""
     page.evaluate(
-        "(n) => new Promise((done) => { const wait = (k) => (k ? requestAnimationFrame(() => wait(k - 1))"
-        " : setTimeout(done, 0)); wait(n); })",
+        f"""async (frames) => {{
+            const nextFrame = {NEXT_FRAME};
+            for (let k = 0; k < frames; k++) await nextFrame();
+            await new Promise((done) => setTimeout(done, 0));
+        }}""",
         frames,
     )
 
@@ -47,15 +59,14 @@ def wait_for_scroll_to_settle(page, frames=10):
     """Until the page's scroll position has stayed the same for `frames` frames in a row (a
     touch fling has come to rest)."""
     page.evaluate(
-        """(frames) => new Promise((done) => {
-            let last = window.scrollY, same = 0;
-            const look = () => {
+        f"""async (frames) => {{
+            const nextFrame = {NEXT_FRAME};
+            for (let last = window.scrollY, same = 0; same < frames; ) {{
+                await nextFrame();
                 same = window.scrollY === last ? same + 1 : 0;
                 last = window.scrollY;
-                if (same >= frames) done(); else requestAnimationFrame(look);
-            };
-            requestAnimationFrame(look);
-        })""",
+            }}
+        }}""",
         frames,
     )
 

@@ -5,7 +5,7 @@ controls themselves, and then only once the graph has shrunk to nothing."""
 from urllib.parse import quote
 
 import pytest
-from pagehelpers import wait_for_graph
+from pagehelpers import NEXT_FRAME, wait_for_graph
 
 CHAPTER_2 = "a = 2\nb = 3\nc = a * b\nL = c + a"
 WIDTHS = (320, 640, 1280)
@@ -17,12 +17,14 @@ FITS_FROM = {
     "none": {320: 280, 640: 240, 1280: 240},
 }
 
-MEASURE = """async () => {
-  await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+MEASURE = f"""async () => {{
+  const nextFrame = {NEXT_FRAME};
+  await nextFrame();
+  await nextFrame();
   const d = document.documentElement;
   return [d.scrollHeight - innerHeight, d.scrollWidth - innerWidth,
           document.querySelector('[data-vg="graph"]').getBoundingClientRect().height];
-}"""
+}}"""
 
 
 @pytest.mark.parametrize("controls", ["full", "minimal", "none"])

@@ -10,7 +10,7 @@ from urllib.parse import quote
 
 import httpx
 import pytest
-from pagehelpers import wait_for_graph
+from pagehelpers import NEXT_FRAME, wait_for_graph
 
 PROGRAM = "a = 2; b = 3; c = a * b; L = c + a"
 TOLERANCE = 3  # px
@@ -32,20 +32,21 @@ MEASURE = """(look) => {
   return { seen, width: document.documentElement.scrollWidth, height: document.documentElement.scrollHeight };
 }"""
 
-CLIPPED_CAPTION = """async () => {
+CLIPPED_CAPTION = f"""async () => {{
+  const nextFrame = {NEXT_FRAME};
   const caption = document.querySelector('[data-vg="caption"]');
   const scrubber = document.querySelector('[data-vg="scrubber"]');
-  for (let step = 0; step <= Number(scrubber.max); step++) {
+  for (let step = 0; step <= Number(scrubber.max); step++) {{
     scrubber.value = step;
     scrubber.dispatchEvent(new Event('input'));
-    await new Promise(requestAnimationFrame);
+    await nextFrame();
     if (caption.scrollHeight > caption.clientHeight + 1) return step;
-  }
+  }}
   scrubber.value = 0;
   scrubber.dispatchEvent(new Event('input'));
-  await new Promise(requestAnimationFrame);
+  await nextFrame();
   return null;
-}"""
+}}"""
 
 
 @pytest.fixture(scope="module")
