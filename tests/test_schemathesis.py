@@ -24,7 +24,7 @@ schema = schemathesis.openapi.from_asgi("/openapi.json", app)
 
 
 @schema.parametrize()
-@settings(max_examples=200, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=100, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 def test_the_api_keeps_its_schema(case):
     # oEmbed 1.0 answers a format it does not offer with 501: the one 5xx that is not a fault.
     other_format = case.path == "/oembed" and (case.query or {}).get("format", "json") != "json"
