@@ -6,6 +6,8 @@ import threading
 from contextlib import contextmanager
 from urllib.parse import quote
 
+from playwright.sync_api import Error as PlaywrightError
+
 
 def url_for(program, **params):
     query = "&".join(f"{key}={quote(str(value))}" for key, value in params.items())
@@ -42,10 +44,23 @@ NEXT_FRAME = f"""() => new Promise((done, fail) => {{
 }})"""
 
 
+def evaluate_in_frames(target, script, arg=None):
+    """target.evaluate(script, arg) (a page or a frame) of a script that awaits NEXT_FRAME; if no frame came, once
+    more after bringing the page to the front: Chromium paints no frames for a page it takes to be hidden."""
+    try:
+        return target.evaluate(script, arg)
+    except PlaywrightError as error:
+        if "no frame was painted" not in str(error):
+            raise
+        getattr(target, "page", target).bring_to_front()  # a frame's page, or the page itself
+        return target.evaluate(script, arg)
+
+
 def next_frames(page, frames=2):
     """Until the browser has painted `frames` more frames and run the tasks queued meanwhile (a
     PerformanceObserver's entries, a zoom's redraw)."""
-    page.evaluate(
+    evaluate_in_frames(
+        page,
         f"""async (frames) => {{
             const nextFrame = {NEXT_FRAME};
             for (let k = 0; k < frames; k++) await nextFrame();
@@ -58,7 +73,8 @@ def next_frames(page, frames=2):
 def wait_for_scroll_to_settle(page, frames=10):
     """Until the page's scroll position has stayed the same for `frames` frames in a row (a
     touch fling has come to rest)."""
-    page.evaluate(
+    evaluate_in_frames(
+        page,
         f"""async (frames) => {{
             const nextFrame = {NEXT_FRAME};
             for (let last = window.scrollY, same = 0; same < frames; ) {{

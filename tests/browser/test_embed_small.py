@@ -8,7 +8,7 @@ from urllib.parse import quote
 
 import httpx
 import pytest
-from pagehelpers import NEXT_FRAME, served_elsewhere, wait_for_graph
+from pagehelpers import NEXT_FRAME, evaluate_in_frames, served_elsewhere, wait_for_graph
 from playwright.sync_api import expect
 
 PROGRAM = "a = 2; b = 3; c = a * b; L = c + a"
@@ -85,7 +85,8 @@ def frame_shows_the_graph(page, frame):
 
 def caption_clipped_at_any_step(frame_or_page):
     """Walks every step and returns the first step whose caption is cut (its text taller than its box)."""
-    return frame_or_page.evaluate(
+    return evaluate_in_frames(
+        frame_or_page,
         f"""async () => {{
           const nextFrame = {NEXT_FRAME};
           const caption = document.querySelector('[data-vg="caption"]');
@@ -97,7 +98,7 @@ def caption_clipped_at_any_step(frame_or_page):
             if (caption.scrollHeight > caption.clientHeight + 1) return {{step, text: caption.textContent}};
           }}
           return null;
-        }}"""
+        }}""",
     )
 
 

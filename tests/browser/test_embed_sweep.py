@@ -5,7 +5,7 @@ controls themselves, and then only once the graph has shrunk to nothing."""
 from urllib.parse import quote
 
 import pytest
-from pagehelpers import NEXT_FRAME, wait_for_graph
+from pagehelpers import NEXT_FRAME, evaluate_in_frames, wait_for_graph
 
 CHAPTER_2 = "a = 2\nb = 3\nc = a * b\nL = c + a"
 WIDTHS = (320, 640, 1280)
@@ -39,7 +39,7 @@ def test_no_frame_size_scrolls_the_embed(page, controls):
         for heights in (HEIGHTS, reversed(HEIGHTS)):  # both ways: no state left from the last size
             for height in heights:
                 page.set_viewport_size({"width": width, "height": height})
-                down, across, graph = page.evaluate(MEASURE)
+                down, across, graph = evaluate_in_frames(page, MEASURE)
                 if across > 0 or (down > 0 and (height >= FITS_FROM[controls][width] or graph > 10)):
                     scrolled.append((width, height, down, across, round(graph)))
     assert scrolled == [], "(width, height, px scrolled down, across, graph height) where the frame scrolls"
@@ -52,5 +52,5 @@ def test_the_first_layout_fits_too(page, size, controls):
     page.set_viewport_size({"width": size[0], "height": size[1]})
     page.goto(f"/embed?expression={quote(CHAPTER_2)}&controls={controls}")
     wait_for_graph(page, 4)
-    down, across, graph = page.evaluate(MEASURE)
+    down, across, graph = evaluate_in_frames(page, MEASURE)
     assert down <= 0 and across <= 0 and graph > 50

@@ -10,7 +10,7 @@ from urllib.parse import quote
 
 import httpx
 import pytest
-from pagehelpers import NEXT_FRAME, wait_for_graph
+from pagehelpers import NEXT_FRAME, evaluate_in_frames, wait_for_graph
 
 PROGRAM = "a = 2; b = 3; c = a * b; L = c + a"
 TOLERANCE = 3  # px
@@ -73,7 +73,7 @@ def seen_in(page, url, size, offline=False):
     page.goto(url)
     wait_for_graph(page, 4)
     page.wait_for_timeout(200)  # the frame's layout settles after the graph's first draw
-    clipped = page.evaluate(CLIPPED_CAPTION)
+    clipped = evaluate_in_frames(page, CLIPPED_CAPTION)
     measured = page.evaluate(MEASURE, list(LOOK))
     if offline:
         page.context.unroute("**/*")
