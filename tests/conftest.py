@@ -1,11 +1,14 @@
 """Shared fixtures: the real ASGI app, driven in-process through httpx (tests marked anyio); and the
 checkout stays as it was: a run that changes or adds a file git sees fails."""
 
+import functools
 import hashlib
+import inspect
 import subprocess
 from contextlib import AsyncExitStack
 from pathlib import Path
 
+import anyio
 import httpx
 import pytest
 
@@ -64,6 +67,25 @@ def pytest_xdist_make_scheduler(config, log):
             return "browser" if nodeid.startswith("tests/browser/") else "the rest"
 
     return BrowserTestsApart(config, log)
+
+
+# Below pyproject's timeout (300 s). When that one fires in an async test, the test's task is left waiting and the
+# teardown of its async fixtures (which anyio runs in the same task) waits behind it for ever; a deadline inside
+# the event loop fails the test with TimeoutError and lets the teardown run.
+ASYNC_TEST_SECONDS = 240
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem):
+    test = pyfuncitem.obj
+    if inspect.iscoroutinefunction(test):
+
+        @functools.wraps(test)
+        async def within_deadline(*args, **kwargs):
+            with anyio.fail_after(ASYNC_TEST_SECONDS):
+                return await test(*args, **kwargs)
+
+        pyfuncitem.obj = within_deadline
 
 
 @pytest.fixture
