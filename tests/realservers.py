@@ -25,6 +25,18 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def stop(process: subprocess.Popen, seconds: float = 10) -> None:
+    """SIGTERM, then SIGKILL if it has not exited within `seconds`: no process outlives its test (one left
+    running holds the run's output open, and its port)."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(seconds)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
 def _wait(check, what: str, process: subprocess.Popen, seconds: float = 20):
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -57,20 +69,23 @@ class RedisServer:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        _wait(
-            lambda: socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close() is None,
-            "redis-server",
-            self.process,
-        )
+        try:
+            _wait(
+                lambda: socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close() is None,
+                "redis-server",
+                self.process,
+            )
+        except RuntimeError:
+            stop(self.process)
+            raise
 
     def kill(self):
         self.process.kill()  # SIGKILL: what a crash or an OOM kill does
         self.process.wait(10)
 
     def stop(self):
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            self.process.wait(10)
+        if self.process is not None:
+            stop(self.process)
 
 
 @contextmanager
@@ -145,12 +160,7 @@ def app_server(port: int | None = None, deflate: bool = False, **settings):
         _wait(lambda: httpx.get(f"{server.url}/healthz", timeout=0.5).status_code == 200, "uvicorn", process)
         yield server
     finally:
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(10)
-            except subprocess.TimeoutExpired:
-                process.kill()
+        stop(process)
         sys.stderr.write(server.log())  # shown by pytest when a test fails
         os.unlink(log.name)
 
@@ -174,12 +184,7 @@ def valuegraph_server(**settings):
         _wait(lambda: httpx.get(f"{server.url}/healthz", timeout=0.5).status_code == 200, "valuegraph", process)
         yield server
     finally:
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(10)
-            except subprocess.TimeoutExpired:
-                process.kill()
+        stop(process)
 
 
 def run_queue_seconds(pid: int) -> float:

@@ -15,6 +15,7 @@ from pathlib import Path
 import anyio
 import httpx
 import pytest
+from realservers import stop
 
 from app.config import Settings
 from app.export import standalone
@@ -144,8 +145,7 @@ def valuegraph_serve(*options: str):
                 time.sleep(0.05)
         yield port
     finally:
-        server.terminate()
-        server.wait(timeout=15)
+        stop(server, 15)
 
 
 def read_response(sock: socket.socket) -> tuple[int, dict[str, str], bytes]:

@@ -12,6 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 import uvicorn
+from realservers import stop
 
 from app import cli
 
@@ -175,8 +176,7 @@ def test_the_command_starts_a_server_that_answers():
         assert response.status_code == 200
         assert [(n["label"], n["grad"]) for n in body["nodes"]] == [("a", 4.0), ("b", 2.0), ("c", 1.0), ("L", 1.0)]
     finally:
-        server.terminate()
-        server.wait(timeout=10)
+        stop(server)
         server.stdout.close()
 
 

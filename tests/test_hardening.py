@@ -23,6 +23,7 @@ import httpx
 import pytest
 from fastapi import Request
 from fastapi.responses import HTMLResponse
+from realservers import stop
 
 from app.config import Settings
 from app.main import STATIC_DIR, create_app
@@ -467,8 +468,7 @@ def running_server(**environment):
                 time.sleep(0.05)
         yield url
     finally:
-        server.terminate()
-        server.wait(timeout=10)
+        stop(server)
 
 
 @pytest.fixture(scope="module")

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from realservers import stop
 
 REPO = Path(__file__).resolve().parent.parent
 PROGRAM = "a = 2; b = 3; c = a * b; L = c + a"
@@ -128,8 +129,7 @@ def test_the_installed_server_serves_everything(installed):
                 ("L", 1.0),
             ]
     finally:
-        server.terminate()
-        server.wait(timeout=10)
+        stop(server)
         output = server.stdout.read()
         server.stdout.close()
     assert "Traceback" not in output, output
