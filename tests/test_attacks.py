@@ -15,7 +15,7 @@ from pathlib import Path
 import anyio
 import httpx
 import pytest
-from realservers import stop
+from realservers import free_port, stop
 
 from app.config import Settings
 from app.export import standalone
@@ -115,12 +115,6 @@ async def test_deep_json_is_422_not_500(client, depth):
 
 
 # 3-4. Real servers: the 413 on keep-alive, slow and idle connections
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @contextmanager

@@ -8,14 +8,9 @@ time budget; and the server must keep serving afterwards.
 
 import hashlib
 import json
-import os
 import random
 import re
-import socket
-import subprocess
-import sys
 import time
-from contextlib import contextmanager
 from pathlib import Path
 
 import anyio
@@ -23,7 +18,7 @@ import httpx
 import pytest
 from fastapi import Request
 from fastapi.responses import HTMLResponse
-from realservers import stop
+from realservers import app_server
 
 from app.config import Settings
 from app.main import STATIC_DIR, create_app
@@ -31,7 +26,6 @@ from app.security import CACHE_FOREVER, REVALIDATE, StaticVersions
 
 pytestmark = pytest.mark.anyio
 
-REPO = Path(__file__).resolve().parent.parent
 BUDGET = Settings().time_budget
 JSON = {"content-type": "application/json"}
 # What must never reach a client: Python's own words about its internals.
@@ -429,52 +423,10 @@ def heavy_program(terms):
     return "a = 2\n" + " + ".join(["a * 1.5"] * terms)
 
 
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-@contextmanager
-def running_server(**environment):
-    """uvicorn serving app.main:app on 127.0.0.1 and a free port, with VALUEGRAPH_* settings.
-    (Not `--fd` with a socket bound here: uvicorn wraps it as a Unix socket, so asyncio leaves
-    TCP_NODELAY off and every answer waits 40 ms for a delayed ACK.)"""
-    port = free_port()
-    env = {**os.environ, **{f"VALUEGRAPH_{k.upper()}": str(v) for k, v in environment.items()}, "PYTHONPATH": str(REPO)}
-    command = [
-        sys.executable,
-        "-m",
-        "uvicorn",
-        "app.main:app",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--log-level",
-        "warning",
-    ]
-    server = subprocess.Popen(command, cwd=REPO, env=env)
-    try:
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(url + "/healthz").status_code == 200:
-                    break
-            except httpx.TransportError:
-                if time.monotonic() > deadline or server.poll() is not None:
-                    raise
-                time.sleep(0.05)
-        yield url
-    finally:
-        stop(server)
-
-
 @pytest.fixture(scope="module")
 def server_url():
-    with running_server(time_budget=60, max_check_evaluations=10**8, worker_threads=2) as url:
-        yield url
+    with app_server(time_budget=60, max_check_evaluations=10**8, worker_threads=2) as server:
+        yield server.url
 
 
 async def latency(client, method, path, **kwargs):
