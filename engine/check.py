@@ -440,6 +440,7 @@ class _Checker:
             self.start = start
             left = self._left_before()
             if left:
+                self.pointed = self._left_holders()[0]  # the node the message names is the one the page goes to
                 return left
             self.start = None  # a mistake whose walk from 0 gives these grads explains them without what was left
             message = self._mistake(wrong, from_zero=True)
@@ -504,10 +505,14 @@ class _Checker:
     def _left_too(self) -> str:
         return f" Besides, {self._left_message()}." if self.start is not None else ""
 
-    def _left_message(self) -> str:
-        # the output's own leftover last: the seed may have set it
+    def _left_holders(self) -> list:
+        """The nodes that held a grad when this backward() began, walking back from the output; the output's own
+        leftover last: the seed may have set it."""
         reached = [i for i in reversed(self.order) if i in self.before and i != self.output]
-        reached += [self.output] if self.output in self.before else []
+        return reached + ([self.output] if self.output in self.before else [])
+
+    def _left_message(self) -> str:
+        reached = self._left_holders()
         first = reached[0]
         others = len(reached) - 1
         more = f" (and the grad{'s' if others != 1 else ''} of {others:,} other node{'s' if others != 1 else ''} not 0)"

@@ -304,10 +304,13 @@ ASSIGNED = (
     ids=["training_loop", "two_outputs", "shared_inside"],
 )
 async def test_grads_left_by_an_earlier_backward_are_named_as_the_cause_not_a_local_gradient(client, cls, tail, said):
-    check = (await post(client, cls + tail, check=True)).json()["gradient_check"]
+    answer = (await post(client, cls + tail, check=True)).json()
+    check = answer["gradient_check"]
     assert check["status"] == "wrong"
     assert check["message"] == LEFT + said + "; " + RESET, check["message"]
     assert check["local"] == []  # no rule is blamed
+    labels = {node["id"]: node["label"] for node in answer["nodes"]}
+    assert labels[check["first"]] == "b"  # the node the message names, where the page goes first
     # the same program with the grads set back to 0 before each call: nothing wrong
     zeroed = tail.replace("    c.backward()", "    a.grad = 0\n    b.grad = 0\n    c.backward()")
     if zeroed != tail:
@@ -315,6 +318,18 @@ async def test_grads_left_by_an_earlier_backward_are_named_as_the_cause_not_a_lo
     # the first backward() began from grads of 0: it is right
     first = (await post(client, cls + tail, check=True, run=0)).json()["gradient_check"]
     assert first["status"] == "ok", first
+
+
+@pytest.mark.anyio
+async def test_the_first_node_is_the_one_the_leftover_message_names_not_the_output(client):
+    # seeded with += 1: the output's own leftover comes last in the message, and the page goes to the node named
+    adding = COURSE.replace("        self.grad = 1\n", "        self.grad += 1\n")
+    assert adding != COURSE
+    answer = (await post(client, adding + TWO_OUTPUTS.replace("b.backward()", "c.backward()"), check=True)).json()
+    check = answer["gradient_check"]
+    labels = {node["id"]: node["label"] for node in answer["nodes"]}
+    assert check["message"].startswith(LEFT + "b's grad was already"), check["message"]
+    assert labels[check["first"]] == "b" and "c" in [labels[i] for i in check["wrong"]], check
 
 
 @pytest.mark.anyio
