@@ -460,7 +460,9 @@ class GradientCheck(TypedDict):
 
     status: Literal["ok", "wrong", "no_backward"]
     wrong: list[int]  # nodes whose grad differs from expected_grad beyond 1e-9 relative
-    first: int | None  # the first of them in the course's reverse walk (or the first rule problem)
+    # the one the message is about: the first in the course's reverse walk, the one the cause names, or the first
+    # rule problem
+    first: int | None
     message: str
     local: list[LocalGradientProblem]
 
