@@ -39,11 +39,27 @@ COLUMNS_MEDIA_TYPE = "application/vnd.valuegraph.columns+json"  # the Accept val
 
 
 def wants_columns(accept: str | None) -> bool:
-    """The columnar encoding is sent only to a client that names its media type in Accept (the page);
-    any other Accept, or none, gets today's JSON."""
-    return accept is not None and any(
-        part.split(";")[0].strip().lower() == COLUMNS_MEDIA_TYPE for part in accept.split(",")
-    )
+    """The columnar encoding is sent only to a client that names its media type in Accept (the page) with a
+    quality above 0 and not below JSON's (`application/json`, else `application/*`, else `*/*`, as RFC 9110's
+    most specific range); any other Accept, or none, gets today's JSON."""
+    if accept is None:
+        return False
+    quality = {}  # media range -> its q, the highest where one is listed twice
+    for part in accept.split(","):
+        media, *parameters = part.split(";")
+        q = 1.0
+        for parameter in parameters:
+            name, _, value = parameter.partition("=")
+            if name.strip().lower() == "q":
+                try:
+                    q = float(value)
+                except ValueError:
+                    q = 0.0  # a q that is no number: the range is not asked for
+        media = media.strip().lower()
+        quality[media] = max(q, quality.get(media, q))
+    columns = quality.get(COLUMNS_MEDIA_TYPE, 0.0)
+    json = next((quality[media] for media in ("application/json", "application/*", "*/*") if media in quality), 0.0)
+    return columns > 0 and columns >= json
 
 
 # How the columnar encoding writes each field of a section's records: VALUES, one value per record;

@@ -136,6 +136,19 @@ async def test_the_json_answer_is_unchanged_and_cached_apart(make_client):
     for accept in ("application/json", "*/*", "text/html, application/json;q=0.9"):
         again = await client.post("/backward", json=body, headers={"Accept": accept})
         assert again.content == none.content and again.headers["content-type"] == "application/json"
+    # JSON where the client prefers it or refuses the columns (q=0), as RFC 9110's qualities say
+    for accept in (
+        f"{COLUMNS_MEDIA_TYPE};q=0",
+        f"{COLUMNS_MEDIA_TYPE};q=0.5, application/json;q=0.9",
+        f"{COLUMNS_MEDIA_TYPE};q=0.5, */*",
+        f"{COLUMNS_MEDIA_TYPE};q=0.5, application/*;q=0.8, */*;q=0.1",
+        f"{COLUMNS_MEDIA_TYPE};q=high",
+    ):
+        again = await client.post("/backward", json=body, headers={"Accept": accept})
+        assert again.content == none.content and again.headers["content-type"] == "application/json", accept
+    for accept in (f"{COLUMNS_MEDIA_TYPE}, application/json;q=0.9", f"*/*;q=0.1, {COLUMNS_MEDIA_TYPE};q=0.2"):
+        again = await client.post("/backward", json=body, headers={"Accept": accept})
+        assert again.headers["content-type"] == COLUMNS_MEDIA_TYPE, accept
     columns = await client.post(
         "/backward", json=body, headers={"Accept": f"application/json;q=0.5, {COLUMNS_MEDIA_TYPE}"}
     )
