@@ -272,6 +272,10 @@ class _Checker:
             and learner[i] is not None
             and not _close(learner[i], expected[i], self._scale(i))
         ]
+        if wrong:
+            unskipped = self._unskipped_walk()
+            if unskipped is not None and self._all_match(unskipped):
+                return self._passed_zero_on(unskipped)
         unknown = self._unknown_below() if any(expected[i] != expected[i] for i in wrong) else {}
         wrong = [i for i in wrong if not (i in unknown and expected[i] != expected[i])]
         if not wrong:
@@ -294,6 +298,29 @@ class _Checker:
             message += " " + self._unknown_message(unknown)
         first = self.pointed if self.pointed in wrong else wrong[0]
         return Check(expected_grad, self._record("wrong", sorted(wrong), first, message, local))
+
+    def _unskipped_walk(self):
+        """The course's walk without chapter 2's skip of a node whose grad is 0, as chapter 3's and micrograd's
+        backward walk; None where the skip changes nothing: a grad of 0 passed on adds 0, unless a local
+        gradient is infinite or NaN (0 × Infinity is NaN)."""
+        expected, local = self.expected, self.local
+        if not any(expected[i] == 0 and not all(map(math.isfinite, local[i])) for i in self.order):
+            return None
+        return _propagate(self.order, self.children, local, self.output, len(self.nodes), skip_zero=False)
+
+    def _passed_zero_on(self, unskipped) -> Check:
+        """The learner's grads are the walk that passes a grad of 0 on: right, and the nodes where the two
+        walks differ are said."""
+        differ = [i for i in reversed(self.order) if not _close(unskipped[i], self.expected[i], 0.0)]
+        i = differ[0]
+        message = (
+            f"Your gradients match the course's backward from {self._name(self.output)} on every node. Your walk "
+            f"passes on a grad of 0, as chapter 3's and micrograd's do, so {self._name(i)}'s grad is "
+            f"{format_number(unskipped[i])} (0 × Infinity is NaN); chapter 2's walk skips a node whose grad is 0 "
+            f"and gives {format_number(self.expected[i])}."
+        )
+        expected_grad = {node.id: unskipped[k] for k, node in enumerate(self.nodes)}
+        return Check(expected_grad, self._record("ok", [], None, message, []))
 
     def _record(self, status, wrong, first, message, local):
         ids = [node.id for node in self.nodes]
@@ -360,7 +387,9 @@ class _Checker:
             if len(xs) != arity or len(self.local[i]) != arity or (op == "**" and n is None):
                 continue
             value = forward(xs, n)
-            if not _close(node.data, value, 0.0):
+            # relu(NaN): C#'s Math.Max(0, NaN) is NaN, Python's max(0, nan) is 0; the course writes both
+            python_relu = op == "relu" and xs[0] != xs[0] and node.data == 0
+            if not _close(node.data, value, 0.0) and not python_relu:
                 data_problems.append((i, value))
             for slot, (stored, rule) in enumerate(zip(self.local[i], gradients(xs, node.data, n))):
                 if not _close(stored, rule, 0.0):
@@ -802,14 +831,14 @@ def _postorder_unvisited(children, output):
     return order
 
 
-def _propagate(order, children, local, output, size, seed=1.0, accumulate=True, grads=None):
+def _propagate(order, children, local, output, size, seed=1.0, accumulate=True, grads=None, skip_zero=True):
     """Seed the output, then input.grad += local * grad in reverse order (= when not accumulate);
-    a node whose grad is 0 passes nothing on, as in the course."""
+    a node whose grad is 0 passes nothing on, as in chapter 2 (skip_zero)."""
     grads = [0.0] * size if grads is None else list(grads)
     grads[output] = seed
     for node in reversed(order):
         grad = grads[node]
-        if grad == 0:
+        if grad == 0 and skip_zero:
             continue
         for child, gradient in zip(children[node], local[node]):
             grads[child] = grads[child] + gradient * grad if accumulate else gradient * grad

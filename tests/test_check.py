@@ -310,7 +310,8 @@ def test_grads_off_by_rounding_are_not_wrong():
 
 def test_ieee_numbers_never_raise():
     """log(0), 0 * -inf, NaN data: compared as IEEE values, nothing raises. z = y * x with
-    y = log(0): y gets 0 (and passes nothing on, as in the course), x gets -inf."""
+    y = log(0): y gets 0 (and passes nothing on, as in chapter 2), x gets -inf; a walk that passes y's 0 on
+    (chapter 3's) gives x 0 * inf = NaN, which is right too."""
     nodes = [
         CheckNode(0, "x", None, 0.0, -math.inf, (), ()),
         CheckNode(1, "y", "log", -math.inf, 0.0, (0,), (math.inf,)),
@@ -320,6 +321,9 @@ def test_ieee_numbers_never_raise():
     assert result.expected_grad == {0: -math.inf, 1: 0.0, 2: 1.0}
     assert result.gradient_check["status"] == "ok" and result.gradient_check["local"] == []
     nodes[0] = nodes[0]._replace(grad=math.nan)
+    passed_on = check(nodes, 2)
+    assert passed_on.gradient_check["status"] == "ok" and math.isnan(passed_on.expected_grad[0])
+    nodes[0] = nodes[0]._replace(grad=5.0)
     assert check(nodes, 2).gradient_check["wrong"] == [0]
 
 

@@ -64,6 +64,44 @@ async def test_assign_for_add_is_wrong_and_names_the_first_wrong_node(client):
     assert answer["nodes"][0]["grad"] == 3.0 and answer["nodes"][0]["expected_grad"] == 4.0
 
 
+async def test_a_typescript_walk_that_passes_a_grad_of_0_on_is_right(client):
+    # y = log(x) * x at x = 0: log's grad is 0 and its local gradient Infinity; a walk without chapter 2's skip
+    # of a 0 grad makes x's grad NaN (0 × Infinity), as chapter 3's walk does: right, and said
+    graph = {
+        "language": "typescript",
+        "output": 2,
+        "nodes": [
+            {"id": 0, "label": "x", "data": 0, "grad": "NaN", "children": [], "local_grads": []},
+            {
+                "id": 1,
+                "label": "lx",
+                "data": "-Infinity",
+                "grad": 0,
+                "op": "log",
+                "children": [0],
+                "local_grads": ["Infinity"],
+            },
+            {
+                "id": 2,
+                "label": "y",
+                "data": "NaN",
+                "grad": 1,
+                "op": "*",
+                "children": [1, 0],
+                "local_grads": [0, "-Infinity"],
+            },
+        ],
+    }
+    answer = (await post_graph(client, graph)).json()
+    check = answer["gradient_check"]
+    assert check["status"] == "ok", check
+    assert (
+        "x's grad is NaN (0 × Infinity is NaN); chapter 2's walk skips a node whose grad is 0 and gives -Infinity"
+        in (check["message"])
+    )
+    assert answer["nodes"][0]["expected_grad"] == "NaN"
+
+
 async def test_grads_an_earlier_backward_left_are_named_when_the_graph_says_what_each_held(client):
     # a C# learner's training loop: a and b held 0.5 and 1.5 when this backward() began, and it added 4 and 2
     graph = chapter_2(language="csharp")

@@ -630,3 +630,50 @@ async def test_reflected_operators_keeping_self_first_are_checked_as_made(client
         wrong = program.replace("self.grad += -out.grad", "self.grad += out.grad")
         assert wrong != program
         assert (await post(client, wrong + tail, check=True)).json()["gradient_check"]["status"] == "wrong"
+
+
+# Chapter 3's class (Python): log and relu as the course writes them, and a backward without chapter 2's skip of a
+# node whose grad is 0. Its answers at the IEEE edges are the course's own, not the learner's mistakes.
+CHAPTER_3 = COURSE.replace(
+    "    def backward(self):",
+    "    def log(self):\n"
+    "        return Value(math.log(self.data), (self,), (1 / self.data,), 'log')\n"
+    "    def relu(self):\n"
+    "        return Value(max(0, self.data), (self,), (float(self.data > 0),), 'relu')\n"
+    "    def backward(self):",
+)
+
+
+@pytest.mark.anyio
+async def test_relu_of_nan_is_0_as_python_max_gives_it(client):
+    # log(-1) is NaN, and Python's max(0, nan) is 0 where C#'s Math.Max(0, NaN) is NaN: both are the course's
+    program = "import math\n" + CHAPTER_3 + "a = Value(-1.0)\nb = a.log()\nc = b.relu()\nc.backward()\n"
+    answer = (await post(client, program)).json()
+    assert by_label(answer)["c"]["data"] == 0
+    assert answer["gradient_check"]["status"] == "ok", answer["gradient_check"]
+
+
+@pytest.mark.anyio
+async def test_a_walk_that_passes_a_grad_of_0_on_is_the_course_walk_too(client):
+    # -(p * log p) at p = 0: log's grad is 0 (p's data) and its local gradient Infinity. Chapter 2's walk skips
+    # a node whose grad is 0 and leaves p's grad Infinity; chapter 3's, as this class's, passes 0 × Infinity on
+    program = "import math\n" + CHAPTER_3 + "p = Value(0.0)\nH = (p * p.log()) * Value(-1.0)\nH.backward()\n"
+    answer = (await post(client, program)).json()
+    check, p = answer["gradient_check"], by_label(answer)["p"]
+    assert check["status"] == "ok" and check["wrong"] == [] and check["first"] is None, check
+    assert check["message"].startswith("Your gradients match the course's backward from H on every node."), check
+    assert "p's grad is NaN (0 × Infinity is NaN); chapter 2's walk skips" in check["message"], check["message"]
+    assert p["grad"] == p["expected_grad"] == "NaN"
+    # the same class with chapter 2's skip: as the course's walk gives it, and nothing to say
+    skipping = CHAPTER_3.replace(
+        "        for v in reversed(topo):\n",
+        "        for v in reversed(topo):\n            if v.grad == 0:\n                continue\n",
+    )
+    assert skipping != CHAPTER_3
+    answer = (await post(client, program.replace(CHAPTER_3, skipping))).json()
+    assert answer["gradient_check"]["message"] == "Your gradients match the course's backward from H on every node."
+    assert by_label(answer)["p"]["grad"] == by_label(answer)["p"]["expected_grad"] == "Infinity"
+    # a mistake on top is still found: = for +=
+    assigning = CHAPTER_3.replace("ch.grad += lg * v.grad", "ch.grad = lg * v.grad")
+    answer = (await post(client, "import math\n" + assigning + "a = Value(3.0)\nb = a * a\nb.backward()\n")).json()
+    assert answer["gradient_check"]["status"] == "wrong"
