@@ -10,7 +10,7 @@ import pytest
 from micrograd_oracle import assert_same_graph, micrograd_calls
 
 import engine
-from engine import ProgramError, is_python, run_program, trace
+from engine import Limits, ProgramError, is_python, run_program, trace
 
 CORPUS = Path(__file__).parent / "corpus"
 # Programs of the corpus (tests/corpus/), the same files the corpus test runs
@@ -111,6 +111,15 @@ def test_a_run_that_does_not_exist_is_an_error():
         run_program("x = Value(2.0)\ny = x * 2", run=0)
     with pytest.raises(ProgramError, match="calls backward\\(\\) never"):
         run_program("a = 2; b = a * 3", run=0)
+
+
+def test_a_program_whose_values_are_no_statements_result_says_so():
+    # Values in a list and a model's parameters are made, but no statement's result is a Value to show
+    for program in ("xs = [Value(1.0), Value(2.0)]\nprint(xs)", "n = MLP(2, [1])\nprint(len(n.parameters()))"):
+        with pytest.raises(ProgramError, match="no statement's result is a Value and the program calls no backward"):
+            run_program(program, {}, Limits())
+    with pytest.raises(ProgramError, match="the program makes no Value to show: start from Value"):
+        run_program("print(3)", {}, Limits())
 
 
 def test_without_zero_grad_gradients_accumulate_but_the_walk_starts_from_zero():

@@ -233,6 +233,12 @@ def _output(state: State, run):
         except B.RunError as error:
             raise ProgramError(str(error), WHOLE_PROGRAM) from None
         return None
+    if state.last_value is None and state.marks:  # Values made, but none a statement's result (in a list, say)
+        raise ProgramError(
+            "no Value to show: no statement's result is a Value and the program calls no backward(); end with one "
+            "that is, as in L = xs[0] + xs[1], or call L.backward()",
+            WHOLE_PROGRAM,
+        )
     if state.last_value is None:
         raise ProgramError(
             "the program makes no Value to show: start from Value(...), as in x = Value(2.0); y = x * x; y.backward()",
