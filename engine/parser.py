@@ -252,6 +252,8 @@ def _unexpected_character(ch):
     hint = ""
     if ch.isidentifier():
         hint = ": names use only the ASCII letters a-z and A-Z, digits and _"
+    elif ch == "^":
+        hint = ": for powers write **, as in x ** 2"
     elif ch in "'\"[]{}":
         hint = ": the language has numbers, names, + - * / **, parentheses and log, exp, relu, tanh"
     return f"unexpected character {shown}({code} {name}){hint}"

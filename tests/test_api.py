@@ -358,6 +358,7 @@ async def test_non_finite_values_in_the_trace_and_check_are_strings(client):
     "program, line, column, offset, message",
     [
         ("a = 2\nb = a $ 3", 2, 7, 12, "unexpected character '$'"),
+        ("a = 2\nb = a^2", 2, 6, 11, "unexpected character '^' (U+005E CIRCUMFLEX ACCENT): for powers write **"),
         ("x = 2a", 1, 5, 4, "'2a' is not a number"),
         ("a = 1\nb = c + a", 2, 5, 10, "unknown name 'c'"),
         ("a = 1\nfoo(a)", 2, 1, 6, "unknown function 'foo'"),
