@@ -15,6 +15,13 @@ V = "x = Value(1.0)\n"  # makes a text Python (and gives it a Value)
 REFUSED = [
     # (id, program, line, column, words in the message)
     ("dunder attribute", V + "x.__class__", 2, 1, "attributes like `.__class__` are not available"),
+    (
+        "dunder attribute through super",
+        V + "class A:\n    def f(self):\n        return super().__class__",
+        4,
+        16,
+        "attributes like `.__class__` are not available",
+    ),
     ("dunder on a module", V + "import math\nmath.__dict__", 3, 1, "attributes like `.__dict__`"),
     ("class walk", V + "().__class__.__bases__[0].__subclasses__()", 2, 1, "attributes like `.__subclasses__`"),
     ("__import__", V + "__import__('os')", 2, 1, "names like `__import__` are not available"),

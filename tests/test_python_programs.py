@@ -122,6 +122,48 @@ def test_a_program_whose_values_are_no_statements_result_says_so():
         run_program("print(3)", {}, Limits())
 
 
+SUPER = """
+class A:
+    def __init__(self, x):
+        self.x = x
+    def describe(self):
+        return 'A' + str(self.x)
+class B(A):
+    def __init__(self, x):
+        super().__init__(x * 2)
+    def describe(self):
+        return 'B' + super().describe()
+class C(B):
+    def describe(self):
+        return 'C' + super().describe() + super(B, self).describe()
+c = C(3)
+print(c.describe(), c.x, super(C, c))
+class Module:
+    pass
+class Neuron(Module):
+    def __init__(self, nin):
+        super().__init__()
+        self.w = [Value(0.5) for _ in range(nin)]
+n = Neuron(2)
+L = n.w[0] * 1.0 + n.w[1] * 2.0
+L.backward()
+print(n.w[0].grad, n.w[1].grad)
+"""
+
+
+def test_super_looks_after_the_class_that_defines_the_method():
+    # CPython prints "CBA6A6 6 <super: <class 'C'>, <C object>>"; a base without __init__ has object's
+    assert run_program(SUPER, {}, Limits()).printed == ["CBA6A6 6 <super: <class 'C'>, <C object>>", "1.0 2.0"]
+    with pytest.raises(ProgramError, match="^1:5: super\\(\\) without arguments works only in a method"):
+        run_program("x = super()\ny = Value(1.0)", {}, Limits())
+    no_init = "class A:\n    pass\nclass B(A):\n    def __init__(self):\n        super().__init__(3)\nB()\n"
+    with pytest.raises(ProgramError, match="^5:9: object.__init__\\(\\) takes no arguments"):
+        run_program(no_init + "y = Value(1.0)", {}, Limits())
+    missing = "class A:\n    def f(self):\n        return super().f()\nA().f()\n"
+    with pytest.raises(ProgramError, match="super\\(\\): no class after A in A's bases has 'f'"):
+        run_program(missing + "y = Value(1.0)", {}, Limits())
+
+
 def test_without_zero_grad_gradients_accumulate_but_the_walk_starts_from_zero():
     program = "x = Value(3.0)\ny = x * x\ny.backward()\nprint(x.grad)\ny.backward()\nprint(x.grad)"
     result = run_program(program)

@@ -741,6 +741,14 @@ def make_value(state, args, kwargs):
 
 
 VALUE_CLASS = Builtin("Value", make_value)
+
+
+def _object_init(state, args, kwargs):
+    if args or kwargs:
+        raise RunError("object.__init__() takes no arguments: no class after this one defines __init__")
+
+
+OBJECT_INIT = Builtin("object.__init__", _object_init)  # super().__init__() where no base defines one
 VALUE_ATTRIBUTES = ("data", "grad", "label")
 VALUE_METHODS = ("tanh", "exp", "log", "relu", "backward")
 

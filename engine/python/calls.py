@@ -6,6 +6,7 @@ import ast
 import sys
 import threading
 
+from ..errors import ProgramError
 from ..syntax import Span
 from ..value import Value
 from . import builtins as B
@@ -22,6 +23,7 @@ from .objects import (
     Instance,
     ProgramFile,
     ProgramSet,
+    Super,
     type_name,
 )
 from .observe import node_fields
@@ -575,9 +577,13 @@ class CallCompiler:
         outer_walks, self.walks = self.walks, []  # a function's calls run in its own frame
         outer_locals, self.locals = self.locals, _local_names(node)
         outer_in_method, self.in_method = self.in_method, self.in_method or in_class
+        holder = {}  # the method's compiled body, for its super() calls to find the class that defines it
+        outer_method, self.method = self.method, ((params[0], holder) if in_class and params else None)
         body = sort_in_one_step(self, node, self.function_body(node.body))
+        holder["body"] = body
         operator = operator_in_one_step(self, node) if in_class else None  # in the method's own context
         self.nonlocals, self.walks, self.in_method = outer_nonlocals, outer_walks, outer_in_method
+        self.method = outer_method
         self.locals = outer_locals
         name = node.name
         prelude = self.prelude
@@ -604,8 +610,9 @@ class CallCompiler:
         params, defaults, stars = self.parameters(node.args)
         outer_walks, self.walks = self.walks, []
         outer_locals, self.locals = self.locals, _local_names(node)
+        outer_method, self.method = self.method, None
         body = self.expr(node.body)
-        self.walks, self.locals = outer_walks, outer_locals
+        self.walks, self.locals, self.method = outer_walks, outer_locals, outer_method
         prelude = self.prelude
         self.state.code[(prelude, node.lineno, node.col_offset)] = body
 
@@ -685,6 +692,8 @@ class CallCompiler:
         return positional, named
 
     def expr_Call(self, node):
+        if type(node.func) is ast.Name and node.func.id == "super" and not node.keywords:
+            return self.super_call(node)
         state = self.state
         positional, named_arguments = self.arguments(node)
         record = self.recorder(node)
@@ -783,6 +792,49 @@ class CallCompiler:
         ):
             return self.isinstance_call(node, callee, positional, extent, failed, call)
         return call
+
+    def super_call(self, node):
+        """`super()` in a method: its first argument's attributes looked up after the class whose body defines
+        the method (found in the instance's mro by the method's compiled body); `super(C, obj)`: after C."""
+        failed = self.failure()
+        if node.args:
+            if len(node.args) != 2 or any(type(a) is ast.Starred for a in node.args):
+                raise ProgramError("super() takes no arguments, or a class and an instance", self.span(node))
+            cls_code, obj_code = map(self.expr, node.args)
+
+            def explicit(frame):
+                try:
+                    cls, obj = cls_code(frame), obj_code(frame)
+                    if type(cls) is not Class or type(obj) is not Instance or cls not in obj.cls.mro:
+                        raise B.RunError("super(C, obj) takes a class of the program and an instance of it")
+                    return Super(cls, obj)
+                except Exception as error:
+                    raise failed(error, node) from None
+
+            return explicit
+        if self.method is None:
+            raise ProgramError(
+                "super() without arguments works only in a method of a class; elsewhere write super(C, obj)",
+                self.span(node),
+            )
+        first, holder = self.method
+
+        def run(frame):
+            try:
+                while first not in frame.vars:  # a comprehension's frame: the method's is around it
+                    frame = frame.parent
+                obj = frame.vars[first]
+                if type(obj) is not Instance:
+                    raise B.RunError(f"super(): {first} is a {type_name(obj)}, not an instance of the method's class")
+                body = holder["body"]
+                for cls in obj.cls.mro:
+                    if any(type(v) is Function and v.body is body for v in cls.attributes.values()):
+                        return Super(cls, obj)
+                raise B.RunError(f"super(): this method is not one of {obj.cls.name}'s")
+            except Exception as error:
+                raise failed(error, node) from None
+
+        return run
 
     def isinstance_call(self, node, callee, positional, extent, failed, call):
         """`isinstance(x, C)`, the first line of every operator of a value class: the built-in run at once

@@ -38,6 +38,7 @@ class Compiler(StatementCompiler, ExpressionCompiler, CallCompiler):
         self.locals = None
         self.walks = []  # the loops and comprehensions around the code being compiled, in its frame (calls.Walk)
         self.in_method = False  # compiling a method of a class (or a function inside one)
+        self.method = None  # (first parameter, {"body": compiled body}) of the method being compiled, for super()
         self.top_level_loops = {}  # id of a `for` node at the program's top level -> its statement index
         self.assigned = {}  # id of a call -> the name its scope shows with the function's (calls.assigned_names)
 

@@ -7,7 +7,7 @@ NotImplemented, the right operand's first when its class is a subclass that over
 from ..value import Value
 from . import builtins as B
 from .idioms import NOT_DONE
-from .objects import BoundMethod, Class, Function, Instance, Module, show, type_name
+from .objects import MISSING, BoundMethod, Class, Function, Instance, Module, Super, show, type_name
 
 
 def get_attribute(obj, name):
@@ -34,6 +34,15 @@ def get_attribute(obj, name):
             return obj.lookup(name)
         except KeyError:
             raise B.RunError(f"class {obj.name} has no attribute {name[:40]!r}") from None
+    if kind is Super:
+        found = obj.lookup(name)
+        if found is MISSING:
+            if name == "__init__":  # object's own: takes nothing, does nothing
+                return B.OBJECT_INIT
+            raise B.RunError(
+                f"super(): no class after {obj.after.name} in {obj.instance.cls.name}'s bases has {name[:40]!r}"
+            )
+        return found
     raise B.RunError(f"{type_name(obj)} has no attribute {name[:40]!r} here")
 
 

@@ -214,6 +214,30 @@ class BoundMethod:
         return f"<method {self.function.name}>"
 
 
+class Super:
+    """super() in a method: `instance`'s attributes looked up in its class's mro after `after` (the class
+    whose body defines the method), as CPython's super object does."""
+
+    __slots__ = ("after", "instance")
+
+    def __init__(self, after, instance):
+        self.after = after
+        self.instance = instance
+
+    def __repr__(self):
+        return f"<super: <class '{self.after.name}'>, <{self.instance.cls.name} object>>"  # CPython's
+
+    def lookup(self, name):
+        """The attribute of a class after `after` in the instance's mro, bound to the instance when a
+        function; MISSING when none has it."""
+        mro = self.instance.cls.mro
+        for cls in mro[mro.index(self.after) + 1 :]:
+            if name in cls.attributes:
+                found = cls.attributes[name]
+                return BoundMethod(found, self.instance) if type(found) is Function else found
+        return MISSING
+
+
 class Builtin:
     """A function the interpreter provides: run(state, args, kwargs) -> value."""
 
@@ -266,6 +290,7 @@ TYPE_NAMES = {
     Function: "function",
     Class: "class",
     BoundMethod: "method",
+    Super: "super",
     Builtin: "function",
     Module: "module",
     BuiltinType: "class",

@@ -368,13 +368,22 @@ def _is_dunder(name: str) -> bool:
     return len(name) > 4 and name.startswith("__") and name.endswith("__")
 
 
+def _is_super(node) -> bool:
+    """`super(...)`: its special methods (`super().__init__(...)`) may be named."""
+    return type(node) is ast.Call and type(node.func) is ast.Name and node.func.id == "super"
+
+
 def _check_node(node, source: Source) -> None:
     kind = type(node)
     if kind not in _CHECKED:
         return
     if kind is ast.Name and _is_dunder(node.id) and node.id != "__slots__":
         raise ProgramError(f"names like `{node.id[:40]}` are not available: {NOT_AVAILABLE}", source.node_span(node))
-    if kind is ast.Attribute and node.attr.startswith("__"):
+    if (
+        kind is ast.Attribute
+        and node.attr.startswith("__")
+        and not (_is_super(node.value) and node.attr in SPECIAL_METHODS)
+    ):
         raise ProgramError(
             f"attributes like `.{node.attr[:40]}` are not available: {NOT_AVAILABLE}", source.node_span(node)
         )
