@@ -142,7 +142,8 @@ def run_program(
         )
     if run is not None:
         raise ProgramError(
-            f"run {run} does not exist: the program calls backward() never (runs are numbered from 0)", WHOLE_PROGRAM
+            f"run {run} does not exist: the course shorthand makes no backward() calls to choose from; leave run out",
+            WHOLE_PROGRAM,
         )
     marks = []
     output = evaluate(parse(text, limits), variables, marks)

@@ -206,10 +206,8 @@ def check_files(files: dict, limits: Limits) -> None:
 
 
 def _no_such_run(run: int, runs: int):
-    calls = f"{runs} time{'s' if runs != 1 else ''}" if runs else "never"
-    raise ProgramError(
-        f"run {run} does not exist: the program calls backward() {calls} (runs are numbered from 0)", WHOLE_PROGRAM
-    )
+    calls = f"calls backward() {runs} time{'s' if runs != 1 else ''}" if runs else "never calls backward()"
+    raise ProgramError(f"run {run} does not exist: the program {calls} (runs are numbered from 0)", WHOLE_PROGRAM)
 
 
 def _output(state: State, run):
