@@ -104,6 +104,11 @@ def test_printed_lines_are_captured():
     assert run_program("x = Value(2.0)\nprint(f'{x.data:.3f} {x}')").printed == ["2.000 Value(data=2.0, grad=0.0)"]
 
 
+def test_integers_format_in_hex_octal_and_binary_as_cpython():
+    program = """print(f'{42:x} {255:#X} {5:b} {8:o} {"ab":>4s}')\ny = Value(1.0)"""
+    assert run_program(program).printed == ["2a 0XFF 101 10   ab"]  # CPython's
+
+
 def test_a_run_that_does_not_exist_is_an_error():
     with pytest.raises(ProgramError, match="run 3 does not exist: the program calls backward\\(\\) 2 times"):
         run_program("x = Value(2.0)\nfor i in range(2):\n    y = x * i\n    y.backward()", run=3)

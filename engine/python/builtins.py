@@ -23,7 +23,8 @@ NUMBERS = (int, float, bool)
 VALUE_OPERANDS = (Value, int, float, bool)
 BIG = 2**63
 NOT_ON_STRINGS = "this operation needs numbers or Values, not a string"
-FORMAT_SPEC = r"[<>^=]?[+\- ]?#?0?\d{0,3}[,_]?(?:\.\d{1,2})?[eEfFgGdn%]?"
+FORMAT_SPEC = r"[<>^=]?[+\- ]?#?0?\d{0,3}[,_]?(?:\.\d{1,2})?[eEfFgGdn%xXobs]?"
+WIDE_FORMAT_SPEC = r"[<>^=]?[+\- ]?#?0?\d*[,_]?(?:\.\d*)?[eEfFgGdn%xXobs]?"  # the same, any width and precision
 
 
 # +, - and * where an operand is a float: Python's float result (an int too large for a float raises
@@ -936,8 +937,10 @@ def format_value(value, spec: str, longest: int, describe=None) -> str:
     if not spec:
         return show(value, longest + 1, describe=describe)
     if len(spec) > 20 or not re.fullmatch(FORMAT_SPEC, spec):
+        if re.fullmatch(WIDE_FORMAT_SPEC, spec):
+            raise RunError(f"the format :{spec[:20]} is too wide: widths go up to 999 and precisions up to 99")
         raise RunError(f"the format {spec[:20]!r} is not available; use a width and precision such as :8.4f")
-    if type(value) not in NUMBERS and not (type(value) is str and spec[-1:] not in "eEfFgGdn%"):
+    if type(value) not in NUMBERS and not (type(value) is str and spec[-1:] not in "eEfFgGdn%xXob"):
         raise RunError(
             f"the format :{spec} works on plain numbers, not {type_name(value)}"
             + ("; format x.data" if type(value) is Value else "")
