@@ -109,6 +109,13 @@ def test_integers_format_in_hex_octal_and_binary_as_cpython():
     assert run_program(program).printed == ["2a 0XFF 101 10   ab"]  # CPython's
 
 
+def test_a_line_continuation_is_not_in_a_nodes_code():
+    program = "x = Value(2.0)\ny = x * x + \\\n    x\ny.backward()"
+    made = run_program(program)
+    nodes = trace(made.output, Limits(), "correct").nodes
+    assert made.origins(nodes)[-1].expr == "x * x + x"
+
+
 def test_a_run_that_does_not_exist_is_an_error():
     with pytest.raises(ProgramError, match="run 3 does not exist: the program calls backward\\(\\) 2 times"):
         run_program("x = Value(2.0)\nfor i in range(2):\n    y = x * i\n    y.backward()", run=3)

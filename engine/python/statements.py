@@ -659,8 +659,9 @@ def _failing(statement, compiled, statements):
 
 
 def shorten(text: str, longest: int = 40) -> str:
-    """Code as a node's place shows it: on one line, at most `longest` characters."""
-    text = " ".join(text.split())
+    """Code as a node's place shows it: on one line (a line continuation's backslash gone), at most `longest`
+    characters."""
+    text = " ".join(text.replace("\\\n", " ").replace("\\\r\n", " ").split())
     return text if len(text) <= longest else text[: longest - 1] + "…"
 
 
