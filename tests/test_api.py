@@ -472,6 +472,26 @@ async def test_get_without_expression_is_422(client):
     assert response.json()["detail"][0]["loc"] == ["query", "expression"]
 
 
+async def test_get_refuses_a_parameter_it_does_not_read(client):
+    # as POST refuses a field it does not know; variables are written in the program for GET
+    response = await client.get("/backward", params={"expression": "y = x * x", "variables": "x=3", "trce": "false"})
+    assert response.status_code == 422
+    assert response.json()["detail"] == [
+        {
+            "type": "extra_forbidden",
+            "loc": ["query", "variables"],
+            "msg": "GET /backward takes no variables: write them in the program (x = 3), or POST them",
+            "input": "x=3",
+        },
+        {
+            "type": "extra_forbidden",
+            "loc": ["query", "trce"],
+            "msg": "Extra inputs are not permitted",
+            "input": "false",
+        },
+    ]
+
+
 # Body size: 413
 
 

@@ -6,6 +6,7 @@ from typing import Annotated
 import anyio.to_thread
 import pydantic_core
 from fastapi import APIRouter, Body, Header, Query, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from fastapi.routing import APIRoute
 from starlette.background import BackgroundTask
@@ -121,7 +122,23 @@ async def get_backward(
     accept_encoding: Annotated[str | None, Header(include_in_schema=False)] = None,
 ) -> Response:
     """The same as POST, for links and curl; variables are written in the program."""
+    unknown = [name for name in raw.query_params if name not in schemas.BackwardQuery.model_fields]
+    if unknown:  # as POST refuses a field it does not know: a parameter left unread would change nothing, silently
+        raise RequestValidationError(
+            [
+                {
+                    "type": "extra_forbidden",
+                    "loc": ("query", name),
+                    "msg": GET_VARIABLES if name == "variables" else "Extra inputs are not permitted",
+                    "input": raw.query_params[name],
+                }
+                for name in unknown
+            ]
+        )
     return await _answer(query.as_request(), raw, service, accept, accept_encoding)
+
+
+GET_VARIABLES = "GET /backward takes no variables: write them in the program (x = 3), or POST them"
 
 
 def add_response_examples(openapi: dict) -> dict:
