@@ -244,9 +244,23 @@ export function wireExports(root) {
     return blob;
   }
   el("export-menu").addEventListener("toggle", (event) => {
+    if (event.target.open) keepInView(event.target.querySelector(".vg-export-list"));
     if (event.target.open && app.model) prepareStandalone().catch((error) => say(`Export failed: ${error.message}`));
   });
   htmlButton.addEventListener("click", guarded(async () => download(await prepareStandalone(), "valuegraph.html")));
+}
+
+/**
+ * The open menu kept inside the window: it hangs from its button's right edge, which on a phone is too near
+ * the left for the list's width; there it starts a small gap from the window's left edge instead, and grows
+ * rightwards as its file's size is written in.
+ */
+function keepInView(list) {
+  const gap = 8;
+  list.style.left = list.style.right = "";
+  if (list.getBoundingClientRect().left >= gap) return;
+  list.style.right = "auto";
+  list.style.left = `${gap - list.parentElement.getBoundingClientRect().left}px`;
 }
 
 const root = document.querySelector("[data-valuegraph]");

@@ -127,6 +127,19 @@ def test_the_page_exports_svg_png_json_csv_and_html(page, tmp_path):
     assert b'data-vg="legend"' in content and b"on an edge: its local gradient" in content, "the file carries a legend"
 
 
+@pytest.mark.parametrize("width", [390, 1280])
+def test_the_export_menu_opens_inside_the_window(page, width):
+    page.set_viewport_size({"width": width, "height": 844})
+    open_program(page, PROGRAM, 4)
+    page.locator('[data-vg="export-menu"] summary').click()
+    expect(page.locator('[data-vg="export-html"]')).to_have_text(re.compile(r"\(\d+ kB\)"))  # its widest
+    for name in ("export-html", "export-svg", "export-csv-propagate"):
+        left, right = page.locator(f'[data-vg="{name}"]').evaluate(
+            "(b) => { const r = b.getBoundingClientRect(); return [r.left, r.right]; }"
+        )
+        assert 0 <= left and right <= width, (name, left, right)
+
+
 def test_the_share_dialog_gives_link_snippet_and_preview(page):
     open_program(page, PROGRAM, 4, step=2)
     page.get_by_role("button", name="Share / embed").click()

@@ -93,6 +93,14 @@ def start_job(page):
     return created.value.json()
 
 
+@pytest.mark.allow_console(r"status of 400")
+def test_an_ordinary_error_offers_no_job(page):
+    # a typo is no program too long for a request: its error says where, and offers nothing more
+    page.goto(url_for("x = Value(2.0)\ny = x * q\ny.backward()"))
+    expect(page.locator('[data-vg="error-message"]')).to_contain_text("unknown name 'q'")
+    expect(page.locator('[data-vg="error-job"]')).to_be_hidden()
+
+
 @pytest.mark.allow_console(r"status of (400|503)")  # /backward refuses it: statements or time
 def test_a_program_past_the_request_runs_as_a_job_and_its_curve_grows_live(page):
     page.goto(url_for(SLOW_THIRTY))
