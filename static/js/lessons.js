@@ -83,7 +83,7 @@ export const LESSONS = [
   {
     id: "nan-log-negative",
     title: "10. NaN from log(−1)",
-    caption: "A logarithm of a negative number has no real answer, so the result is NaN, and every node computed from it becomes NaN too, gradients included.",
+    caption: "A logarithm of a negative number has no real answer, so the result is NaN, and every value computed from it is NaN too. The gradients mostly stay numbers, since they multiply local gradients (1/a is −1 here): only the 2, whose local gradient is b's NaN data, gets a NaN gradient.",
     program: "a = -1\nb = log(a)\nL = b * 2 + a",
     stage: "propagate",
     step: "end",

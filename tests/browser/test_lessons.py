@@ -59,6 +59,18 @@ def test_every_lesson_opens_its_program_at_its_stage_and_step(page, playwright, 
         assert stage_title.text_content().startswith("2" if lesson["stage"] == "propagate" else "1"), lesson["id"]
         if lesson["id"] == "propagate":
             page.screenshot(path=str(artifacts / "lesson-propagate.png"))
+        if lesson["id"] == "nan-log-negative":  # as its caption says: NaN data, but only the 2's grad is NaN
+            grads = page.evaluate(
+                "() => document.querySelector('[data-valuegraph]').valuegraph.model.nodes"
+                ".map((n) => [n.label, String(n.data), String(n.grad)])"
+            )
+            assert grads == [
+                ["a", "-1", "-1"],
+                ["b", "NaN", "2"],
+                [None, "2", "NaN"],
+                [None, "NaN", "1"],
+                ["L", "NaN", "1"],
+            ], grads
     api.dispose()
 
 
