@@ -29,7 +29,7 @@ export function startCoursePanels(root, app) {
     el("variables").value = "";
     app.editor.value = lesson.program;
     el("examples").value = EXAMPLES.find((e) => e.program === lesson.program)?.id ?? "";
-    if (lesson.variant) variants?.select(lesson.variant);
+    variants?.select(lesson.variant ?? "correct"); // a lesson without one leaves no broken walk switched on
     const atStart = lesson.stage !== "propagate" && lesson.step === 0;
     // One history entry per lesson: either the run writes it, or the jump to the step does.
     await app.run({ history: atStart ? "push" : "none", step: 0 });

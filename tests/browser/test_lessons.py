@@ -3,6 +3,7 @@
 from urllib.parse import parse_qs, urlparse
 
 from pagehelpers import open_program, step_of, wait_for_graph
+from playwright.sync_api import expect
 
 LESSONS_MODULE = "/static/js/lessons.js"
 
@@ -103,3 +104,7 @@ def test_the_reuse_lesson_switches_the_broken_walk_to_assign(page):
     page.get_by_label("Lesson", exact=True).select_option("reuse")
     assert page.get_by_label("= instead of +=").is_checked()
     page.locator('[data-variant="table"] tr[data-node="a"][data-verdict="wrong"]').wait_for()
+    # the next lesson asks for no broken walk: the panel goes back to the correct one
+    page.get_by_role("button", name="Next lesson").click()
+    expect(page.get_by_label("Correct", exact=True)).to_be_checked()
+    expect(page.locator('[data-variant="result"]')).to_be_hidden()
