@@ -48,6 +48,8 @@ const STATE_CLASSES = [
   [FLAG.EXPLORED, " is-explored"],
   [FLAG.GRAD, " has-grad"],
 ];
+const NUMBER_WIDTH = 16 * 0.62; // px a character of a record's number: 16 px monospace (valuegraph.css), 0.6 em, a bold one more
+const CELL_PADDING = 8; // the room a number leaves in its cell, both sides together
 const LABEL_CHARS = 4; // a name longer than this is drawn smaller in the record's label cell,
 const LONG_LABEL_CHARS = 8; // and cut to this many characters (whole in its tooltip)
 const FORCE = 255; // a flags value no frame has: forces a node to be redrawn
@@ -473,8 +475,9 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
       if (long && name.length > LONG_LABEL_CHARS) label.append("title").text(name);
       node.append("text").attr("class", "vg-cell-title").attr("x", dataX).attr("y", -H / 2 + 14).attr("text-anchor", "middle").text("data");
       node.append("text").attr("class", "vg-cell-title").attr("x", gradX).attr("y", -H / 2 + 14).attr("text-anchor", "middle").text("grad");
-      node.append("text").attr("class", `vg-data${isNonFinite(d.data) ? " vg-nonfinite" : ""}`).attr("x", dataX).attr("y", H / 2 - 9)
+      const data = node.append("text").attr("class", `vg-data${isNonFinite(d.data) ? " vg-nonfinite" : ""}`).attr("x", dataX).attr("y", H / 2 - 9)
         .attr("text-anchor", "middle").text(formatNumber(d.data));
+      fitToCell(data.node(), c1);
       const grad = node.append("text").attr("class", "vg-grad").attr("x", gradX).attr("y", H / 2 - 9).attr("text-anchor", "middle");
       const was = node.append("text").attr("class", "vg-was").attr("x", gradX).attr("y", -H / 2 - 7).attr("text-anchor", "middle");
       if (d.op) {
@@ -505,6 +508,19 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
       }
       parts[d.id] = { box: box.node(), grad: grad.node(), was: was.node(), badge: badgeText.node(), texts: this.querySelectorAll("text") };
     });
+  }
+
+  /** A number narrowed to its cell where it is longer than the cell holds (-0.046149, -1.1102e-16), so that
+   * the data and grad cells never run into each other; counted in characters, not measured (no layout). */
+  function fitToCell(text, cellWidth) {
+    const room = cellWidth - CELL_PADDING;
+    if (text.textContent.length * NUMBER_WIDTH > room) {
+      text.setAttribute("textLength", room);
+      text.setAttribute("lengthAdjust", "spacingAndGlyphs");
+    } else if (text.hasAttribute("textLength")) {
+      text.removeAttribute("textLength");
+      text.removeAttribute("lengthAdjust");
+    }
   }
 
   function translate(id) {
@@ -573,6 +589,7 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
         continue;
       }
       part.grad.textContent = text;
+      fitToCell(part.grad, placement.geometry.box.width - placement.geometry.box.cells[0] - placement.geometry.box.cells[1]);
       part.grad.setAttribute("class", isNonFinite(value) ? "vg-grad vg-nonfinite" : "vg-grad");
       part.was.textContent = !(flags & FLAG.RECEIVING) ? "" : receiving.has(id) ? `was ${formatNumber(receiving.get(id))}` : "seed";
       const position = tl.sortPosition[id];

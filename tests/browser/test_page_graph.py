@@ -67,6 +67,30 @@ def test_records_ops_constants_and_output_look_different(page):
     assert page.evaluate("getComputedStyle(document.querySelector('.vg-kind-named .vg-box')).strokeDasharray") == "none"
 
 
+# Each record's data and grad text, as drawn (its box in the record's own coordinates), and its cell's edges.
+NUMBERS_IN_CELLS = """() => [...document.querySelectorAll('[data-node-id]')].flatMap((record) => {
+  const [left, middle] = [...record.querySelectorAll('.vg-cell-line')].map((line) => Number(line.getAttribute('x1')));
+  const box = record.querySelector('.vg-box');
+  const right = Number(box.getAttribute('x')) + Number(box.getAttribute('width'));
+  return [['.vg-data', left, middle], ['.vg-grad', middle, right]].map(([cls, from, to]) => {
+    const text = record.querySelector(cls);
+    const b = text.getBBox();
+    return { text: text.textContent, from, to, x0: b.x, x1: b.x + b.width };
+  });
+})"""
+
+
+def test_long_numbers_stay_inside_their_cells(page):
+    # -0.046149, 1e-16 * x, -18.572: numbers past the six characters a cell holds at full size
+    program = "x = 2.0\nw = -3.0\nz = x * w\nq = exp(z) / (exp(z) + 1)\nL = log(q) * -0.046149 + 1e-16 * x"
+    open_program(page, program, step=1000)
+    wait_until_still(page)
+    cells = [cell for cell in page.evaluate(NUMBERS_IN_CELLS) if cell["x1"] > cell["x0"]]  # drawn: not culled
+    assert sum(len(cell["text"]) >= 8 for cell in cells) >= 3, cells
+    for cell in cells:
+        assert cell["from"] <= cell["x0"] and cell["x1"] <= cell["to"], cell
+
+
 def test_direction_switch_turns_the_graph_and_is_kept_in_the_url(page):
     open_program(page, CHAPTER_2, nodes=4)
 
