@@ -192,16 +192,24 @@ const SMALL_GRAPH = 140;
  * (walk panel shown, tables whole), the walk panel is left out if the graph would keep less than
  * GRAPH_BESIDE_WALK, and the tables get their share. The content's height is what the embed needs with the graph at 300 px and the
  * tables whole, or the frame's height if that is more (a frame is never asked to shrink).
- * Where all that leaves the graph under SMALL_GRAPH px, the frame is small (data-fit="small"):
- * the graph and a minimal player, the rest left out.
+ * Where the tall layout leaves the graph under SMALL_GRAPH px, the short one is tried; where that does too,
+ * the frame is small (data-fit="small"): the graph and a minimal player, the rest left out.
  */
 export function fitFrame(root, tablesShown) {
   const layOut = fitControls(root, tablesShown);
   const graph = root.querySelector('[data-vg="graph"]');
+  const graphHeight = () => graph.getBoundingClientRect().height;
   return () => {
     delete root.dataset.fit;
-    const height = layOut(); // what the controls asked for need: a parent that grows the frame gets them
-    if (graph.getBoundingClientRect().height >= SMALL_GRAPH) return height;
+    let height = layOut(); // what the controls asked for need: a parent that grows the frame gets them
+    if (root.dataset.shape === "tall" && graphHeight() < SMALL_GRAPH) {
+      // The tall layout would leave only the graph: where the short one (the editor beside the graph) keeps
+      // the controls, the frame is short after all, or a frame a little taller than a short one shows less.
+      const short = layOut("short");
+      if (graphHeight() >= SMALL_GRAPH) height = short;
+      else height = layOut();
+    }
+    if (graphHeight() >= SMALL_GRAPH) return height;
     root.dataset.fit = "small";
     layOut();
     return height;
@@ -217,14 +225,14 @@ function fitControls(root, tablesShown) {
     const over = root.getBoundingClientRect().height - window.innerHeight;
     return graph.getBoundingClientRect().height + (tablesShown ? tables.getBoundingClientRect().height : 0) - Math.max(0, over);
   };
-  return () => {
+  return (shape = null) => {
     delete root.dataset.tablesRoom;
     root.style.removeProperty("--vg-tables-height");
     const whole = tablesShown ? tables.getBoundingClientRect().height : 0;
     const share = (space) => Math.min(whole, Math.max(0, Math.floor(space * TABLES_SHARE)));
     root.dataset.walk = "hidden";
     root.dataset.shape = "tall";
-    if (window.innerHeight <= SHORT_UP_TO) root.dataset.shape = "short";
+    if (shape === "short" || window.innerHeight <= SHORT_UP_TO) root.dataset.shape = "short";
     else {
       const space = room();
       if (space - share(space) < SHORT_BELOW) root.dataset.shape = "short";

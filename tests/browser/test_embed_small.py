@@ -62,6 +62,23 @@ def test_the_graph_keeps_a_visible_height_at_every_documented_size(page, width, 
         assert seen["fit"] is None and seen["editor"], seen
 
 
+@pytest.mark.parametrize("query", ["controls=minimal&table=shown", "table=shown", ""])
+def test_a_taller_frame_never_drops_the_controls_a_shorter_one_shows(page, query):
+    # 800 px wide, growing 10 px at a time: once the editor shows, it stays (the tall layout that would leave only
+    # the graph gives way to the short one, the editor beside the graph)
+    page.set_viewport_size({"width": 800, "height": 540})
+    page.goto(f"/embed?expression={quote(PROGRAM)}&{query}")
+    wait_for_graph(page, 4)
+    shown = []
+    for height in range(540, 960, 10):
+        page.set_viewport_size({"width": 800, "height": height})
+        page.evaluate(NEXT_FRAME)
+        page.evaluate(NEXT_FRAME)  # the frame's layout is fitted on resize, then drawn
+        shown.append((height, measure(page)["editor"]))
+    first = next(i for i, (_, editor) in enumerate(shown) if editor)
+    assert all(editor for _, editor in shown[first:]), shown
+
+
 def test_oembeds_small_frame_shows_the_graph(page, live_server):
     answer = httpx.get(
         f"{live_server}/oembed",
