@@ -272,10 +272,14 @@ class _Checker:
             and learner[i] is not None
             and not _close(learner[i], expected[i], self._scale(i))
         ]
+        passed_on = ""  # said when the learner's walk passes a grad of 0 on, as chapter 3's does
         if wrong:
             unskipped = self._unskipped_walk()
             if unskipped is not None and self._all_match(unskipped):
-                return self._passed_zero_on(unskipped)
+                passed_on = " " + self._passed_zero_on(unskipped)
+                self.expected = expected = unskipped  # the walk the learner's grads are: theirs is right
+                expected_grad = {node.id: expected[i] for i, node in enumerate(self.nodes)}
+                wrong = []
         unknown = self._unknown_below() if any(expected[i] != expected[i] for i in wrong) else {}
         wrong = [i for i in wrong if not (i in unknown and expected[i] != expected[i])]
         if not wrong:
@@ -285,7 +289,7 @@ class _Checker:
                     expected_grad, self._record("wrong", [], first, self._rule_message(local, data_problems), local)
                 )
             name = self._name(self.output)
-            message = f"Your gradients match the course's backward from {name} on every node."
+            message = f"Your gradients match the course's backward from {name} on every node.{passed_on}"
             if unknown:
                 message = f"Your gradients match the course's backward from {name} on every node it can follow. " + (
                     self._unknown_message(unknown)
@@ -308,19 +312,28 @@ class _Checker:
             return None
         return _propagate(self.order, self.children, local, self.output, len(self.nodes), skip_zero=False)
 
-    def _passed_zero_on(self, unskipped) -> Check:
-        """The learner's grads are the walk that passes a grad of 0 on: right, and the nodes where the two
-        walks differ are said."""
-        differ = [i for i in reversed(self.order) if not _close(unskipped[i], self.expected[i], 0.0)]
-        i = differ[0]
-        message = (
-            f"Your gradients match the course's backward from {self._name(self.output)} on every node. Your walk "
-            f"passes on a grad of 0, as chapter 3's and micrograd's do, so {self._name(i)}'s grad is "
-            f"{format_number(unskipped[i])} (0 × Infinity is NaN); chapter 2's walk skips a node whose grad is 0 "
-            f"and gives {format_number(self.expected[i])}."
+    def _passed_zero_on(self, unskipped) -> str:
+        """What the learner's walk, which passes a grad of 0 on, does that chapter 2's does not: the first node,
+        walking back, whose grad the two give differently, and the 0 × Infinity (or × NaN) that made it."""
+        expected, children, local = self.expected, self.children, self.local
+        i = next((i for i in reversed(self.order) if not _close(unskipped[i], expected[i], 0.0)), None)
+        if i is None:  # the two agree within the tolerance: nothing to say
+            return ""
+        factor = next(
+            (
+                grad
+                for parent in self.order
+                if expected[parent] == 0
+                for child, grad in zip(children[parent], local[parent])
+                if child == i and not math.isfinite(grad)
+            ),
+            math.inf,
         )
-        expected_grad = {node.id: unskipped[k] for k, node in enumerate(self.nodes)}
-        return Check(expected_grad, self._record("ok", [], None, message, []))
+        return (
+            f"Your walk passes on a grad of 0, as chapter 3's and micrograd's do, so {self._name(i)}'s grad is "
+            f"{format_number(unskipped[i])} (0 × {format_number(factor)} is NaN); chapter 2's walk skips a node whose "
+            f"grad is 0 and gives {format_number(expected[i])}."
+        )
 
     def _record(self, status, wrong, first, message, local):
         ids = [node.id for node in self.nodes]

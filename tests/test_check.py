@@ -327,6 +327,29 @@ def test_ieee_numbers_never_raise():
     assert check(nodes, 2).gradient_check["wrong"] == [0]
 
 
+def test_a_wrong_local_gradient_is_named_beside_a_walk_that_passes_a_0_grad_on():
+    # z = log(x) * x at x = 0, walked without chapter 2's skip (x's grad NaN, right), beside q = a * b whose stored
+    # local gradient for a is 5, not b's data 3: the rule is named, not hidden by the walk's being right
+    inf = math.inf
+    nodes = [
+        CheckNode(0, "x", None, 0.0, math.nan, (), ()),
+        CheckNode(1, "y", "log", -inf, 0.0, (0,), (inf,)),
+        CheckNode(2, "z", "*", math.nan, 1.0, (1, 0), (0.0, -inf)),
+        CheckNode(3, "a", None, 2.0, 5.0, (), ()),
+        CheckNode(4, "b", None, 3.0, 2.0, (), ()),
+        CheckNode(5, "q", "*", 6.0, 1.0, (3, 4), (5.0, 2.0)),
+        CheckNode(6, "L", "+", math.nan, 1.0, (2, 5), (1.0, 1.0)),
+    ]
+    result = check(nodes, 6)
+    assert result.gradient_check["status"] == "wrong", result.gradient_check
+    assert [(p["node"], p["input"]) for p in result.gradient_check["local"]] == [(5, 0)]
+    assert math.isnan(result.expected_grad[0])
+    nodes[5] = nodes[5]._replace(local_grads=(3.0, 2.0))
+    nodes[3] = nodes[3]._replace(grad=3.0)
+    right = check(nodes, 6).gradient_check
+    assert right["status"] == "ok" and "x's grad is NaN (0 × Infinity is NaN)" in right["message"], right
+
+
 def test_canonical_ops():
     assert canonical_op("ReLU") == ("relu", None)
     assert canonical_op("Relu") == ("relu", None)
