@@ -100,6 +100,7 @@ REFUSED = [
     ("a replace that grows", V + "y = ('a' * 1000).replace('a', 'b' * 2000)", 2, 5, "2,000,000 characters long"),
     ("format width bomb", V + "print(f'{x.data:999999999}')", 2, 7, "the format :999999999 is too wide: widths go up"),
     ("format spec unknown", V + "print(f'{x.data:q}')", 2, 7, "the format 'q' is not available; use a width and"),
+    ("format spec, no precision", V + "print(f'{x.data:.f}')", 2, 7, "the format '.f' is not available; use a width"),
     ("nested format spec", V + "w = 5\nprint(f'{x.data:{w}}')", 3, 7, "a format specification must be written out"),
     # the place is the operator at the 201st level
     ("unary chain past the depth limit", V + "y = " + "-" * 300 + "x", 2, 4 + 200, "nests deeper than 200 levels"),

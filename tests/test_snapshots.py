@@ -76,6 +76,21 @@ def test_every_run_replayed_from_its_nearest_snapshot_answers_what_backward_answ
         assert again.python.replayed_from == (nearest or 0)
 
 
+def test_a_snapshot_holding_a_super_object_loads():
+    # an object that keeps super() in a field (rare, but a program may): its snapshots load and replay
+    text = (
+        "class A:\n    def f(self):\n        return 1.0\n"
+        "class B(A):\n    def __init__(self):\n        self.up = super()\n"
+        "b = B()\nx = Value(1.0)\nfor i in range(6):\n    y = x * b.up.f() * i\n    y.backward()\n"
+    )
+    done, kept, taker = job(text, {}, every=2)
+    assert taker.stopped is None and sorted(kept) == [2, 4, 6]
+    request = schemas.BackwardRequest(expression=text, run=5)
+    again = replay_program(text, LIMITS, 0, 5, {}, done.runs, done.printed, kept[4])
+    assert again.python.replayed_from == 4
+    assert replayed_json(request, LIMITS, done.runs, done.printed, kept[4]) == answer_json(request, LIMITS)[0]
+
+
 def test_a_replay_runs_only_from_its_snapshot_to_the_end_of_the_wanted_pass():
     text = "x = Value(1.0)\nfor i in range(40):\n    y = x * i\n    y.backward()\n    print(i)\nprint('end')\n"
     done, kept, _ = job(text, {}, every=10)

@@ -24,7 +24,7 @@ VALUE_OPERANDS = (Value, int, float, bool)
 BIG = 2**63
 NOT_ON_STRINGS = "this operation needs numbers or Values, not a string"
 FORMAT_SPEC = r"[<>^=]?[+\- ]?#?0?\d{0,3}[,_]?(?:\.\d{1,2})?[eEfFgGdn%xXobs]?"
-WIDE_FORMAT_SPEC = r"[<>^=]?[+\- ]?#?0?\d*[,_]?(?:\.\d*)?[eEfFgGdn%xXobs]?"  # the same, any width and precision
+WIDE_FORMAT_SPEC = r"[<>^=]?[+\- ]?#?0?\d*[,_]?(?:\.\d+)?[eEfFgGdn%xXobs]?"  # the same, any width and precision
 
 
 # +, - and * where an operand is a float: Python's float result (an int too large for a float raises

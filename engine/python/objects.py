@@ -216,7 +216,8 @@ class BoundMethod:
 
 class Super:
     """super() in a method: `instance`'s attributes looked up in its class's mro after `after` (the class
-    whose body defines the method), as CPython's super object does."""
+    whose body defines the method), as CPython's super object does in its class's mro (Class._order's, which
+    is CPython's C3 order wherever every class has one base, or several with no bases of their own)."""
 
     __slots__ = ("after", "instance")
 

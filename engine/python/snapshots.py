@@ -217,6 +217,7 @@ ALLOWED = {
     ("engine.value", "Value"),
     *(("engine.python.objects", cls.__name__) for cls in (Function, Class, Instance, ProgramSet, ProgramFile, Frame)),
     ("engine.python.objects", "BoundMethod"),
+    ("engine.python.objects", "Super"),
     *(("builtins", name) for name in ("iter", "enumerate", "zip", "reversed", "range", "getattr", "object")),
     ("copyreg", "_reconstructor"),
 }

@@ -48,7 +48,7 @@ const STATE_CLASSES = [
   [FLAG.EXPLORED, " is-explored"],
   [FLAG.GRAD, " has-grad"],
 ];
-const NUMBER_WIDTH = 16 * 0.62; // px a character of a record's number: 16 px monospace (valuegraph.css), 0.6 em, a bold one more
+const NUMBER_WIDTH = 16 * 0.62; // px a character of a record's number: 16 px monospace (valuegraph.css), 0.6 em and a margin
 const CELL_PADDING = 8; // the room a number leaves in its cell, both sides together
 const LABEL_CHARS = 4; // a name longer than this is drawn smaller in the record's label cell,
 const LONG_LABEL_CHARS = 8; // and cut to this many characters (whole in its tooltip)
@@ -589,7 +589,7 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
         continue;
       }
       part.grad.textContent = text;
-      fitToCell(part.grad, placement.geometry.box.width - placement.geometry.box.cells[0] - placement.geometry.box.cells[1]);
+      fitToCell(part.grad, placement.geometry.box.cells[2]);
       part.grad.setAttribute("class", isNonFinite(value) ? "vg-grad vg-nonfinite" : "vg-grad");
       part.was.textContent = !(flags & FLAG.RECEIVING) ? "" : receiving.has(id) ? `was ${formatNumber(receiving.get(id))}` : "seed";
       const position = tl.sortPosition[id];
