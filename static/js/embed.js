@@ -201,15 +201,14 @@ export function fitFrame(root, tablesShown) {
   const graphHeight = () => graph.getBoundingClientRect().height;
   return () => {
     delete root.dataset.fit;
-    let height = layOut(); // what the controls asked for need: a parent that grows the frame gets them
-    if (root.dataset.shape === "tall" && graphHeight() < SMALL_GRAPH) {
+    const height = layOut(); // what the controls asked for need: a parent that grows the frame gets them
+    if (graphHeight() >= SMALL_GRAPH) return height;
+    if (root.dataset.shape === "tall") {
       // The tall layout would leave only the graph: where the short one (the editor beside the graph) keeps
       // the controls, the frame is short after all, or a frame a little taller than a short one shows less.
       const short = layOut("short");
-      if (graphHeight() >= SMALL_GRAPH) height = short;
-      else height = layOut();
+      if (graphHeight() >= SMALL_GRAPH) return short;
     }
-    if (graphHeight() >= SMALL_GRAPH) return height;
     root.dataset.fit = "small";
     layOut();
     return height;
