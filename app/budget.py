@@ -7,7 +7,10 @@ thread cannot be killed, but CPython can raise an exception in it at its next by
 without it an abandoned request would keep a core busy until it finished on its own, outside
 the limit on concurrent work. The exception is sent once, and only while the call runs: if
 it lands in a finalizer that happens to run in that thread, Python prints it as ignored and
-the call simply runs to its end (bounded by the engine's limits).
+the call simply runs to its end (bounded by the engine's limits). A call it may stop starts no
+thread: until a new thread runs, CPython gives it the id of the thread that started it, and the
+exception, sent to the first thread with that id, could stop the new thread instead (the
+engine's fresh stacks and the gzip workers are started elsewhere, for that reason).
 
 A stopped thread does not free what its call built at once: it holds it, and the collector
 paused, while it waits, not holding the interpreter lock, until it is released. Freeing a large

@@ -10,9 +10,11 @@ the making of its later sections and, after the last one, on every core rather t
 (docs/performance.md, "A big graph's first picture")."""
 
 import os
+import queue
 import struct
+import threading
 import zlib
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 
 # Level 2, not Starlette's 9: a 12,000-node trace (6.5 MB) compresses to 0.88 MB in ~25 ms at 2; level 1 is
 # no faster and 8 % bigger, 3 and up are slower (docs/performance.md): the server's time is the scarcer.
@@ -22,7 +24,7 @@ WINDOW_BYTES = 1 << 15  # deflate looks back this far: each block's dictionary
 THREADS = min(4, os.cpu_count() or 1)
 GZIP_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"  # deflate, no name, no time, unknown OS (RFC 1952)
 
-_workers = ThreadPoolExecutor(THREADS, thread_name_prefix="valuegraph gzip")
+_blocks_to_deflate = queue.SimpleQueue()  # (future, arguments of _deflate)
 
 
 def accepts_gzip(accept_encoding: str | None) -> bool:
@@ -84,5 +86,23 @@ class GzipWriter:
         return self._value
 
     def _hand_on(self, block, last: bool) -> None:
-        self._blocks.append(_workers.submit(_deflate, block, self._window, last, self._level))
+        deflated = Future()
+        _blocks_to_deflate.put((deflated, (block, self._window, last, self._level)))
+        self._blocks.append(deflated)
         self._window = (self._window + bytes(block[-WINDOW_BYTES:]))[-WINDOW_BYTES:]
+
+
+def _deflate_blocks():
+    while True:
+        deflated, arguments = _blocks_to_deflate.get()
+        if deflated.set_running_or_notify_cancel():  # not dropped by a failed answer (GzipWriter.__exit__)
+            try:
+                deflated.set_result(_deflate(*arguments))
+            except BaseException as error:
+                deflated.set_exception(error)
+
+
+# The workers start here, at import, never in a request's call: the time budget stops a call's thread by its
+# id (app.budget), and a thread that call started would carry the same id until it runs (engine.python.calls).
+for _ in range(THREADS):
+    threading.Thread(target=_deflate_blocks, name="valuegraph gzip", daemon=True).start()

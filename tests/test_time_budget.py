@@ -14,6 +14,7 @@ The interpreter's part is checked without a clock: a program's print, f-strings 
 comprehensions leave no reference cycles, which the paused collector let pile up by the million
 and then collected past the budget."""
 
+import random
 import subprocess
 import sys
 import threading
@@ -26,6 +27,8 @@ import pytest
 from realservers import app_server, timed_past_budget
 
 from app.budget import TimeBudgetExceeded, request_deadline, run_within_budget
+from engine.limits import Limits
+from engine.python.run import run_python
 
 ROOT = Path(__file__).resolve().parent.parent
 BUDGET = 0.5
@@ -180,3 +183,74 @@ async def test_a_task_a_request_left_running_has_a_budget_of_its_own():
                 tasks.start_soon(later)
             answered.set()
     assert outcome == ["503"]
+
+
+# A thread being started carries the id of the thread that starts it until it runs, and the budget
+# stops a call's thread by its id: a thread started by a call the budget may stop can take the stop
+# meant for the call, die before it runs and leave the call waiting for it to start, for ever.
+RECURSION = "def f(n):\n    if n > 0:\n        return f(n - 1)\n    return 0\n"
+
+
+def threads_started_during(work, monkeypatch) -> list:
+    """(name, the id of the thread that started it) of each thread started while `work()` ran."""
+    started, start = [], threading.Thread.start
+
+    def recorded_start(thread):
+        started.append((thread.name, threading.get_ident()))
+        start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", recorded_start)
+    work()
+    monkeypatch.undo()
+    return started
+
+
+def test_a_deep_recursion_starts_its_fresh_stacks_from_another_thread(monkeypatch):
+    runner, ran = [], []
+
+    def run():  # in a thread of its own, as the budget runs a request's call
+        runner.append(threading.get_ident())
+        ran.append(run_python(RECURSION + "f(1500)\nL = Value(1.0)\nL.backward()"))
+
+    def run_in_a_thread():
+        thread = threading.Thread(target=run)
+        thread.start()
+        thread.join()
+
+    started = threads_started_during(run_in_a_thread, monkeypatch)
+    assert ran, "the program ran"
+    fresh_stacks = [starter for name, starter in started if name == "valuegraph program"]
+    assert len(fresh_stacks) >= 2, "the recursion moved to fresh stacks"
+    assert runner[0] not in fresh_stacks
+
+
+def test_a_big_answer_is_compressed_without_starting_a_thread(monkeypatch):
+    from app import compression
+
+    def compress():
+        with compression.GzipWriter() as out:
+            out.write(b"a big answer" * 500_000)
+            assert len(out.getvalue()) < 100_000
+
+    assert threads_started_during(compress, monkeypatch) == []
+
+
+@pytest.mark.anyio
+async def test_runs_stopped_at_any_moment_of_a_deep_recursion_leave_no_thread_behind():
+    """Stopped on the way down, at the bottom and on the way up, over and over, at random moments."""
+
+    def program_threads():
+        return [thread for thread in threading.enumerate() if thread.name == "valuegraph program"]
+
+    before = len(program_threads())
+    draw = random.Random(45)
+    limits = Limits(max_statements=10**12)
+    for _ in range(30):
+        program = RECURSION + f"while True:\n    f({draw.randint(200, 1500)})"
+        with pytest.raises(TimeBudgetExceeded):
+            await run_within_budget(
+                run_python, program, limits, seconds=draw.uniform(0.002, 0.06), limiter=anyio.CapacityLimiter(1)
+            )
+    await anyio.to_thread.run_sync(
+        wait_for, lambda: len(program_threads()) == before, "a stopped run left a thread behind"
+    )

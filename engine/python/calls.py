@@ -3,6 +3,7 @@ call-depth limit, the scope a node made inside shows), and the compiling of what
 functions (`def`, `lambda`, `f(...)`, `obj.method(...)`)."""
 
 import ast
+import queue
 import sys
 import threading
 
@@ -184,75 +185,93 @@ class Calls:
         never by the server's recursion limit, which stays as it is for the server's other
         threads. The threads are kept for the run, one per level (a wide walk crosses the same
         level many times), and ended with it (State.close)."""
-        level = self.hops
-        if level == len(self.stacks):
-            self.stacks.append(FreshStack())
-        self.hops += 1
+        with self.hopping:
+            self.count(0)  # a stopped run (see stop) ends here, before handing over a call
+            level = self.hops
+            if level == len(self.stacks):
+                self.stacks.append(FreshStack())
+                self.stacks[level].start()  # once listed: closing the run ends the thread, whatever stops it
+            stack = self.stacks[level]
+            stack.calls.put((run, args))
+            self.hops += 1
         try:
-            return self.stacks[level].run(run, args, level == 0, self.stop)
+            return stack.wait(level == 0, self.stop)
         finally:
             self.hops -= 1
 
     def stop(self):
-        self.steps = STOPPED  # the running thread's next statement ends the program
+        """End the program: its running thread's next statement ends it, and no call moves to a
+        fresh stack after this (the thread that stops it unwinds and closes the run meanwhile)."""
+        with self.hopping:
+            self.steps = STOPPED
 
     def close(self):
-        for stack in self.stacks:
-            stack.close()
-        self.stacks = []
+        with self.hopping:
+            for stack in self.stacks:
+                stack.close()
+            self.stacks = []
 
 
 class FreshStack:
-    """A thread that runs one call at a time for the thread that hands it over, which waits."""
+    """A thread that runs the calls handed to it one at a time, in order, until it is closed; the
+    thread that hands over a call waits for its outcome."""
 
     def __init__(self):
-        self.job = None
-        self.outcome = None
-        self.start = threading.Lock()
-        self.start.acquire()
-        self.done = threading.Lock()
-        self.done.acquire()
-        threading.Thread(target=self.serve, name="valuegraph program", daemon=True).start()
+        self.calls = queue.SimpleQueue()  # (function, args), then None once closed
+        self.outcomes = queue.SimpleQueue()  # (finished, value or error) of each call
+
+    def start(self):
+        _threads_to_start.put(threading.Thread(target=self.serve, name="valuegraph program", daemon=True))
 
     def serve(self):
-        while True:
-            self.start.acquire()
-            job = self.job
-            if job is None:
-                return
+        for function, args in iter(self.calls.get, None):  # until closed
             try:
-                self.outcome = (True, job[0](*job[1]))
+                outcome = (True, function(*args))
             except BaseException as error:  # handed to the waiting thread, which raises it
-                self.outcome = (False, error)
-            job = None  # the call's frame is the caller's again (see free_if_unreachable)
-            self.done.release()
+                outcome = (False, error)
+            function = args = None  # the call's frame is the caller's alone before it wakes (see free_if_unreachable)
+            self.outcomes.put(outcome)
 
-    def run(self, function, args, poll, stop):
-        """function(*args) on this stack. `poll`: the waiting thread is the one the run started in,
-        which the time budget may stop: it waits in short turns so the stop arrives, then `stop`
+    def wait(self, poll, stop):
+        """The outcome of the call handed over. `poll`: the waiting thread is the one the run started
+        in, which the time budget may stop: it waits in short turns so the stop arrives, then `stop`
         ends the call it handed over."""
-        self.job = (function, args)
-        self.start.release()
         try:
             if poll:
-                while not self.done.acquire(timeout=0.05):
-                    pass
+                while True:
+                    try:
+                        finished, value = self.outcomes.get(timeout=0.05)
+                        break
+                    except queue.Empty:
+                        pass
             else:
-                self.done.acquire()
+                finished, value = self.outcomes.get()
         except BaseException:
             stop()
             raise
-        (finished, value), self.outcome, self.job = self.outcome, None, None
         if finished:
             return value
         raise value
 
     def close(self):
-        self.job = None
-        try:
-            self.start.release()  # the thread ends when it next takes a job (at once, when idle)
-        except RuntimeError:  # a job handed over but not yet taken: the thread takes None after it
-            pass
+        self.calls.put(None)  # after the call it runs, if any: then the thread ends
+
+
+# The fresh stacks' threads are started by this one thread, never by the thread a run started in. A server
+# stops a run's thread that outlives its time budget by raising an exception in it, by its thread id
+# (PyThreadState_SetAsyncExc, which raises it in the first thread it finds with that id); and until a new
+# thread runs, CPython gives it the id of the thread that started it. Started by the run's own thread, the
+# new thread could take the exception meant for the run, die before it runs, and leave the run's thread
+# waiting for it to start, for ever.
+_threads_to_start = queue.SimpleQueue()
+
+
+def _start_threads():
+    while True:
+        _threads_to_start.get().start()
+
+
+threading.Thread(target=_start_threads, name="valuegraph thread starter", daemon=True).start()
 
 
 # A deep recursion's nodes show the scope of its first calls: each call copies the scope, so an

@@ -185,6 +185,10 @@ def _run(state: State, program, frame: Frame, start: int = 0) -> None:
         program(frame, start)
     except RecursionError:
         raise ProgramError("the program nests or calls too deeply to run", WHOLE_PROGRAM) from None
+    except BaseException as error:
+        if not isinstance(error, Exception):  # stopped from outside (the time budget): on every stack
+            state.stop()
+        raise
     finally:
         state.close()
 

@@ -5,6 +5,7 @@ came from, what it printed, its backward() calls, and the files it may read."""
 import math
 import random
 import sys
+import threading
 
 from ..autograd import propagate, topological_order
 from ..errors import ProgramError
@@ -34,6 +35,9 @@ class State(Calls):
         self.hop_frames = max(50, sys.getrecursionlimit() // 2)
         self.hops = 0  # fresh stacks the running call is on
         self.stacks = []  # the threads of those stacks, kept for the run (calls.FreshStack)
+        # orders a stop (the time budget, from the thread the run started in) against a hop: once
+        # stopped, no call moves to a fresh stack, so none is left waiting after the run is closed
+        self.hopping = threading.Lock()
         self.depth = 0
         self.scope = ()
         self.call_site = None  # extent of the call expression being made (calls.py call_name)
