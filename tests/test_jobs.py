@@ -312,12 +312,15 @@ async def test_finished_jobs_expire(make_jobs_client):
     assert "expired" in gone.json()["detail"]["message"]
 
 
-async def test_a_job_runs_a_program_not_a_posted_graph(make_jobs_client):
+async def test_a_job_runs_a_python_program_not_a_posted_graph_nor_the_shorthand(make_jobs_client):
     client = make_jobs_client()
     response = await client.post("/runs", json={"graph": schemas.CHAPTER_2_GRAPH})
     assert response.status_code == 400
     assert "expression" in response.json()["detail"]["message"]
     assert (await client.post("/runs", json={"expression": ""})).status_code == 422
+    shorthand = await client.post("/runs", json={"expression": "a = 2; b = 3; c = a * b; L = c + a"})
+    assert shorthand.status_code == 400
+    assert "course shorthand" in shorthand.json()["detail"]["message"]
 
 
 async def test_jobs_run_in_worker_processes_not_the_servers(make_jobs_client):

@@ -9,6 +9,8 @@ from typing import Annotated
 from fastapi import APIRouter, Header, Path, Query, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
+from engine import is_python
+
 from .. import schemas
 from ..broker import BrokerUnavailable
 from ..dependencies import JobsDep
@@ -43,7 +45,7 @@ def _unavailable(down: BrokerUnavailable) -> Response:
     status_code=202,
     response_model=schemas.RunCreated,
     responses={
-        400: {"model": schemas.MessageResponse, "description": "Not a program"},
+        400: {"model": schemas.MessageResponse, "description": "Not a Python program"},
         429: TOO_MANY,
         503: UNAVAILABLE,
     },
@@ -53,6 +55,14 @@ async def create_run(body: schemas.BackwardRequest, request: Request, jobs: Jobs
     body as POST /backward. Its `run` is ignored here: ask GET /runs/{id}/graph?run=k for a call's graph."""
     if body.expression is None:
         return json_error(400, {"message": "a job runs a program: give `expression`, not `graph`"})
+    if not is_python(body.expression):  # it would run, make no backward() call, and end with nothing to show
+        return json_error(
+            400,
+            {
+                "message": "a job runs a Python program to its end, for its backward() calls; this program is the "
+                "course shorthand, which POST /backward (the page's Run) answers at once"
+            },
+        )
     try:
         job_id = await jobs.submit(body, client_key(request.client and request.client.host))
     except JobLimitReached as limit:

@@ -383,10 +383,14 @@ export function startValuegraph(root, { location = window.location, history = wi
       job = newJob(created, program, expectedCalls(request.expression), performance.now());
       openRun = null;
       hideError();
+      showRunHint("");
       follow(job.id);
       drawJob();
     } catch (problem) {
-      showError(problem);
+      // Refused before it ran (too many jobs, the shorthand, the server out of reach): said beside the
+      // button, as the program and its graph may be fine; a place in the program is the program's error.
+      if (Number.isInteger(problem.line)) showError(problem);
+      else showRunHint(problem.message);
     } finally {
       runJobButton.disabled = false;
     }

@@ -101,6 +101,18 @@ def test_an_ordinary_error_offers_no_job(page):
     expect(page.locator('[data-vg="error-job"]')).to_be_hidden()
 
 
+@pytest.mark.allow_console(r"status of 400")  # /runs refuses it
+def test_a_job_of_the_shorthand_is_refused_beside_its_button_leaving_the_graph_as_it_is(page):
+    page.goto(url_for("a = 2; b = 3; c = a * b; L = c + a"))
+    summary = page.locator('[data-vg="graph-summary"]')
+    expect(summary).to_contain_text("output L = 8")
+    page.get_by_role("button", name="Run as job").click()
+    expect(page.locator('[data-vg="run-hint"]')).to_contain_text("course shorthand")
+    expect(page.locator('[data-vg="error"]')).to_be_hidden()
+    expect(page.locator('[data-vg="job"]')).to_be_hidden()
+    expect(summary).to_contain_text("output L = 8")
+
+
 @pytest.mark.allow_console(r"status of (400|503)")  # /backward refuses it: statements or time
 def test_a_program_past_the_request_runs_as_a_job_and_its_curve_grows_live(page):
     page.goto(url_for(SLOW_THIRTY))
