@@ -154,8 +154,10 @@ export function startValuegraph(root, { location = window.location, history = wi
   }
   languageSelect?.addEventListener("change", () => {
     const language = languageSelect.value || null;
-    const starter = (code) => code.trim() === "" || code === DEFAULT_EXAMPLE.program || code === starterProgram(choices.language);
-    if (language && starter(editor.value)) editor.value = starterProgram(language);
+    // A starter (or nothing) gives way to the new language's; the learner's own code stays.
+    const starterOf = (name) => starterProgram(name) ?? DEFAULT_EXAMPLE.program;
+    const starter = (code) => code.trim() === "" || code === DEFAULT_EXAMPLE.program || code === starterOf(choices.language);
+    if (starter(editor.value)) editor.value = starterOf(language);
     choices.language = language;
     choices.run = null;
     showLanguage();

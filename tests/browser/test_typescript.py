@@ -143,6 +143,11 @@ def test_the_starter_programs_run(page):
             arg=language,
         )
         assert check_message(page).get_attribute("data-status") == "ok"
+    page.get_by_label("Language").select_option("")  # and the untouched starter gives way to the example again
+    page.wait_for_function("() => !location.search.includes('language=')")
+    wait_for_graph(page, 4)
+    assert page.get_by_role("textbox", name="Program", exact=True).input_value() == "a = 2\nb = 3\nc = a * b\nL = c + a"
+    assert "language=" not in page.url and summary(page).startswith("4 nodes · 4 edges · output L = 8")
 
 
 # The course's class with an op on each node, so that local gradients are checked against its rule.
