@@ -149,3 +149,16 @@ def test_two_fingers_zoom_the_graph_without_move_graph(phone):
     scale = lambda t: float(t.split("scale(")[1].rstrip(")"))  # noqa: E731
     assert scale(after) > 1.5 * scale(before), "a pinch zooms the graph"
     assert phone.get_by_role("button", name="Follow").get_attribute("aria-pressed") == "false", "and pauses following"
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (1024, 768), (390, 844)], ids=["1280x720", "1024x768", "phone"])
+def test_the_stages_names_are_whole(page, size):
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    open_program(page, CHAPTER_2, 4)
+    names = page.locator(".vg-player .vg-stage-name")
+    assert names.all_inner_texts() == ["1 · Topological sort", "2 · Propagation"]
+    room = names.evaluate_all(
+        """(names) => names.map((name) => { const text = document.createRange(); text.selectNodeContents(name);
+            return name.clientWidth - text.getBoundingClientRect().width; })"""
+    )
+    assert min(room) >= 0, f"a name is cut short: {room}"
