@@ -135,6 +135,7 @@ def _checked(
             expected=expected,
             before=_by_id(_grads_left(posted, own), graph.values, steps.ids),
             assigns=None if own is None else own["assigns"],
+            variant=request.variant,
         )
     for value, grad in graph.grads.items():
         value.grad = grad

@@ -146,6 +146,7 @@ def check(
     expected=None,
     before=None,
     assigns=None,
+    variant="correct",
 ) -> Check:
     """nodes: CheckNodes, children before parents; output: the output's id; walk: the ids in the
     order the learner's per-node backward steps ran, or None; language: 'python', 'csharp',
@@ -156,8 +157,9 @@ def check(
     held when the learner's backward() began adding into it}, where not 0 (observed as valuegraph ran the
     program, or posted as grad_before), so grads an earlier backward() left are told from a wrong step.
     assigns: False when the learner's walk is known to have added into every input's grad (+=), never set
-    one with =; None when not known."""
-    return _Checker(nodes, output, walk, language, max_steps, order, expected, before, assigns).run()
+    one with =; None when not known. variant: the walk whose grads are shown where the learner's has none
+    (engine.trace's variants)."""
+    return _Checker(nodes, output, walk, language, max_steps, order, expected, before, assigns, variant).run()
 
 
 def confirmed(values, children, grads, expected, output) -> Check | None:
@@ -209,7 +211,19 @@ def rule_of(op, exponent, inputs: int) -> tuple[str | None, float | None]:
 
 
 class _Checker:
-    def __init__(self, nodes, output, walk, language, max_steps, order=None, expected=None, before=None, assigns=None):
+    def __init__(
+        self,
+        nodes,
+        output,
+        walk,
+        language,
+        max_steps,
+        order=None,
+        expected=None,
+        before=None,
+        assigns=None,
+        variant="correct",
+    ):
         self.nodes = list(nodes)
         self.position = {node.id: i for i, node in enumerate(self.nodes)}
         if len(self.position) != len(self.nodes):
@@ -229,6 +243,7 @@ class _Checker:
         self.order = _course_order(self.children, self.output) if order is None else list(order)
         self.given_expected = expected
         self.assigns = assigns
+        self.variant = variant
         reached = set(self.order)
         self.before = {
             at: grad for at, grad in ((self.position.get(i), g) for i, g in (before or {}).items()) if at in reached
@@ -261,6 +276,11 @@ class _Checker:
         learner = [node.grad for node in self.nodes]
         if all(grad is None for grad in learner):
             message = "No gradients to check: backward() has not run, so every grad is what the course's walk gives."
+            if self.variant != "correct":
+                message = (
+                    "No gradients to check: backward() has not run, so every grad shown is what the walk of the "
+                    f"variant '{self.variant}' gives (deliberately wrong; 'correct' is the course's walk)."
+                )
             if local or data_problems:
                 message = self._rule_message(local, data_problems)
             return Check(expected_grad, self._record("no_backward", [], None, message, local))

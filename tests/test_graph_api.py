@@ -133,6 +133,18 @@ async def test_without_grads_no_backward_and_the_walk_still_plays(client):
     assert answer["gradient_check"]["status"] == "no_backward"
     assert [node["grad"] for node in answer["nodes"]] == [4.0, 2.0, 1.0, 1.0]  # the course's walk's grads
     assert len(answer["trace"]["propagate"]) == 4
+    assert "course's walk" in answer["gradient_check"]["message"]
+
+
+async def test_without_grads_a_variants_walk_is_said_to_be_the_variants(client):
+    graph = chapter_2()
+    for node in graph["nodes"]:
+        del node["grad"]
+    answer = (await post_graph(client, graph, variant="assign")).json()
+    assert [node["grad"] for node in answer["nodes"]] == [3.0, 2.0, 1.0, 1.0]  # a's second += written as =
+    check = answer["gradient_check"]
+    assert check["status"] == "no_backward" and "course's walk gives" not in check["message"]
+    assert "variant 'assign'" in check["message"]
 
 
 async def test_op_rules_check_data_and_local_gradients(client):
