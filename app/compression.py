@@ -24,7 +24,7 @@ WINDOW_BYTES = 1 << 15  # deflate looks back this far: each block's dictionary
 THREADS = min(4, os.cpu_count() or 1)
 GZIP_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"  # deflate, no name, no time, unknown OS (RFC 1952)
 
-_blocks_to_deflate = queue.SimpleQueue()  # (future, arguments of _deflate)
+_blocks_to_deflate = None  # (future, arguments of _deflate), for the workers (_start_workers)
 
 
 def accepts_gzip(accept_encoding: str | None) -> bool:
@@ -92,9 +92,9 @@ class GzipWriter:
         self._window = (self._window + bytes(block[-WINDOW_BYTES:]))[-WINDOW_BYTES:]
 
 
-def _deflate_blocks():
+def _deflate_blocks(blocks):
     while True:
-        deflated, arguments = _blocks_to_deflate.get()
+        deflated, arguments = blocks.get()
         if deflated.set_running_or_notify_cancel():  # not dropped by a failed answer (GzipWriter.__exit__)
             try:
                 deflated.set_result(_deflate(*arguments))
@@ -102,7 +102,16 @@ def _deflate_blocks():
                 deflated.set_exception(error)
 
 
-# The workers start here, at import, never in a request's call: the time budget stops a call's thread by its
-# id (app.budget), and a thread that call started would carry the same id until it runs (engine.python.calls).
-for _ in range(THREADS):
-    threading.Thread(target=_deflate_blocks, name="valuegraph gzip", daemon=True).start()
+def _start_workers():
+    global _blocks_to_deflate
+    _blocks_to_deflate = queue.SimpleQueue()
+    for _ in range(THREADS):
+        threading.Thread(
+            target=_deflate_blocks, args=(_blocks_to_deflate,), name="valuegraph gzip", daemon=True
+        ).start()
+
+
+# The workers start at import, never in a request's call: the time budget stops a call's thread by its id
+# (app.budget), and a thread that call started would carry the same id until it runs (engine.python.calls).
+_start_workers()
+os.register_at_fork(after_in_child=_start_workers)  # a forked process (a job's) has no other thread

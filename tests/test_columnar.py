@@ -2,6 +2,7 @@
 tests/columnar.py into exactly the JSON answer, for every corpus program and page example; the
 JSON answer itself unchanged. static/js/columns.js is held to the same in tests/browser/test_columns.py."""
 
+import gzip
 import json
 from pathlib import Path
 
@@ -192,7 +193,6 @@ async def test_the_columns_are_compressed_as_they_are_written_for_a_client_that_
 def test_the_gzip_writer_makes_one_gzip_member_of_every_piece_in_order(monkeypatch, block_bytes):
     """Blocks deflated apart, each with the window before it as its dictionary, joined into one stream: what
     any gzip reader reads back is exactly what was written, whatever the pieces' sizes against a block's."""
-    import gzip
     import random
     import zlib
 
@@ -241,3 +241,27 @@ def test_the_gzip_writer_drops_its_blocks_when_writing_fails_and_keeps_its_threa
             out.getvalue()
     threads = [thread for thread in threading.enumerate() if thread.name.startswith("valuegraph gzip")]
     assert 1 <= len(threads) <= compression.THREADS, "one pool of workers for every answer"
+
+
+def _compress_in_a_forked_process(done):
+    from app import compression
+
+    with compression.GzipWriter() as out:
+        out.write(b"an answer" * 300_000)
+        done.put(len(gzip.decompress(out.getvalue())))
+
+
+def test_the_gzip_writer_works_in_a_forked_process():
+    """A job's process is forked, which keeps no thread but the forking one: its gzip workers start anew."""
+    import multiprocessing
+
+    import app.compression  # noqa: F401  (its workers started in this process, before the fork)
+
+    fork = multiprocessing.get_context("fork")
+    done = fork.Queue()
+    child = fork.Process(target=_compress_in_a_forked_process, args=(done,))
+    child.start()
+    child.join(60)
+    if child.is_alive():
+        child.kill()
+    assert child.exitcode == 0 and done.get(timeout=1) == 2_700_000

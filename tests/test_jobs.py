@@ -87,6 +87,17 @@ def finished(status: dict) -> bool:
     return status["status"] in ("done", "failed", "cancelled")
 
 
+async def test_a_deep_recursion_runs_in_a_job_and_its_graph_comes_back(make_jobs_client):
+    """A job's process is forked: the thread that starts the threads a deep recursion moves to
+    (engine.python.calls) is started anew in it."""
+    client = make_jobs_client()
+    program = "def f(n):\n    if n > 0:\n        return f(n - 1) + 1\n    return 0\nx = Value(f(2000))\nx.backward()\n"
+    status = await wait_for(client, await start(client, program), finished)
+    assert status["status"] == "done" and status["runs"] == [{"line": 6, "data": 2000.0}], status
+    graph = await client.get(f"/runs/{status['id']}/graph", params={"run": 0}, headers=COLUMNS)
+    assert graph.status_code == 200 and graph.headers["content-type"] == COLUMNS_MEDIA_TYPE
+
+
 async def test_a_job_runs_to_done_with_its_loss_curve_and_printed_lines(make_jobs_client):
     client = make_jobs_client()
     job_id = await start(client, DESCENT)

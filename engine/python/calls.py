@@ -3,6 +3,7 @@ call-depth limit, the scope a node made inside shows), and the compiling of what
 functions (`def`, `lambda`, `f(...)`, `obj.method(...)`)."""
 
 import ast
+import os
 import queue
 import sys
 import threading
@@ -257,21 +258,27 @@ class FreshStack:
         self.calls.put(None)  # after the call it runs, if any: then the thread ends
 
 
-# The fresh stacks' threads are started by this one thread, never by the thread a run started in. A server
-# stops a run's thread that outlives its time budget by raising an exception in it, by its thread id
+# The fresh stacks' threads are started by one thread of their own, never by the thread a run started in. A
+# server stops a run's thread that outlives its time budget by raising an exception in it, by its thread id
 # (PyThreadState_SetAsyncExc, which raises it in the first thread it finds with that id); and until a new
 # thread runs, CPython gives it the id of the thread that started it. Started by the run's own thread, the
 # new thread could take the exception meant for the run, die before it runs, and leave the run's thread
 # waiting for it to start, for ever.
-_threads_to_start = queue.SimpleQueue()
-
-
-def _start_threads():
+def _start_threads(threads):
     while True:
-        _threads_to_start.get().start()
+        threads.get().start()
 
 
-threading.Thread(target=_start_threads, name="valuegraph thread starter", daemon=True).start()
+def _new_thread_starter():
+    global _threads_to_start
+    _threads_to_start = queue.SimpleQueue()
+    threading.Thread(
+        target=_start_threads, args=(_threads_to_start,), name="valuegraph thread starter", daemon=True
+    ).start()
+
+
+_new_thread_starter()
+os.register_at_fork(after_in_child=_new_thread_starter)  # a forked process (a job's) has no other thread
 
 
 # A deep recursion's nodes show the scope of its first calls: each call copies the scope, so an
