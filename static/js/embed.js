@@ -53,8 +53,10 @@ export function startEmbed(root, { parent = window.parent } = {}) {
       app.controls.go(k < first ? first : last, "jump");
       return;
     }
-    if (k === last) app.controls.pause();
-    if (k === app.timeline.last) scorm?.complete(); // the end of the walk
+    if (k === last) {
+      app.controls.pause();
+      scorm?.complete(); // the end of the walk shown (of its one stage, when one is chosen)
+    }
     const { levelOf } = app.levels;
     const shown = { shownStep: frame.level.index - levelOf[first], shownLast: levelOf[last] - levelOf[first] };
     post({ type: "step", step: k - first, last: last - first, ...shown, stage: frame.stage, caption: frame.caption });

@@ -13,6 +13,17 @@ export function embedUrl(origin, state, options) {
   return `${origin}/embed${embedSearch(state, options, EMBED_DEFAULTS)}`;
 }
 
+/**
+ * The page's step as the embed counts it for the stage chosen (its `step` counts from the stage's first
+ * step; timeline.js's sortEnd and propagateStart): a step outside that stage is the nearest of its own.
+ */
+export function stepInStage(step, stage, timeline) {
+  if (!timeline || !step) return step;
+  if (stage === "sort") return Math.min(step, timeline.sortEnd);
+  if (stage === "propagate") return Math.max(0, step - timeline.propagateStart);
+  return step;
+}
+
 export function iframeSnippet(url, height = 640) {
   const escaped = url.replaceAll("&", "&amp;").replaceAll('"', "&quot;");
   return `<iframe src="${escaped}" title="valuegraph: reverse-mode autodiff, step by step" width="100%" height="${height}" style="border: 0" loading="lazy"></iframe>`;
@@ -40,7 +51,8 @@ export function wireShare(root) {
   function update({ reload = true } = {}) {
     const state = app.view();
     link.value = `${window.location.origin}${window.location.pathname}${stateSearch(state)}`;
-    const url = embedUrl(window.location.origin, state, options());
+    const chosen = options();
+    const url = embedUrl(window.location.origin, { ...state, step: stepInStage(state.step, chosen.stage, app.timeline) }, chosen);
     snippet.value = iframeSnippet(url);
     snippet.dataset.url = url;
     if (!reload) return;

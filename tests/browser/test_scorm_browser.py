@@ -6,6 +6,7 @@ import io
 import zipfile
 
 import httpx
+import pytest
 from pagehelpers import wait_for_graph
 
 PROGRAM = "a = 2; b = 3; L = a * b + a"
@@ -27,8 +28,9 @@ COURSE = """<!doctype html><html><head><title>Course</title></head><body>
 </body></html>"""
 
 
-def test_the_package_reports_completion_at_the_end_of_the_walk(page, live_server):
-    answer = httpx.get(f"{live_server}/export/scorm", params={"expression": PROGRAM})
+def open_package(page, live_server, **options):
+    """The package of PROGRAM (with embed `options`) framed by the course page: (its frame's locator, the frame)."""
+    answer = httpx.get(f"{live_server}/export/scorm", params={"expression": PROGRAM, **options})
     files = {
         name: data
         for name, data in (
@@ -50,9 +52,13 @@ def test_the_package_reports_completion_at_the_end_of_the_walk(page, live_server
 
     page.route(f"{PLATFORM}/**", platform)
     page.goto(f"{PLATFORM}/course.html")
-    lesson = page.frame_locator("#sco")
     frame = page.frame(url=f"{PLATFORM}/package/index.html")
     wait_for_graph(frame, 4)
+    return page.frame_locator("#sco"), frame
+
+
+def test_the_package_reports_completion_at_the_end_of_the_walk(page, live_server):
+    lesson, frame = open_package(page, live_server)
     calls = lambda: page.evaluate("window.calls")  # noqa: E731
     assert calls() == [
         ["LMSInitialize", ""],
@@ -75,3 +81,12 @@ def test_the_package_reports_completion_at_the_end_of_the_walk(page, live_server
     page.evaluate("document.getElementById('sco').src = 'about:blank'")  # leaving the lesson
     page.wait_for_function("() => window.calls.length === 7")
     assert calls()[6] == ["LMSFinish", ""]
+
+
+@pytest.mark.parametrize("stage", ["sort", "propagate"])
+def test_a_package_of_one_stage_reports_completion_at_that_stages_end(page, live_server, stage):
+    lesson, _ = open_package(page, live_server, stage=stage)
+    lesson.get_by_role("button", name="Step forward").click()
+    assert ["LMSSetValue", "cmi.core.lesson_status", "completed"] not in page.evaluate("window.calls")
+    lesson.get_by_role("button", name="End", exact=True).click()
+    page.wait_for_function("() => window.calls.some((c) => c[2] === 'completed')")

@@ -183,3 +183,28 @@ def test_the_view_state_declares_each_field_once_and_speaks_the_servers_wire_for
     assert answer["embed"] == (
         "?expression=y+%3D+w+*+2&variables=w+%3D+3&dir=bt&speed=2&variant=assign&seed=5&run=2&step=4&controls=minimal"
     )
+
+
+CHAPTER_2 = "a = 2\nb = 3\nc = a * b\nL = c + a"
+
+
+def test_the_share_dialogs_embed_of_one_stage_opens_on_the_pages_step(page, context):
+    """The embed counts `step` from the start of the stage it shows: the dialog writes the page's step so."""
+    page.goto(url_for(CHAPTER_2, step=11))
+    wait_for_graph(page, 4)
+    sort_end, propagate_start = page.evaluate(
+        "() => { const t = document.querySelector('[data-valuegraph]').valuegraph.timeline; "
+        "return [t.sortEnd, t.propagateStart]; }"
+    )
+    assert sort_end < 11 and propagate_start <= 11, "the page's step is in stage 2"
+    caption = page.locator('[data-vg="caption"]').inner_text()
+    page.get_by_role("button", name="Share / embed").click()
+    other = context.new_page()
+    page.locator('[data-vg="share-options"] select[name="stage"]').select_option("propagate")
+    other.goto(page.locator('[data-vg="share-snippet"]').get_attribute("data-url"))
+    assert f"step={11 - propagate_start}" in other.url
+    expect(other.locator('[data-vg="caption"]')).to_have_text(caption)  # the page's step
+    page.locator('[data-vg="share-options"] select[name="stage"]').select_option("sort")
+    other.goto(page.locator('[data-vg="share-snippet"]').get_attribute("data-url"))
+    assert f"step={sort_end}" in other.url  # past the sort: its last step, the nearest it has
+    other.close()
