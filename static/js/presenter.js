@@ -45,7 +45,12 @@ export function addPresenter(app, anchor, camera) {
     }
   }
 
-  button.addEventListener("click", () => set(!app.classList.contains("vg-presenter")));
+  button.addEventListener("click", () => {
+    const on = !app.classList.contains("vg-presenter");
+    set(on);
+    // Space then plays, as it does everywhere but on a button: on this one it would leave presenter mode.
+    if (on) app.querySelector('[data-vg="play"]')?.focus();
+  });
   size.addEventListener("change", apply);
   doc.addEventListener("fullscreenchange", () => {
     if (!doc.fullscreenElement) set(false); // Esc left fullscreen: leave presenter mode too
