@@ -40,3 +40,22 @@ def check_height(page):
     assert (
         page.evaluate("document.getElementById('vg').clientHeight") == content_height
     )  # inside its border: no scrollbar
+
+
+def test_a_frame_with_the_tables_grows_to_them_whole_and_no_further(page, live_server):
+    """The content's height is the graph at 300 px and the tables whole: a frame given it keeps the graph
+    there (it grew, once, to 2,764 px: the tables' rows measured as tall as their unclipped tables)."""
+    embed = f"{live_server}/embed?expression={quote('a = 2; b = 3; c = a * b; L = c + a')}&table=shown"
+    course = (
+        "<!doctype html><html><head><title>Course</title></head><body>"
+        f'<iframe id="vg" src="{embed}" width="800" height="640" title="valuegraph"></iframe>{readme_snippet()}'
+        "</body></html>"
+    )
+    with served_elsewhere(course) as site:
+        page.goto(site)
+        check_height(page)
+        frame = page.frame(url=re.compile(r".*/embed\?.*"))
+        graph = frame.evaluate("document.querySelector('[data-vg=graph]').getBoundingClientRect().height")
+        assert 280 <= graph <= 420, f"the graph is {graph} px tall"
+        tables = frame.evaluate("document.querySelector('.vg-tables').getBoundingClientRect().bottom")
+        assert tables >= page.evaluate("document.getElementById('vg').clientHeight") - 40, "nothing empty below"
