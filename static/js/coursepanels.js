@@ -2,7 +2,7 @@
 // They hear about each graph the page draws ("valuegraph:loaded" on the root) and drive the page
 // only through what startValuegraph returns (editor, run, controls, timeline).
 
-import { EXAMPLES } from "./examples.js";
+import { DEFAULT_EXAMPLE, EXAMPLES } from "./examples.js";
 import { createLessons, lessonStep } from "./lessons.js";
 import { createNudgePanel } from "./nudge.js";
 import { readState } from "./state.js";
@@ -37,5 +37,7 @@ export function startCoursePanels(root, app) {
     app.controls.go(lessonStep(app.timeline, lesson), "jump");
   }
 
-  if (el("lessons")) createLessons(el("lessons"), { open: openLesson });
+  if (!el("lessons")) return;
+  const lessons = createLessons(el("lessons"), { open: openLesson });
+  window.addEventListener("popstate", () => lessons.follow(readState(window.location.search).expression ?? DEFAULT_EXAMPLE.program));
 }

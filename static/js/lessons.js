@@ -132,14 +132,18 @@ export function createLessons(container, { open }) {
     next.disabled = index() >= LESSONS.length - 1;
   }
 
-  function choose(i) {
+  function show(i) {
     const lesson = LESSONS[i];
-    select.value = lesson.id;
+    select.value = lesson?.id ?? "";
     showButtons();
-    caption.textContent = lesson.caption;
-    where.textContent = stageText(lesson);
-    caption.hidden = where.hidden = false;
-    open(lesson);
+    caption.textContent = lesson?.caption ?? "";
+    where.textContent = lesson ? stageText(lesson) : "";
+    caption.hidden = where.hidden = !lesson;
+  }
+
+  function choose(i) {
+    show(i);
+    open(LESSONS[i]);
   }
 
   select.addEventListener("change", () => {
@@ -149,4 +153,16 @@ export function createLessons(container, { open }) {
   next.addEventListener("click", () => choose(Math.min(LESSONS.length - 1, index() + 1)));
   showButtons();
   container.dataset.ready = "true";
+
+  /**
+   * Back or Forward showed `program` (the URL holds no lesson): the panel shows the lesson nearest the one
+   * chosen that opens that program, or none, never the caption of a program no longer shown.
+   */
+  function follow(program) {
+    const at = index();
+    if (at < 0 || LESSONS[at].program === program) return;
+    const opening = LESSONS.flatMap((lesson, i) => (lesson.program === program ? [i] : []));
+    show(opening.length ? opening.reduce((best, i) => (Math.abs(i - at) < Math.abs(best - at) ? i : best)) : -1);
+  }
+  return { follow };
 }

@@ -108,3 +108,22 @@ def test_the_reuse_lesson_switches_the_broken_walk_to_assign(page):
     page.get_by_role("button", name="Next lesson").click()
     expect(page.get_by_label("Correct", exact=True)).to_be_checked()
     expect(page.locator('[data-variant="result"]')).to_be_hidden()
+
+
+def test_back_leaves_no_lesson_caption_over_another_program(page):
+    open_program(page, "a = 1\nb = a * 5", nodes=3)
+    page.get_by_label("Lesson", exact=True).select_option("sort")
+    page.get_by_role("button", name="Next lesson").click()
+    page.get_by_role("button", name="Next lesson").click()
+    wait_for_lesson_entry(page, "a = 1\nb = a + a\nc = b + b")
+    caption = page.locator('[data-lesson="caption"]')
+    expect(caption).to_contain_text("a feeds b twice")
+    page.go_back()  # chapter 2 again: the lesson before, whose program it is
+    expect(page.locator('[data-vg="program"]')).to_have_value("a = 2\nb = 3\nc = a * b\nL = c + a")
+    expect(page.get_by_label("Lesson", exact=True)).to_have_value("propagate")
+    expect(caption).not_to_contain_text("a feeds b twice")
+    page.go_back()
+    page.go_back()  # the program opened first, which no lesson opens
+    expect(page.locator('[data-vg="program"]')).to_have_value("a = 1\nb = a * 5")
+    expect(page.get_by_label("Lesson", exact=True)).to_have_value("")
+    expect(caption).to_be_hidden()
