@@ -11,7 +11,7 @@ export const STEP_MS = 1200; // one step at 1×: time to read a caption
  * onStep(step, how) is called on every move; how is "play", "step", "jump" or "scrub", so the
  * caller can decide, for instance, which moves deserve a browser history entry.
  */
-export function createControls(root, { onStep = () => {}, onPlayingChange = () => {} } = {}) {
+export function createControls(root, { onStep = () => {}, onPlayingChange = () => {}, stage = "both" } = {}) {
   const el = (name) => root.querySelector(`[data-vg="${name}"]`);
   const playButton = el("play");
   const playText = el("play-text");
@@ -28,22 +28,27 @@ export function createControls(root, { onStep = () => {}, onPlayingChange = () =
   let sortEnd = 0;
   let propagateStart = 0;
   const nodeStep = (j) => (levels ? levels.to[j] : 0);
+  // The level steps the player keeps to: the walk's, or one stage's (an embed's `stage`), which it
+  // plays, scrubs and counts from its own first step.
+  const first = () => (stage === "propagate" ? propagateStart : 0);
+  const end = () => (stage === "sort" ? sortEnd : last);
   let playing = false;
   let timer = null;
   let enabled = false;
 
   function show() {
-    scrubber.max = String(last);
+    scrubber.min = String(first());
+    scrubber.max = String(end());
     scrubber.value = String(step);
-    scrubber.setAttribute("aria-valuetext", `step ${step} of ${last}`);
-    stepLabel.textContent = `${step} / ${last}`;
+    scrubber.setAttribute("aria-valuetext", `step ${step - first()} of ${end() - first()}`);
+    stepLabel.textContent = `${step - first()} / ${end() - first()}`;
     const inPropagate = step >= propagateStart;
     stageSort.classList.toggle("is-current", !inPropagate);
     stagePropagate.classList.toggle("is-current", inPropagate);
     stageSort.style.setProperty("--vg-stage-progress", String(Math.min(1, step / Math.max(1, sortEnd))));
     stagePropagate.style.setProperty("--vg-stage-progress", String(inPropagate ? (step - propagateStart) / Math.max(1, last - propagateStart) : 0));
-    for (const name of ["back", "reset", "sort-start"]) el(name).disabled = !enabled || step === 0;
-    for (const name of ["forward", "end", "propagate-end"]) el(name).disabled = !enabled || step === last;
+    for (const name of ["back", "reset", "sort-start"]) el(name).disabled = !enabled || step === first();
+    for (const name of ["forward", "end", "propagate-end"]) el(name).disabled = !enabled || step === end();
     el("sort-end").disabled = !enabled || step === sortEnd;
     el("propagate-start").disabled = !enabled || step === propagateStart;
     playButton.disabled = !enabled;
@@ -71,18 +76,18 @@ export function createControls(root, { onStep = () => {}, onPlayingChange = () =
 
   function tick() {
     if (!playing) return;
-    if (step >= last) {
+    if (step >= end()) {
       setPlaying(false);
       return;
     }
     goLevel(step + 1, "play");
-    if (step >= last) setPlaying(false);
+    if (step >= end()) setPlaying(false);
     else schedule();
   }
 
   /** Move to a level step (clamped); `how` says what moved it ("quiet": tell no one). */
   function goLevel(target, how = "jump") {
-    const next = Math.max(0, Math.min(last, Math.round(Number(target) || 0)));
+    const next = Math.max(first(), Math.min(end(), Math.round(Number(target) || 0)));
     const moved = next !== step;
     step = next;
     show();
@@ -98,7 +103,7 @@ export function createControls(root, { onStep = () => {}, onPlayingChange = () =
 
   function play() {
     if (!enabled) return;
-    if (step >= last) goLevel(0, "jump");
+    if (step >= end()) goLevel(first(), "jump");
     setPlaying(true);
   }
 
@@ -113,8 +118,8 @@ export function createControls(root, { onStep = () => {}, onPlayingChange = () =
   playButton.addEventListener("click", () => (playing ? pause() : play()));
   el("forward").addEventListener("click", stopThen(() => goLevel(step + 1, "step")));
   el("back").addEventListener("click", stopThen(() => goLevel(step - 1, "step")));
-  el("reset").addEventListener("click", stopThen(() => goLevel(0, "jump")));
-  el("end").addEventListener("click", stopThen(() => goLevel(last, "jump")));
+  el("reset").addEventListener("click", stopThen(() => goLevel(first(), "jump")));
+  el("end").addEventListener("click", stopThen(() => goLevel(end(), "jump")));
   el("sort-start").addEventListener("click", stopThen(() => goLevel(0, "jump")));
   el("sort-end").addEventListener("click", stopThen(() => goLevel(sortEnd, "jump")));
   el("propagate-start").addEventListener("click", stopThen(() => goLevel(propagateStart, "jump")));
@@ -162,13 +167,13 @@ export function createControls(root, { onStep = () => {}, onPlayingChange = () =
         if (onControl && tag === "INPUT") return;
         event.preventDefault();
         pause();
-        goLevel(0, "jump");
+        goLevel(first(), "jump");
         break;
       case "End":
         if (onControl && tag === "INPUT") return;
         event.preventDefault();
         pause();
-        goLevel(last, "jump");
+        goLevel(end(), "jump");
         break;
       default:
     }
@@ -185,7 +190,7 @@ export function createControls(root, { onStep = () => {}, onPlayingChange = () =
     sortEnd = levels.sortEnd;
     propagateStart = levels.propagateStart;
     enabled = true;
-    step = levels.levelOf[Math.min(shown, levels.levelOf.length - 1)];
+    step = Math.max(first(), Math.min(end(), levels.levelOf[Math.min(shown, levels.levelOf.length - 1)]));
     show();
   }
 

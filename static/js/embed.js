@@ -83,7 +83,7 @@ export function startEmbed(root, { parent = window.parent } = {}) {
   if (saved) Object.assign(state, { expression: saved.expression ?? "", variables: saved.variables ?? "" });
   // The self-contained file has no server to lay out collapsed scopes: it opens the views laid out
   // into it when it was made (fileLayouts), and with none it shows the graph expanded.
-  app = startValuegraph(root, { history: null, backend, layout: saved ? fileLayouts(saved.views) : undefined, state, onStep });
+  app = startValuegraph(root, { history: null, backend, layout: saved ? fileLayouts(saved.views) : undefined, state, stage: options.stage, onStep });
 
   // A file made from TypeScript or JavaScript shows that code and plays the graph it made; nothing runs it.
   const savedLanguage = LANGUAGE_NAMES[saved?.language] ?? null;

@@ -37,9 +37,9 @@ const nextTask = () => new Promise((resolve) => setTimeout(resolve, 0));
 
 // Options for the embed and the standalone file: `backend` answers instead of the server,
 // `history: null` leaves the URL alone, `state` overrides what the URL asks for, and
-// `onStep(step, frame)` hears every step shown.
+// `onStep(step, frame)` hears every step shown, and `stage` ("sort", "propagate") keeps the player to one stage.
 // `layout` lays out collapsed scopes on the server (null: no server, scopes stay expanded).
-export function startValuegraph(root, { location = window.location, history = window.history, backend = fetchBackward, layout = fetchLayout, state = {}, onStep: notifyStep = () => {} } = {}) {
+export function startValuegraph(root, { location = window.location, history = window.history, backend = fetchBackward, layout = fetchLayout, state = {}, stage = "both", onStep: notifyStep = () => {} } = {}) {
   const el = (name) => root.querySelector(`[data-vg="${name}"]`);
   const initial = { ...readState(location.search), ...state };
   // Unless a direction was asked for (the URL's dir, the button), the graph takes the one that
@@ -115,6 +115,7 @@ export function startValuegraph(root, { location = window.location, history = wi
     },
   });
   const controls = createControls(root, {
+    stage,
     onStep: (k, how) => showStep(k, how),
     onPlayingChange: (playing) => {
       // Announcing every caption while playing would drown a screen reader.
