@@ -189,12 +189,13 @@ class Calls:
         with self.hopping:
             self.count(0)  # a stopped run (see stop) ends here, before handing over a call
             level = self.hops
-            if level == len(self.stacks):
-                self.stacks.append(FreshStack())
-                self.stacks[level].start()  # once listed: closing the run ends the thread, whatever stops it
-            stack = self.stacks[level]
+            stack = self.stacks[level] if level < len(self.stacks) else None
+            if stack is None or stack.no_thread:  # a new level, or one whose thread could not start
+                stack = FreshStack()
+                self.stacks[level : level + 1] = [stack]
+                stack.start()  # once listed: closing the run ends the thread, whatever stops it
+            self.hops += 1  # before the call runs: a call it makes moves to the next level
             stack.calls.put((run, args))
-            self.hops += 1
         try:
             return stack.wait(level == 0, self.stop)
         finally:
@@ -220,9 +221,10 @@ class FreshStack:
     def __init__(self):
         self.calls = queue.SimpleQueue()  # (function, args), then None once closed
         self.outcomes = queue.SimpleQueue()  # (finished, value or error) of each call
+        self.no_thread = False  # its thread could not be started: the call handed over fails
 
     def start(self):
-        _threads_to_start.put(threading.Thread(target=self.serve, name="valuegraph program", daemon=True))
+        _stacks_to_start.put(self)
 
     def serve(self):
         for function, args in iter(self.calls.get, None):  # until closed
@@ -232,6 +234,7 @@ class FreshStack:
                 outcome = (False, error)
             function = args = None  # the call's frame is the caller's alone before it wakes (see free_if_unreachable)
             self.outcomes.put(outcome)
+            outcome = None  # nor is what it returned kept here
 
     def wait(self, poll, stop):
         """The outcome of the call handed over. `poll`: the waiting thread is the one the run started
@@ -264,16 +267,21 @@ class FreshStack:
 # thread runs, CPython gives it the id of the thread that started it. Started by the run's own thread, the
 # new thread could take the exception meant for the run, die before it runs, and leave the run's thread
 # waiting for it to start, for ever.
-def _start_threads(threads):
+def _start_threads(stacks):
     while True:
-        threads.get().start()
+        stack = stacks.get()
+        try:
+            threading.Thread(target=stack.serve, name="valuegraph program", daemon=True).start()
+        except BaseException as error:  # a limit on threads or memory: the call fails, the starter goes on
+            stack.no_thread = True
+            stack.outcomes.put((False, B.RunError(f"the program calls too deeply to run here ({error})")))
 
 
 def _new_thread_starter():
-    global _threads_to_start
-    _threads_to_start = queue.SimpleQueue()
+    global _stacks_to_start
+    _stacks_to_start = queue.SimpleQueue()
     threading.Thread(
-        target=_start_threads, args=(_threads_to_start,), name="valuegraph thread starter", daemon=True
+        target=_start_threads, args=(_stacks_to_start,), name="valuegraph thread starter", daemon=True
     ).start()
 
 

@@ -186,11 +186,15 @@ def _run(state: State, program, frame: Frame, start: int = 0) -> None:
     except RecursionError:
         raise ProgramError("the program nests or calls too deeply to run", WHOLE_PROGRAM) from None
     except BaseException as error:
-        if not isinstance(error, Exception):  # stopped from outside (the time budget): on every stack
+        if not isinstance(error, (Exception, ReplayDone)):  # stopped from outside (the time budget): on every stack
             state.stop()
         raise
     finally:
-        state.close()
+        try:
+            state.close()
+        except BaseException:  # the budget's one stop landed in the closing: close the rest, then go on stopping
+            state.close()
+            raise
 
 
 def check_files(files: dict, limits: Limits) -> None:

@@ -141,7 +141,9 @@ export function createLessons(container, { open }) {
     caption.hidden = where.hidden = !lesson;
   }
 
+  let followed = -1; // the lesson chosen last, or shown since by follow (kept while the panel shows none)
   function choose(i) {
+    followed = i;
     show(i);
     open(LESSONS[i]);
   }
@@ -159,10 +161,12 @@ export function createLessons(container, { open }) {
    * chosen that opens that program, or none, never the caption of a program no longer shown.
    */
   function follow(program) {
-    const at = index();
-    if (at < 0 || LESSONS[at].program === program) return;
+    const at = followed;
+    if (at < 0 || (index() === at && LESSONS[at].program === program)) return;
     const opening = LESSONS.flatMap((lesson, i) => (lesson.program === program ? [i] : []));
-    show(opening.length ? opening.reduce((best, i) => (Math.abs(i - at) < Math.abs(best - at) ? i : best)) : -1);
+    if (!opening.length) return show(-1);
+    followed = opening.reduce((best, i) => (Math.abs(i - at) < Math.abs(best - at) ? i : best));
+    show(followed);
   }
   return { follow };
 }

@@ -375,14 +375,15 @@ export function startValuegraph(root, { location = window.location, history = wi
       return;
     }
     delete request.run; // a job runs the whole program; a call's graph is asked for by its index
-    // The job supersedes a request for the program still on its way (it would only come back refused).
-    pending?.abort();
-    summary.textContent = model ? summaryText() : "";
-    if (job && !FINISHED.includes(job.status)) cancelJob(job.statusUrl).catch(() => {}); // the panel follows one job
-    stopFollowing();
     runJobButton.disabled = true;
     try {
       const created = await startJob(request);
+      // The job supersedes a request for the program still on its way (it would only come back refused),
+      // and the job the panel followed (it follows one).
+      pending?.abort();
+      summary.textContent = model ? summaryText() : "";
+      if (job && !FINISHED.includes(job.status)) cancelJob(job.statusUrl).catch(() => {});
+      stopFollowing();
       job = newJob(created, program, expectedCalls(request.expression), performance.now());
       openRun = null;
       hideError();
@@ -391,9 +392,8 @@ export function startValuegraph(root, { location = window.location, history = wi
       drawJob();
     } catch (problem) {
       // Refused before it ran (too many jobs, the shorthand, the server out of reach): said beside the
-      // button, as the program and its graph may be fine; a place in the program is the program's error.
-      if (Number.isInteger(problem.line)) showError(problem);
-      else showRunHint(problem.message);
+      // button; the program, its graph and the job followed are left as they are.
+      showRunHint(problem.message);
     } finally {
       runJobButton.disabled = false;
     }

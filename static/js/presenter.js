@@ -49,7 +49,8 @@ export function addPresenter(app, anchor, camera) {
     const on = !app.classList.contains("vg-presenter");
     set(on);
     // Space then plays, as it does everywhere but on a button: on this one it would leave presenter mode.
-    if (on) app.querySelector('[data-vg="play"]')?.focus();
+    const play = app.querySelector('[data-vg="play"]');
+    if (on) (play && !play.disabled ? play : app.querySelector('[data-vg="caption"]'))?.focus();
   });
   size.addEventListener("change", apply);
   doc.addEventListener("fullscreenchange", () => {
