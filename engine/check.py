@@ -275,12 +275,13 @@ class _Checker:
         local, data_problems = self._rules()
         learner = [node.grad for node in self.nodes]
         if all(grad is None for grad in learner):
-            message = "No gradients to check: backward() has not run, so every grad is what the course's walk gives."
-            if self.variant != "correct":
-                message = (
-                    "No gradients to check: backward() has not run, so every grad shown is what the walk of the "
-                    f"variant '{self.variant}' gives (deliberately wrong; 'correct' is the course's walk)."
-                )
+            gives = (
+                "every grad is what the course's walk gives"
+                if self.variant == "correct"
+                else f"every grad shown is what the walk of the variant '{self.variant}' gives (deliberately wrong; "
+                "'correct' is the course's walk)"
+            )
+            message = f"No gradients to check: backward() has not run, so {gives}."
             if local or data_problems:
                 message = self._rule_message(local, data_problems)
             return Check(expected_grad, self._record("no_backward", [], None, message, local))

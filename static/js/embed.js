@@ -21,6 +21,7 @@ import { startClassroom } from "./classroom.js";
 import { exportNotes, pngBlob, standaloneSvg } from "./export.js";
 import { connectScorm } from "./scorm.js";
 import { startValuegraph } from "./main.js";
+import { stageBounds } from "./timeline.js";
 
 const PREFIX = "valuegraph:";
 const LANGUAGE_NAMES = { typescript: "TypeScript", javascript: "JavaScript" }; // the code a link or file may carry
@@ -36,23 +37,11 @@ export function startEmbed(root, { parent = window.parent } = {}) {
   let app = null;
   const scorm = options.scorm ? connectScorm(window, options.scorm) : null; // "1.2" or "2004"
 
-  // The steps of the chosen stage, [first, last], in the page's numbering.
-  function range() {
-    const tl = app?.timeline;
-    if (!tl) return [0, 0];
-    if (options.stage === "sort") return [0, tl.sortEnd];
-    if (options.stage === "propagate") return [tl.propagateStart, tl.last];
-    return [0, tl.last];
-  }
+  // The steps of the chosen stage, [first, last], in the page's numbering (the player keeps to them).
+  const range = () => (app?.timeline ? stageBounds(app.timeline, options.stage) : [0, 0]);
 
   function onStep(k, frame) {
     const [first, last] = range();
-    if (k < first || k > last) {
-      // Out of the stage shown (played past it, or a reset): stop at its edge.
-      app.controls.pause();
-      app.controls.go(k < first ? first : last, "jump");
-      return;
-    }
     if (k === last) {
       app.controls.pause();
       scorm?.complete(); // the end of the walk shown (of its one stage, when one is chosen)

@@ -3,6 +3,7 @@
 // through the page's own run and step controls, so the URL and Back/Forward work as usual.
 
 import { make } from "./courseapi.js";
+import { stageBounds } from "./timeline.js";
 
 // step: a step number within the stage (0 = its first step), or "end"; variant: the broken walk
 // the "What if it were done wrong?" panel switches to.
@@ -100,8 +101,8 @@ export const LESSONS = [
 
 /** The global step of a lesson's {stage, step} in a timeline ("end": the stage's last step). */
 export function lessonStep(tl, { stage, step }) {
-  if (stage === "propagate") return step === "end" ? tl.last : Math.min(tl.last, tl.propagateStart + step);
-  return step === "end" ? tl.sortEnd : Math.min(tl.sortEnd, step);
+  const [first, last] = stageBounds(tl, stage);
+  return step === "end" ? last : Math.min(last, first + step);
 }
 
 function stageText({ stage, step }) {

@@ -3,6 +3,7 @@
 // state (state.js). All text is set as text or as values.
 
 import { embedSearch, stateSearch } from "./state.js";
+import { stageBounds } from "./timeline.js";
 
 // Each option's default, as app/export/options.py's EmbedOptions has it; defaults stay out of the URL.
 const EMBED_DEFAULTS = { stage: "both", controls: "full", editor: "shown", theme: "auto", table: "hidden", autoplay: "false" };
@@ -15,13 +16,12 @@ export function embedUrl(origin, state, options) {
 
 /**
  * The page's step as the embed counts it for the stage chosen (its `step` counts from the stage's first
- * step; timeline.js's sortEnd and propagateStart): a step outside that stage is the nearest of its own.
+ * step; timeline.js's stageBounds): a step outside that stage is the nearest of its own.
  */
 export function stepInStage(step, stage, timeline) {
   if (!timeline || !step) return step;
-  if (stage === "sort") return Math.min(step, timeline.sortEnd);
-  if (stage === "propagate") return Math.max(0, step - timeline.propagateStart);
-  return step;
+  const [first, last] = stageBounds(timeline, stage);
+  return Math.min(last, Math.max(first, step)) - first;
 }
 
 export function iframeSnippet(url, height = 640) {

@@ -228,6 +228,13 @@ export function buildTimeline(model, { walk: which = "course" } = {}) {
   return withSteps(Object.assign(tl, stepIndex(tl)));
 }
 
+/** The node steps of a stage ("sort", "propagate"; anything else: the whole walk) in a timeline, [first, last]. */
+export function stageBounds(tl, stage) {
+  if (stage === "sort") return [0, tl.sortEnd];
+  if (stage === "propagate") return [tl.propagateStart, tl.last];
+  return [0, tl.last];
+}
+
 /**
  * The learner's own backward as a timeline of the same shape: one "start" step (no sort was
  * recorded: only the grads the learner's code wrote), then one step per learner step. A node's
