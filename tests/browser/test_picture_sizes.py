@@ -162,3 +162,18 @@ def test_the_stages_names_are_whole(page, size):
             return name.clientWidth - text.getBoundingClientRect().width; })"""
     )
     assert min(room) >= 0, f"a name is cut short: {room}"
+
+
+@pytest.mark.parametrize("size", [(1024, 768), (900, 700)], ids=["1024x768", "900x700"])
+def test_a_small_laptop_shows_the_graph_and_the_player_on_the_first_screen(page, size):
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    open_program(page, CHAPTER_2, 4)
+    box = {
+        name: page.locator(selector).bounding_box()
+        for name, selector in [("graph", ".vg-graph"), ("play", ".vg-player [data-vg=play]"), ("editor", "#vg-program")]
+    }
+    assert box["graph"]["y"] + box["graph"]["height"] <= size[1], f"the whole picture is on the first screen: {box}"
+    assert box["play"]["y"] + box["play"]["height"] <= size[1], f"so is Play: {box}"
+    if size[0] >= 1000:  # beside the graph, so that typing shows the picture change
+        assert box["editor"]["x"] + box["editor"]["width"] <= box["graph"]["x"], f"the editor is beside it: {box}"
+        assert box["editor"]["y"] + box["editor"]["height"] <= size[1], f"and on the first screen too: {box}"
