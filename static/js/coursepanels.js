@@ -3,7 +3,7 @@
 // only through what startValuegraph returns (editor, run, controls, timeline).
 
 import { DEFAULT_EXAMPLE, EXAMPLES } from "./examples.js";
-import { createLessons, lessonStep } from "./lessons.js";
+import { createLessons, LESSONS, lessonStep } from "./lessons.js";
 import { createNudgePanel } from "./nudge.js";
 import { readState } from "./state.js";
 import { createVariantsPanel } from "./variants.js";
@@ -24,20 +24,33 @@ export function startCoursePanels(root, app) {
     if (node) nudge?.selectLeaf(Number(node.dataset.nodeId));
   });
 
-  async function openLesson(lesson) {
+  // how: "pick" (the menu: a history entry of its own) or "link" (the page opened on the lesson's URL: that entry).
+  async function openLesson(lesson, how = "pick") {
     app.controls.pause();
+    app.setLesson(lesson);
     el("variables").value = "";
     app.editor.value = lesson.program;
     el("examples").value = EXAMPLES.find((e) => e.program === lesson.program)?.id ?? "";
     variants?.select(lesson.variant ?? "correct"); // a lesson without one leaves no broken walk switched on
     const atStart = lesson.stage !== "propagate" && lesson.step === 0;
     // One history entry per lesson: either the run writes it, or the jump to the step does.
-    await app.run({ history: atStart ? "push" : "none", step: 0 });
+    await app.run({ history: atStart ? (how === "link" ? "replace" : "push") : "none", step: 0 });
     if (atStart || app.editor.value !== lesson.program || !app.timeline) return;
-    app.controls.go(lessonStep(app.timeline, lesson), "jump");
+    app.controls.go(lessonStep(app.timeline, lesson), how === "link" ? "lesson" : "jump");
   }
 
   if (!el("lessons")) return;
   const lessons = createLessons(el("lessons"), { open: openLesson });
-  window.addEventListener("popstate", () => lessons.follow(readState(window.location.search).expression ?? DEFAULT_EXAMPLE.program));
+  // The URL's lesson (?lesson=sort): alone, the page opens on it; beside its own program, its caption is
+  // shown (a link the page wrote, Back and Forward); beside another program it is dropped.
+  function followUrl(opening) {
+    const state = readState(window.location.search);
+    const lesson = LESSONS.find((l) => l.id === state.lesson) ?? null;
+    if (lesson && opening && state.expression === null) return lessons.choose(lesson, "link");
+    const shown = lesson && (state.expression ?? DEFAULT_EXAMPLE.program) === lesson.program ? lesson : null;
+    if (!shown) app.setLesson(null);
+    lessons.show(shown);
+  }
+  followUrl(true);
+  window.addEventListener("popstate", () => followUrl(false));
 }

@@ -112,7 +112,8 @@ function stageText({ stage, step }) {
 
 /**
  * `open(lesson)` shows the lesson's program at its step (given by the page). Builds a select,
- * Previous / Next buttons and the caption inside `container`.
+ * Previous / Next buttons and the caption inside `container`. Returns {choose(lesson, how), show(lesson)}:
+ * open a lesson as if picked in the menu, or show a lesson's caption (null: none) for a program already shown.
  */
 export function createLessons(container, { open }) {
   const select = make("select", { attrs: { id: "vg-lesson" } });
@@ -133,8 +134,7 @@ export function createLessons(container, { open }) {
     next.disabled = index() >= LESSONS.length - 1;
   }
 
-  function show(i) {
-    const lesson = LESSONS[i];
+  function show(lesson) {
     select.value = lesson?.id ?? "";
     showButtons();
     caption.textContent = lesson?.caption ?? "";
@@ -142,32 +142,17 @@ export function createLessons(container, { open }) {
     caption.hidden = where.hidden = !lesson;
   }
 
-  let followed = -1; // the lesson chosen last, or shown since by follow (kept while the panel shows none)
-  function choose(i) {
-    followed = i;
-    show(i);
-    open(LESSONS[i]);
+  function choose(lesson, how) {
+    show(lesson);
+    open(lesson, how);
   }
 
   select.addEventListener("change", () => {
-    if (index() >= 0) choose(index());
+    if (index() >= 0) choose(LESSONS[index()]);
   });
-  previous.addEventListener("click", () => choose(Math.max(0, index() - 1)));
-  next.addEventListener("click", () => choose(Math.min(LESSONS.length - 1, index() + 1)));
+  previous.addEventListener("click", () => choose(LESSONS[Math.max(0, index() - 1)]));
+  next.addEventListener("click", () => choose(LESSONS[Math.min(LESSONS.length - 1, index() + 1)]));
   showButtons();
   container.dataset.ready = "true";
-
-  /**
-   * Back or Forward showed `program` (the URL holds no lesson): the panel shows the lesson nearest the one
-   * chosen that opens that program, or none, never the caption of a program no longer shown.
-   */
-  function follow(program) {
-    const at = followed;
-    if (at < 0 || (index() === at && LESSONS[at].program === program)) return;
-    const opening = LESSONS.flatMap((lesson, i) => (lesson.program === program ? [i] : []));
-    if (!opening.length) return show(-1);
-    followed = opening.reduce((best, i) => (Math.abs(i - at) < Math.abs(best - at) ? i : best));
-    show(followed);
-  }
-  return { follow };
+  return { choose, show };
 }

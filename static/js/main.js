@@ -45,7 +45,9 @@ export function startValuegraph(root, { location = window.location, history = wi
   // Unless a direction was asked for (the URL's dir, the button), the graph takes the one that
   // suits the panel's shape: a long chain on a phone reads better bottom to top.
   const directionGiven = state.direction !== undefined || urlGives(location.search, "direction");
-  const view = { direction: initial.direction, autoDirection: !directionGiven };
+  // lesson: {id, program} of the course lesson shown (coursepanels.js), dropped when the program changes.
+  const lessonOf = (id, program) => (id ? { id, program: program ?? DEFAULT_EXAMPLE.program } : null);
+  const view = { direction: initial.direction, autoDirection: !directionGiven, lesson: lessonOf(initial.lesson, initial.expression) };
   // The program's fields beyond the editor and the variables box (variant, seed, run: state.js).
   const choices = programChoices(initial);
   let runProgram = initial.expression; // the program choices.run (a backward() call) was chosen for
@@ -286,6 +288,7 @@ export function startValuegraph(root, { location = window.location, history = wi
   // `graph`: the graph the code made, given (a room's): shown without running the code.
   async function run({ history: how = "replace", step = null, moveCaret = false, graph: given = null } = {}) {
     const expression = editor.value;
+    if (view.lesson && expression !== view.lesson.program) view.lesson = null; // another program than the lesson's
     if (choices.run !== null && expression !== runProgram) choices.run = null; // a new program: its last backward() call
     const { program, request, error } = currentRequest();
     if (error) {
@@ -787,6 +790,7 @@ export function startValuegraph(root, { location = window.location, history = wi
       pinned,
       collapsed: scopes.collapsed,
       walk: walkChoice && walkChoiceBox && !walkChoiceBox.hidden ? walkChoice.value : "course",
+      lesson: view.lesson?.id ?? null,
     };
   }
 
@@ -828,6 +832,7 @@ export function startValuegraph(root, { location = window.location, history = wi
     controls.pause();
     controls.speed = state.speed;
     const program = state.expression ?? DEFAULT_EXAMPLE.program;
+    view.lesson = lessonOf(state.lesson, program);
     const sameGraph = sameProgram({ ...state, expression: program }, viewState());
     const directionChanged = state.direction !== view.direction;
     view.direction = state.direction;
@@ -908,7 +913,10 @@ export function startValuegraph(root, { location = window.location, history = wi
 
   const onChange = (listener) => changeListeners.push(listener);
 
-  return { run, controls, editor, ready, camera, graph, scopes, state: shownState, view: linkState, shown: shownView, files: filesPanel.files, apply, onChange, get timeline() { return tl; }, get levels() { return levels; }, get model() { return model; }, get svg() { return graphBox.querySelector("svg"); } };
+  /** The course lesson shown ({id, program}, or null): the URL carries it while its program is on screen. */
+  const setLesson = (lesson) => (view.lesson = lessonOf(lesson?.id, lesson?.program));
+
+  return { run, setLesson, controls, editor, ready, camera, graph, scopes, state: shownState, view: linkState, shown: shownView, files: filesPanel.files, apply, onChange, get timeline() { return tl; }, get levels() { return levels; }, get model() { return model; }, get svg() { return graphBox.querySelector("svg"); } };
 }
 
 const root = document.querySelector("[data-valuegraph]");

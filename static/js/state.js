@@ -3,7 +3,7 @@
 // and embed links and a Teach live room's state are all derived from this table, so a field added
 // here reaches every one of them, and none can drop it on the way.
 //
-//   ?expression=<program>&variables=x%3D3&step=7&dir=bt&speed=2&variant=assign&seed=3&run=4&walk=learner
+//   ?lesson=sort&expression=<program>&variables=x%3D3&step=7&dir=bt&speed=2&variant=assign&seed=3&run=4&walk=learner
 //
 // A field's `url` is its URL parameter (null: the page keeps it, no link carries it); values
 // equal to the default are left out of links and requests. `program: true` marks the fields that
@@ -26,6 +26,8 @@ const asText = (text) => text;
 
 /** Every field, in the order a URL lists them. read(text) gives the value or undefined (malformed: the default). */
 export const FIELDS = Object.freeze([
+  // The course lesson shown (lessons.js's id): its caption stays while its program is on screen.
+  { name: "lesson", url: "lesson", fallback: null, embed: false, read: (text) => (/^[a-z0-9-]+$/.test(text) ? text : undefined) },
   { name: "expression", url: "expression", fallback: null, program: true, room: true, read: asText },
   { name: "variables", url: "variables", fallback: "", program: true, room: true, read: asText }, // as typed: "x = 3, w = -0.5"
   { name: "step", url: "step", fallback: null, room: true, embed: false, read: wholeNumber(Number.MAX_SAFE_INTEGER) },

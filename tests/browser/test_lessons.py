@@ -1,11 +1,14 @@
 """The lessons menu: each lesson opens its program at the stage and step it states, with its caption."""
 
+import re
+from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
-from pagehelpers import open_program, step_of, wait_for_graph
+from pagehelpers import open_program, step_of, url_for, wait_for_graph
 from playwright.sync_api import expect
 
 LESSONS_MODULE = "/static/js/lessons.js"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "learners.md"
 
 
 def lessons(page):
@@ -131,3 +134,49 @@ def test_back_leaves_no_lesson_caption_over_another_program(page):
     expect(page.locator('[data-vg="program"]')).to_have_value("a = 2\nb = 3\nc = a * b\nL = c + a")
     expect(caption).to_be_visible()
     assert page.get_by_label("Lesson", exact=True).input_value() in ("sort", "propagate")
+
+
+def wait_for_query(page, **wanted):
+    """Until the URL's parameters include `wanted` (None: the parameter is absent)."""
+    page.wait_for_url(lambda url: all(parse_qs(urlparse(url).query).get(k, [None])[0] == v for k, v in wanted.items()))
+
+
+def test_a_lesson_link_opens_the_lesson_with_its_caption_and_stays_a_lesson_link(page, playwright, base_url):
+    page.goto("/")
+    wait_for_graph(page, 4)
+    lesson = next(lesson for lesson in lessons(page) if lesson["id"] == "propagate")
+    api = playwright.request.new_context(base_url=base_url)
+    step = expected_step(api, lesson)
+    api.dispose()
+    listed = re.search(r"The ids, in order: (.*?)\. While", " ".join(DOCS.read_text().split())).group(1)
+    assert re.findall(r"`([a-z0-9-]+)`", listed) == [lesson["id"] for lesson in lessons(page)], "docs/learners.md"
+    page.goto("/?lesson=propagate")
+    entries = page.evaluate("history.length")
+    wait_for_query(page, lesson="propagate", expression=lesson["program"], step=str(step))
+    wait_for_graph(page, 4)
+    assert step_of(page) == step
+    caption = page.locator('[data-lesson="caption"]')
+    expect(caption).to_have_text(lesson["caption"])
+    expect(page.get_by_label("Lesson", exact=True)).to_have_value("propagate")
+    assert page.evaluate("history.length") == entries, "the lesson's program and step replace the link's entry"
+    page.reload()  # the URL the page wrote is a lesson link too
+    wait_for_graph(page, 4)
+    expect(caption).to_have_text(lesson["caption"])
+    assert step_of(page) == step
+    # Share / embed's link carries the lesson as the URL does
+    page.get_by_role("button", name="Share / embed").click()
+    assert "lesson=propagate" in page.locator('[data-vg="share-link"]').input_value()
+
+
+def test_another_program_drops_the_lesson_from_the_url(page):
+    page.goto("/?lesson=sort")
+    wait_for_query(page, lesson="sort", step="7")
+    page.locator('[data-vg="program"]').fill("a = 2\nL = a * a")
+    wait_for_query(page, lesson=None, expression="a = 2\nL = a * a")
+    # a lesson link beside a program that is not the lesson's shows no caption, and the page drops it
+    page.goto(url_for("x = 3\ny = x * x", lesson="sort"))
+    wait_for_graph(page, 2)
+    expect(page.locator('[data-lesson="caption"]')).to_be_hidden()
+    expect(page.get_by_label("Lesson", exact=True)).to_have_value("")
+    page.get_by_role("button", name="Step forward").click()
+    wait_for_query(page, lesson=None, step="1")

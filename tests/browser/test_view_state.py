@@ -109,7 +109,7 @@ def test_the_view_state_declares_each_field_once_and_speaks_the_servers_wire_for
             const s = await import(main.replace(/main\\.js.*$/, 'state.js'));
             const full = { expression: 'y = w * 2', variables: 'w = 3', step: 4, direction: 'BT', speed: 2,
                            variant: 'assign', seed: 5, run: 2, language: null, graph: null, playing: true,
-                           pinned: 1, collapsed: null, walk: 'learner' };
+                           pinned: 1, collapsed: null, walk: 'learner', lesson: 'sort' };
             return {
                 fields: s.FIELDS.map((f) => ({ name: f.name, url: f.url, fallback: f.fallback,
                                                program: Boolean(f.program), room: Boolean(f.room) })),
@@ -130,6 +130,7 @@ def test_the_view_state_declares_each_field_once_and_speaks_the_servers_wire_for
     assert len(fields) == len(answer["fields"]), "each field is declared once"
     linked = [f for f in answer["fields"] if f["url"]]
     assert [f["url"] for f in linked] == [
+        "lesson",
         "expression",
         "variables",
         "step",
@@ -142,6 +143,7 @@ def test_the_view_state_declares_each_field_once_and_speaks_the_servers_wire_for
         "walk",
     ]
     assert {f["name"]: f["fallback"] for f in linked} == {
+        "lesson": None,
         "expression": None,
         "variables": "",
         "step": None,
@@ -167,7 +169,8 @@ def test_the_view_state_declares_each_field_once_and_speaks_the_servers_wire_for
     full = answer["full"]
     assert (
         answer["search"]
-        == "?expression=y+%3D+w+*+2&variables=w+%3D+3&step=4&dir=bt&speed=2&variant=assign&seed=5&run=2&walk=learner"
+        == "?lesson=sort&expression=y+%3D+w+*+2&variables=w+%3D+3&step=4&dir=bt&speed=2&variant=assign&seed=5&run=2"
+        "&walk=learner"
     )
     assert {f["name"]: answer["back"][f["name"]] for f in linked} == {f["name"]: full[f["name"]] for f in linked}
     assert answer["request"] == {
