@@ -10,11 +10,11 @@ the making of its later sections and, after the last one, on every core rather t
 (docs/performance.md, "A big graph's first picture")."""
 
 import os
-import queue
 import struct
-import threading
 import zlib
 from concurrent.futures import Future
+
+from engine.threads import Workers
 
 # Level 2, not Starlette's 9: a 12,000-node trace (6.5 MB) compresses to 0.88 MB in ~25 ms at 2; level 1 is
 # no faster and 8 % bigger, 3 and up are slower (docs/performance.md): the server's time is the scarcer.
@@ -23,8 +23,6 @@ BLOCK_BYTES = 1 << 20  # what one worker deflates at a time: 1 MiB costs 5-10 ms
 WINDOW_BYTES = 1 << 15  # deflate looks back this far: each block's dictionary
 THREADS = min(4, os.cpu_count() or 1)
 GZIP_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"  # deflate, no name, no time, unknown OS (RFC 1952)
-
-_blocks_to_deflate = None  # (future, arguments of _deflate), for the workers (_start_workers)
 
 
 def accepts_gzip(accept_encoding: str | None) -> bool:
@@ -87,7 +85,7 @@ class GzipWriter:
 
     def _hand_on(self, block, last: bool) -> None:
         deflated = Future()
-        _blocks_to_deflate.put((deflated, (block, self._window, last, self._level)))
+        _deflaters.put((deflated, (block, self._window, last, self._level)))
         self._blocks.append(deflated)
         self._window = (self._window + bytes(block[-WINDOW_BYTES:]))[-WINDOW_BYTES:]
 
@@ -102,16 +100,5 @@ def _deflate_blocks(blocks):
                 deflated.set_exception(error)
 
 
-def _start_workers():
-    global _blocks_to_deflate
-    _blocks_to_deflate = queue.SimpleQueue()
-    for _ in range(THREADS):
-        threading.Thread(
-            target=_deflate_blocks, args=(_blocks_to_deflate,), name="valuegraph gzip", daemon=True
-        ).start()
-
-
-# The workers start at import, never in a request's call: the time budget stops a call's thread by its id
-# (app.budget), and a thread that call started would carry the same id until it runs (engine.python.calls).
-_start_workers()
-os.register_at_fork(after_in_child=_start_workers)  # a forked process (a job's) has no other thread
+# Started at import, never in a request's call, which the time budget may stop (engine.threads says why).
+_deflaters = Workers("valuegraph gzip", _deflate_blocks, THREADS)

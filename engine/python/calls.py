@@ -3,13 +3,13 @@ call-depth limit, the scope a node made inside shows), and the compiling of what
 functions (`def`, `lambda`, `f(...)`, `obj.method(...)`)."""
 
 import ast
-import os
 import queue
 import sys
 import threading
 
 from ..errors import ProgramError
 from ..syntax import Span
+from ..threads import Workers
 from ..value import Value
 from . import builtins as B
 from . import model
@@ -224,7 +224,14 @@ class FreshStack:
         self.no_thread = False  # its thread could not be started: the call handed over fails
 
     def start(self):
-        _stacks_to_start.put(self)
+        try:
+            _thread_starter.put(self)
+        except RuntimeError as error:  # the starter itself could not start (in a forked process)
+            self.no_thread_started(error)
+
+    def no_thread_started(self, error):
+        self.no_thread = True
+        self.outcomes.put((False, B.RunError(f"the program calls too deeply to run here ({error})")))
 
     def serve(self):
         for function, args in iter(self.calls.get, None):  # until closed
@@ -261,32 +268,18 @@ class FreshStack:
         self.calls.put(None)  # after the call it runs, if any: then the thread ends
 
 
-# The fresh stacks' threads are started by one thread of their own, never by the thread a run started in. A
-# server stops a run's thread that outlives its time budget by raising an exception in it, by its thread id
-# (PyThreadState_SetAsyncExc, which raises it in the first thread it finds with that id); and until a new
-# thread runs, CPython gives it the id of the thread that started it. Started by the run's own thread, the
-# new thread could take the exception meant for the run, die before it runs, and leave the run's thread
-# waiting for it to start, for ever.
+# The fresh stacks' threads are started by one thread of their own, never by the thread a run started in, which
+# the time budget may stop (engine.threads says why).
 def _start_threads(stacks):
     while True:
         stack = stacks.get()
         try:
             threading.Thread(target=stack.serve, name="valuegraph program", daemon=True).start()
         except BaseException as error:  # a limit on threads or memory: the call fails, the starter goes on
-            stack.no_thread = True
-            stack.outcomes.put((False, B.RunError(f"the program calls too deeply to run here ({error})")))
+            stack.no_thread_started(error)
 
 
-def _new_thread_starter():
-    global _stacks_to_start
-    _stacks_to_start = queue.SimpleQueue()
-    threading.Thread(
-        target=_start_threads, args=(_stacks_to_start,), name="valuegraph thread starter", daemon=True
-    ).start()
-
-
-_new_thread_starter()
-os.register_at_fork(after_in_child=_new_thread_starter)  # a forked process (a job's) has no other thread
+_thread_starter = Workers("valuegraph thread starter", _start_threads)
 
 
 # A deep recursion's nodes show the scope of its first calls: each call copies the scope, so an
