@@ -173,3 +173,35 @@ def test_a_finished_calls_inner_function_does_not_keep_what_the_call_made():
     many = _peak_bytes(MANY_CALLS.replace("CALLS", "8"))
     # one call's 5,000 nodes alive at a time, not eight calls' (each in a cycle of frame and `visit`)
     assert many < 3 * one
+
+
+DEEP_DEFINES = """
+class Kept:
+    pass
+
+def deep(n):
+    kept = [Kept(), Kept()]
+    def inner():
+        return kept
+    if n == 0:
+        return len(inner())
+    return deep(n - 1) + len(inner())
+
+print(deep(3000))
+"""
+
+
+def test_a_deep_recursions_calls_on_fresh_stacks_do_not_keep_what_they_made():
+    """The calls that moved to a fresh stack (calls.FreshStack) are emptied as the others are."""
+    from engine.python.objects import Instance
+
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        ran = run_python(DEEP_DEFINES, Limits(max_call_depth=10_000), shows_graph=False)
+        left = [o for o in gc.get_objects() if type(o) is Instance and o.cls.name == "Kept"]
+    finally:
+        if collecting:
+            gc.enable()
+    assert ran.printed == ["6002"]
+    assert left == [], f"{len(left)} objects made by finished calls wait for the cyclic collector"

@@ -140,8 +140,8 @@ class Calls:
             result = self.on_fresh_stack(function.body, frame)
         else:
             result = function.body(frame)
-            if function.defines_functions:
-                free_if_unreachable(frame)
+        if function.defines_functions:
+            free_if_unreachable(frame)
         self.scope = outer
         self.call_site = site  # a built-in that calls again (map) calls from the same place
         self.depth -= 1
