@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from engine import ProgramError, run_program, trace
 from engine.python import run_python
-from engine.python.objects import Class
+from engine.python.objects import BasesError, Class
 from engine.python.observe import derive_local_grads
 from tests.cpython import cpython_printed
 
@@ -286,47 +286,54 @@ async def test_the_time_budget_stops_a_program_running_on_a_fresh_stack(make_cli
     assert program_threads() == before
 
 
-# A class's bases in order (Class.mro): each class once, where the breadth-first walk of every
-# path from the class first meets it; lookups search them in that order.
+# A class's bases in order (Class.mro): CPython's own order (C3), checked against CPython's classes built
+# the same way; lookups search them in that order.
 
 
-def _walk_every_path(cls):
-    """The classes the walk meets, in order, once per path (what lookups once walked each time)."""
-    met, pending = [], [cls]
-    while pending:
-        met.append(pending.pop(0))
-        pending.extend(met[-1].bases)
-    return met
-
-
-def _random_hierarchy(rng):
+def _random_hierarchy(rng, refusals):
+    """(our class, CPython's class) pairs; bases CPython refuses are refused by both (appended to refusals)."""
     classes = []
     for i in range(rng.randint(1, 10)):
-        bases = tuple(rng.choice(classes) for _ in range(rng.randint(0, min(3, len(classes)))))
+        picked = [rng.randrange(len(classes)) for _ in range(rng.randint(0, min(3, len(classes))))]
         attributes = {name: f"{name} of C{i}" for name in ("a", "b", "__eq__") if rng.random() < 0.3}
         if rng.random() < 0.7:
             attributes["__slots__"] = rng.choice(["x", ("x", "y"), (), [f"z{i}"]])
-        classes.append(Class(f"C{i}", bases, attributes))
+        try:
+            theirs = type(f"C{i}", tuple(classes[k][1] for k in picked), {})
+        except TypeError as refused:
+            with pytest.raises(BasesError) as ours_refused:
+                Class(f"C{i}", tuple(classes[k][0] for k in picked), attributes)
+            message = str(refused).replace("\n", " ").replace("object, ", "")  # our classes have no object
+            assert message[0].lower() + message[1:] == str(ours_refused.value)
+            refusals.append(message)
+            continue
+        classes.append((Class(f"C{i}", tuple(classes[k][0] for k in picked), attributes), theirs))
     return classes
 
 
-def test_the_order_and_lookups_are_the_first_meetings_of_the_walk_of_every_path():
+def test_the_order_and_lookups_are_cpythons():
     rng = random.Random(5)
+    refusals, ordered = [], 0
     for _ in range(400):
-        classes = _random_hierarchy(rng)
-        for cls in classes:
-            met = _walk_every_path(cls)
-            assert cls.mro == tuple(dict.fromkeys(met))
+        classes = _random_hierarchy(rng, refusals)
+        ours = [cls for cls, _ in classes]
+        by_name = {cls.name: cls for cls in ours}
+        for cls, theirs in classes:
+            met = [by_name[c.__name__] for c in theirs.__mro__[:-1]]  # CPython's order, without object
+            assert cls.mro == tuple(met)
+            ordered += len(cls.bases) > 1
             for name in ("a", "b", "__eq__", "c"):
                 having = [c.attributes[name] for c in met if name in c.attributes]
                 assert cls.get(name, "none") == (having[0] if having else "none")
-            assert [cls.is_subclass_of(other) for other in classes] == [other in met for other in classes]
+            assert [cls.is_subclass_of(other) for other in ours] == [other in met for other in ours]
             assert cls.equal_by_identity == all("__eq__" not in c.attributes for c in met)
             if all("__slots__" in c.attributes for c in met):
                 slots = [c.attributes["__slots__"] for c in met]
                 assert cls.slots == {n for s in slots for n in ((s,) if type(s) is str else s)}
             else:
                 assert cls.slots is None
+    assert ordered > 200, "hierarchies with several bases were made"
+    assert {message.split(" ")[0] for message in refusals} == {"duplicate", "Cannot"}, "and bases CPython refuses"
 
 
 class _CountedBases(tuple):
@@ -393,3 +400,35 @@ def test_local_gradients_a_node_does_not_hold_come_from_the_courses_rules(op, da
     in_set = local is not None and len(inputs) == 1 and op in ("*", "-") and data in (4.0, 0.0)  # x * x, x - x
     derived = derive_local_grads(op, data, inputs, from_set=in_set)
     assert derived == local or (local is not None and all(map(math.isnan, derived)) and all(map(math.isnan, local)))
+
+
+def test_multiple_inheritance_looks_up_in_cpythons_order():
+    # D(B, C) with B(A): CPython's order is D, B, A, C (C3), not breadth first (D, B, C, A)
+    program = (
+        "class A:\n    def f(self):\n        return 'A'\n    def g(self):\n        return 'g of A'\n"
+        "class B(A):\n    def g(self):\n        return 'B then ' + super().g()\n"
+        "class C:\n    def f(self):\n        return 'C'\n    def g(self):\n        return 'g of C'\n"
+        "class D(B, C):\n    pass\n"
+        "class E(A):\n    def g(self):\n        return 'E then ' + super().g()\n"
+        "class F(B, E):\n    pass\n"
+        "print(D().f(), D().g(), F().g(), isinstance(F(), E))\n"
+    )
+    assert (
+        run_python(program, shows_graph=False).printed
+        == cpython_printed(program)
+        == ["A B then g of A B then E then g of A True"]
+    )
+
+
+@pytest.mark.parametrize(
+    ("bases", "message"),
+    [
+        ("A, A", "duplicate base class A"),
+        ("A, B", "cannot create a consistent method resolution order (MRO) for bases A, B"),
+    ],
+)
+def test_bases_no_class_can_have_are_an_error_where_the_class_is_defined(bases, message):
+    program = f"class A:\n    pass\nclass B(A):\n    pass\nclass C({bases}):\n    pass\n"
+    with pytest.raises(ProgramError) as raised:
+        run_python(program, shows_graph=False)
+    assert raised.value.message == message and raised.value.span.line == 5

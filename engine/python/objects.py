@@ -2,7 +2,7 @@
 the interpreter's own function, class, instance and module objects. None of them exposes a
 Python attribute to the program: attribute access goes through the interpreter's tables."""
 
-from collections import deque
+from collections import Counter
 
 from ..value import Value
 
@@ -78,6 +78,10 @@ class Function:
         return f"<function {self.name}>"
 
 
+class BasesError(Exception):
+    """Bases that no class can have (listed twice, or in an order that contradicts their own)."""
+
+
 class Class:
     __slots__ = ("name", "bases", "attributes", "mro", "slots", "equal_by_identity")
 
@@ -98,18 +102,34 @@ class Class:
         self.equal_by_identity = "__eq__" not in attributes and all(base.equal_by_identity for base in bases)
 
     def _order(self):
-        """This class and its bases, breadth first, left to right, each once (where it is first met).
+        """This class, then its bases' orders merged as CPython merges them (C3: each class before its bases,
+        the bases in the order listed, every class once); raises BasesError where no such order exists.
 
-        Walked step by step even for one base, where (self, *base.mro) would do: a loop defining each
+        Merged step by step in Python even for one base, where (self, *base.mro) would do: a loop defining each
         class on the one before would then fill memory (quadratic in the chain) far faster than it uses time."""
-        order, seen, pending = [self], {self}, deque(self.bases)
-        while pending:
-            cls = pending.popleft()
-            if cls not in seen:  # its bases are queued already: a diamond is walked once, not per path
-                seen.add(cls)
-                order.append(cls)
-                pending.extend(cls.bases)
-        return tuple(order)
+        bases = self.bases
+        if len(set(bases)) < len(bases):
+            twice = next(base for i, base in enumerate(bases) if base in bases[:i])
+            raise BasesError(f"duplicate base class {twice.name}")
+        orders = [base.mro for base in bases] + [bases]
+        at = [0] * len(orders)  # where each order's remaining part starts
+        later = Counter(cls for order in orders for cls in order[1:])  # how many orders hold it past their head
+        merged = [self]
+        while True:
+            heads = [order[i] for order, i in zip(orders, at) if i < len(order)]
+            if not heads:
+                return tuple(merged)
+            head = next((cls for cls in heads if not later[cls]), None)
+            if head is None:
+                names = ", ".join(dict.fromkeys(cls.name for cls in heads))  # as CPython names them
+                raise BasesError(f"cannot create a consistent method resolution order (MRO) for bases {names}")
+            merged.append(head)
+            for n, order in enumerate(orders):
+                i = at[n]
+                if i < len(order) and order[i] is head:
+                    at[n] = i = i + 1
+                    if i < len(order):
+                        later[order[i]] -= 1
 
     def lookup(self, name):
         """The attribute from this class or its bases, in mro order; or raise KeyError."""
@@ -216,8 +236,7 @@ class BoundMethod:
 
 class Super:
     """super() in a method: `instance`'s attributes looked up in its class's mro after `after` (the class
-    whose body defines the method), as CPython's super object does in its class's mro (Class._order's, which
-    is CPython's C3 order wherever every class has one base, or several with no bases of their own)."""
+    whose body defines the method), as CPython's super object does in its class's mro (Class._order's)."""
 
     __slots__ = ("after", "instance")
 

@@ -12,7 +12,7 @@ from . import builtins as B
 from . import model
 from .calls import Return
 from .idioms import accumulate_each_node, accumulate_in_one_step
-from .objects import Class, Frame, Instance, ProgramFile, show, type_name
+from .objects import BasesError, Class, Frame, Instance, ProgramFile, show, type_name
 from .parse import is_downloading
 
 BREAK = object()
@@ -582,7 +582,10 @@ class StatementCompiler:
             class_frame = Frame({"__class_name__": name}, frame)
             body(class_frame)
             del class_frame.vars["__class_name__"]
-            frame.vars[name] = Class(name, tuple(resolved), class_frame.vars)
+            try:
+                frame.vars[name] = Class(name, tuple(resolved), class_frame.vars)
+            except BasesError as error:
+                raise B.RunError(str(error)) from None
             return None
 
         return run
