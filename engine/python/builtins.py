@@ -195,6 +195,8 @@ def compare(kind, a, b):
         raise RunError(f"`in` looks in a list, tuple, dict, set, range or string, not in {type_name(b)}")
     if type(b) is ProgramSet:
         hashable(a)
+    elif type(b) is dict:
+        dict_key(a)
     return (a in b) if kind == "In" else (a not in b)
 
 
@@ -446,6 +448,23 @@ def hashable(item):
     if kind is tuple:
         for part in item:
             hashable(part)
+
+
+def dict_key(key):
+    """`key`, refused as Python refuses a key a dict cannot hold, before the dict hashes it. A tuple's items are
+    checked here by recursion in Python, whose limit ends a deeply nested one; CPython itself hashes a nested
+    tuple by recursion in C, without a limit, and a tuple 200,000 levels deep crashed the process."""
+    kind = type(key)
+    if kind is tuple:
+        for part in key:
+            dict_key(part)
+    elif kind in (list, dict, ProgramSet):
+        raise RunError(f"a dict key must be a number, string, tuple or Value, not a {type_name(key)}")
+    elif kind is Instance and not key.cls.equal_by_identity:
+        raise RunError(
+            f"a dict key cannot be a {key.cls.name}: its class defines __eq__, which makes it unhashable in Python"
+        )
+    return key
 
 
 def _to_set(state, args, kwargs):
@@ -1016,7 +1035,7 @@ def _dict_view(name):
 
 def _dict_get(state, items, args, kwargs):
     _arity("get", args, kwargs, 1, 2)
-    return items.get(args[0], args[1] if len(args) == 2 else None)
+    return items.get(dict_key(args[0]), args[1] if len(args) == 2 else None)
 
 
 LIST_METHODS = {

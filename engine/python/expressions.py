@@ -90,7 +90,7 @@ class ExpressionCompiler:
         if any(key is None for key in node.keys):
             raise ProgramError("`**` unpacking in a dict is not available; write the keys out", self.span(node))
         pairs = [(self.expr(k), self.expr(v)) for k, v in zip(node.keys, node.values)]
-        return self.guard(node, lambda frame: {key(frame): value(frame) for key, value in pairs})
+        return self.guard(node, lambda frame: {B.dict_key(key(frame)): value(frame) for key, value in pairs})
 
     # ---- operators ----
 
@@ -421,7 +421,7 @@ class ExpressionCompiler:
     def expr_DictComp(self, node):
         def element():
             key, value = self.expr(node.key), self.expr(node.value)
-            return lambda frame: (key(frame), value(frame))
+            return lambda frame: (B.dict_key(key(frame)), value(frame))
 
         pairs = self.comprehension(node, element)
         limit = self.state.limits.max_collection_length

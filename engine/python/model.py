@@ -83,7 +83,7 @@ def get_item(state, obj, key):
         raise B.RunError(f"a {type_name(obj)} index must be a whole number, not {type_name(key)}")
     if kind is dict:
         try:
-            return obj[key]
+            return obj[B.dict_key(key)]
         except KeyError:
             raise B.RunError(f"the dict has no key {show(key, 40, True)}") from None
     raise B.RunError(f"{type_name(obj)} cannot be indexed")
@@ -99,7 +99,7 @@ def set_item(state, obj, key, value):
         except IndexError:
             raise B.RunError(f"index {key} is out of range for a list of {len(obj)}") from None
     elif kind is dict:
-        if key not in obj:
+        if B.dict_key(key) not in obj:
             check_length(state, len(obj) + 1)
         obj[key] = value
     else:
