@@ -55,6 +55,8 @@ async def test_the_url_must_be_a_page_of_this_site(client):
         ("http://testserver.evil.example/", "url must be a page of this site (http://testserver/...)"),
         ("http://testserver/docs", "url must be this site's page (/) or its embed (/embed), not '/docs'"),
         ("javascript:alert(1)", "url must be a page of this site (http://testserver/...)"),
+        ("http://[::1", "url must be a page of this site (http://testserver/...)"),  # no address urlsplit can read
+        ("http://[zz]/", "url must be a page of this site (http://testserver/...)"),
     ]:
         answer = await client.get("/oembed", params={"url": url})
         assert answer.status_code == 404 and answer.json()["detail"]["message"] == message, url

@@ -55,8 +55,11 @@ async def oembed(
     if format != "json":
         return json_error(501, {"message": f"format {format[:20]!r} is not offered: only format=json (oEmbed 1.0)"})
     site = urlsplit(site_origin(request))
-    asked = urlsplit(url)
-    if (asked.scheme, asked.netloc) != (site.scheme, site.netloc):
+    try:
+        asked = urlsplit(url)
+    except ValueError:  # a bracketed host that is no IPv6 address ("http://[::1", "http://[zz]/")
+        asked = None
+    if asked is None or (asked.scheme, asked.netloc) != (site.scheme, site.netloc):
         return json_error(404, {"message": f"url must be a page of this site ({site.scheme}://{site.netloc}/...)"})
     if asked.path not in PAGES:
         return json_error(
