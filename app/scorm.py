@@ -8,6 +8,7 @@ not ours to ship), and platforms read the manifest without them. Every file is s
 by all (0644), as a platform that unpacks it onto a web server needs."""
 
 import io
+import re
 import zipfile
 from xml.sax.saxutils import escape
 
@@ -54,12 +55,17 @@ MANIFEST = """<?xml version="1.0" encoding="UTF-8"?>
 """
 
 
+# What XML 1.0 cannot hold (control characters, lone surrogates, U+FFFE and U+FFFF): a title's copy in the
+# manifest and in the lesson's HTML holds U+FFFD in their place.
+NOT_IN_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
 def lesson_title(expression: str, title: str | None) -> str:
-    """The title given, or the program's first line; at most MAX_TITLE characters."""
+    """The title given, or the program's first line; at most MAX_TITLE characters, each one XML can hold."""
     chosen = (
         title or ""
     ).strip() or f"valuegraph: {expression.strip().splitlines()[0] if expression.strip() else 'a lesson'}"
-    return chosen[:MAX_TITLE]
+    return NOT_IN_XML.sub("\ufffd", chosen[:MAX_TITLE])
 
 
 def manifest(title: str, edition: str = "1.2") -> str:

@@ -2,6 +2,7 @@
 self-contained lesson, every file readable by all, naming no file it does not hold."""
 
 import io
+import json
 import re
 import xml.etree.ElementTree as ET
 import zipfile
@@ -41,6 +42,24 @@ async def test_the_title_defaults_to_the_program_and_errors_are_placed(client):
     assert bad.status_code == 400 and bad.json()["detail"]["column"] == 5
     long_title = await client.get("/export/scorm", params={"expression": "1", "title": "t" * 201})
     assert long_title.status_code == 422
+
+
+@pytest.mark.parametrize(
+    ("query", "program", "title"),
+    [
+        ("", "a = 2  # \ud800 a lone surrogate\nL = a * a", "valuegraph: a = 2  # \ufffd a lone surrogate"),
+        ("?title=x%00y%01z%EF%BF%BE", "a = 2; L = a * a", "x\ufffdy\ufffdz\ufffd"),
+        ("", "a = 2  # x\x01y\nL = a * a", "valuegraph: a = 2  # x\ufffdy"),
+    ],
+)
+async def test_a_title_holds_only_characters_xml_can_hold(client, query, program, title):
+    body = json.dumps({"expression": program})  # a lone surrogate as JSON writes it: \\ud800
+    answer = await client.post("/export/scorm" + query, content=body, headers={"content-type": "application/json"})
+    assert answer.status_code == 200, answer.text[:200]
+    package = zipfile.ZipFile(io.BytesIO(answer.content))
+    manifest = ET.fromstring(package.read("imsmanifest.xml"))  # well-formed XML
+    assert manifest.find("cp:organizations/cp:organization/cp:title", NS).text == title
+    assert f"<title>{title}</title>" in package.read("index.html").decode()
 
 
 async def test_the_plain_html_export_does_not_report_to_a_platform(client):
