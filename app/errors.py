@@ -8,7 +8,7 @@ from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import Response
+from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException
 
 from engine import ProgramError, format_number
@@ -18,6 +18,16 @@ from .graph import GraphError
 
 ECHO_ITEMS = 10  # members of an echoed object or array; the rest are counted
 ECHO_DEPTH = 8  # levels of an echoed object or array; deeper ones become "…"
+
+
+class JSONAnswer(JSONResponse):
+    """The app's JSON answers (FastAPI's default response class): a lone surrogate that a program's text put
+    in one (a printed line, a label), which JSON may carry but UTF-8 cannot, is written as its JSON escape
+    (\\ud800) instead of failing the answer."""
+
+    def render(self, content) -> bytes:
+        text = json.dumps(content, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":"))
+        return text.encode("utf-8", "backslashreplace")
 
 
 def json_error(status: int, detail, headers: dict[str, str] | None = None) -> Response:

@@ -15,7 +15,7 @@ from .assets import STATIC_DIR, TEMPLATES_DIR, add_template_globals
 from .cache import ResponseCache
 from .config import Settings
 from .dependencies import make_jobs
-from .errors import register_error_handlers
+from .errors import JSONAnswer, register_error_handlers
 from .middleware import BodySizeLimit, RequestBudget
 from .rooms import Classroom
 from .routes import api, classroom, embed, layout, oembed, pages, runs, scorm
@@ -48,6 +48,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # ReDoc is not vendored, and an OAuth2 redirect has nothing to serve.
         docs_url=None,
         redoc_url=None,
+        default_response_class=JSONAnswer,
     )
     app.state.settings = settings
     app.state.templates = Jinja2Templates(directory=TEMPLATES_DIR)

@@ -98,6 +98,16 @@ async def test_a_deep_recursion_runs_in_a_job_and_its_graph_comes_back(make_jobs
     assert graph.status_code == 200 and graph.headers["content-type"] == COLUMNS_MEDIA_TYPE
 
 
+async def test_a_job_that_prints_a_lone_surrogate_answers_its_status(make_jobs_client):
+    """JSON may carry a lone surrogate, UTF-8 cannot: the status writes it as its JSON escape, never a 500."""
+    client = make_jobs_client()
+    program = "x = Value(2.0)\nL = x * x\nL.backward()\nprint('a\\ud800b', L.data)\n"
+    status = await wait_for(client, await start(client, program), finished)
+    answer = await client.get(f"/runs/{status['id']}")
+    assert answer.status_code == 200 and b'"a\\ud800b 4.0"' in answer.content
+    assert answer.json()["printed"] == ["a\ud800b 4.0"]
+
+
 async def test_a_job_runs_to_done_with_its_loss_curve_and_printed_lines(make_jobs_client):
     client = make_jobs_client()
     job_id = await start(client, DESCENT)
