@@ -203,6 +203,7 @@ def _own(name):
         ("micrograd_style", "ok", [], "Your gradients match the course's backward from out on every node"),
         ("course_assign_not_accumulate", "wrong", ["a"], "a is used by 2 nodes; its grad holds only the last one"),
         ("micrograd_no_visited_set", "wrong", ["a", "b"], "c's backward ran 2 times"),
+        ("visited_list_equal_by_data", "wrong", ["a", None], "c's backward never ran"),
         ("microgpt_wrong_pow", "wrong", [], "Your `__pow__` gives the input of node 1 the local gradient 3"),
         ("never_seeded", "wrong", ["a", None, "out"], "was never seeded with 1"),
         ("grads_not_reset", "wrong", ["w"], "when this backward() began, w's grad was already 4.19"),
@@ -432,3 +433,28 @@ def test_bases_no_class_can_have_are_an_error_where_the_class_is_defined(bases, 
     with pytest.raises(ProgramError) as raised:
         run_python(program, shows_graph=False)
     assert raised.value.message == message and raised.value.span.line == 5
+
+
+EQUAL_BY_X = "class P:\n    def __init__(self, x):\n        self.x = x\n    def __eq__(self, other):\n"
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        # `in`, ==, != and index() on lists and tuples ask the class's __eq__ (Python's own, on the interpreter's
+        # objects, knew only identity)
+        EQUAL_BY_X + "        return isinstance(other, P) and self.x == other.x\np, q, r = P(1), P(1), P(2)\n"
+        "print(p in [q], p in (q,), p not in [q], [p] == [q], (p,) == (q,), [p] != [q], [[p]] == [[q]], [p] == [r])\n"
+        "print(r in [p, q], [p, r].index(P(2)), 1 in [p], [1, p] == [1, q], (p, 1) == [q, 1])\n",
+        # __eq__ returning NotImplemented: the other's, then identity
+        EQUAL_BY_X
+        + "        return NotImplemented\np = P(1)\nprint(p == p, p == P(1), p != P(1), p in [P(1)], p in [p])\n",
+        # a comparison a class lacks is its reflection of the other's: a > b by b's __lt__, for one class too
+        "class P:\n    def __init__(self, x):\n        self.x = x\n    def __lt__(self, other):\n"
+        "        return self.x < other.x\nl = [P(3), P(1), P(2)]\n"
+        "print(max(l).x, min(l).x, P(1) > P(2), sorted(l, reverse=True)[0].x)\n",
+    ],
+    ids=["equal by __eq__", "NotImplemented", "reflected comparison"],
+)
+def test_containers_and_comparisons_ask_the_classs_own_methods_as_cpython_does(program):
+    assert run_python(program, shows_graph=False).printed == cpython_printed(program)

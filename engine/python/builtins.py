@@ -1015,7 +1015,7 @@ def _list_insert(state, items, args, kwargs):
 def _list_index(state, items, args, kwargs):
     _arity("index", args, kwargs, 1, 1)
     for i, item in enumerate(items):
-        if item is args[0] or item == args[0]:
+        if item is args[0] or (state.same(item, args[0]) if state.own_equality else item == args[0]):
             return i
     raise RunError("index(): the item is not in the list")
 

@@ -137,12 +137,13 @@ def _method(obj, name):
     return method if type(method) is Function else None
 
 
-def _dispatch(state, a, b, name, reflected):
+def _dispatch(state, a, b, name, reflected, comparing=False):
     """CPython's order for `a op b` when an operand is an instance: NotImplemented when neither
-    side's method gives an answer."""
+    side's method gives an answer. A comparison (`comparing`) tries b's reflected method even where
+    both are of one class (`a > b` by b's __lt__); an arithmetic operator, as in CPython, does not."""
     forward = _method(a, name)
     backward = None
-    if type(b) is Instance and not (type(a) is Instance and a.cls is b.cls):
+    if type(b) is Instance and (comparing or not (type(a) is Instance and a.cls is b.cls)):
         backward = _method(b, reflected)
     if backward is not None and type(a) is Instance and b.cls.is_subclass_of(a.cls):
         if backward is not _method(a, reflected):  # the subclass's own reflected method goes first
@@ -159,6 +160,24 @@ def _dispatch(state, a, b, name, reflected):
         if result is not NotImplemented:
             return made(result, reflected)
     return NotImplemented
+
+
+def _compare_items(state, kind, a, b):
+    """`in` and == (!=) on a list or tuple as CPython decides them where a class of the program defines __eq__:
+    item by item, two items equal when they are the same object or == says so. (Python's own `in` and == on
+    lists know only the identity of the program's objects.)"""
+    if kind == "In" or kind == "NotIn":
+        found = any(same(state, item, a) for item in b)
+        return found if kind == "In" else not found
+    if (kind == "Eq" or kind == "NotEq") and type(a) is type(b):
+        equal = len(a) == len(b) and all(same(state, x, y) for x, y in zip(a, b))
+        return equal if kind == "Eq" else not equal
+    return B.compare(kind, a, b)
+
+
+def same(state, x, y) -> bool:
+    """Whether a container would take x and y for equal: the same object, or equal by ==."""
+    return x is y or bool(compare(state, "Eq", x, y))
 
 
 def made(result, method):
@@ -204,9 +223,11 @@ def negate(state, a):
 
 def compare(state, kind, a, b):
     if (type(a) is not Instance and type(b) is not Instance) or kind not in COMPARISONS:
+        if state.own_equality and (type(b) is list or type(b) is tuple):
+            return _compare_items(state, kind, a, b)
         return B.compare(kind, a, b)
     name, reflected, symbol = COMPARISONS[kind]
-    result = _dispatch(state, a, b, name, reflected)
+    result = _dispatch(state, a, b, name, reflected, comparing=True)
     if result is not NotImplemented:
         return result
     if kind == "Eq":

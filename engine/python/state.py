@@ -57,6 +57,8 @@ class State(Calls):
         self.chunks = []
         self.printed_characters = 0
         self.instances = 0  # instances of the program's classes made so far (their serials)
+        # a class of the program defines __eq__: `in` and == on lists and tuples then ask it (model.compare)
+        self.own_equality = False
         self.walk = None  # while the program's own backward() runs: what it does, in order
         self.in_learner_backward = False  # the program's own backward() is running (learner_backward)
         self.in_step = False  # a node's _backward closure is running
@@ -122,6 +124,9 @@ class State(Calls):
 
     def compare(self, kind, a, b):
         return model.compare(self, kind, a, b)
+
+    def same(self, a, b):
+        return model.same(self, a, b)
 
     def get_attribute(self, obj, name):
         return model.get_attribute(obj, name)

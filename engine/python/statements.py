@@ -571,6 +571,7 @@ class StatementCompiler:
         body = self.block(node.body, in_class=True)
         self.walks = outer_walks
         name = node.name
+        state = self.state
 
         def run(frame):
             resolved = []
@@ -583,9 +584,12 @@ class StatementCompiler:
             body(class_frame)
             del class_frame.vars["__class_name__"]
             try:
-                frame.vars[name] = Class(name, tuple(resolved), class_frame.vars)
+                cls = Class(name, tuple(resolved), class_frame.vars)
             except BasesError as error:
                 raise B.RunError(str(error)) from None
+            if not cls.equal_by_identity:
+                state.own_equality = True
+            frame.vars[name] = cls
             return None
 
         return run
