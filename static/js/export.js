@@ -210,14 +210,30 @@ export function wireExports(root) {
   };
   let standalone = null; // {key, blob} for the program it was made from
 
+  const menu = el("export-menu");
+  const closeMenu = () => {
+    menu.open = false;
+  };
+  // The menu closes as a menu does: once a file is on its way (a failure stays shown in it), on Escape
+  // (without leaving presenter mode), and on a press anywhere else.
   const guarded = (fn) => async () => {
     if (!app.model || !app.timeline) return say("Nothing to export yet.");
     try {
       await fn();
+      closeMenu();
     } catch (error) {
       say(`Export failed: ${error.message}`);
     }
   };
+  menu.addEventListener("keydown", (event) => {
+    if (event.key !== "Escape" || !menu.open) return;
+    event.stopPropagation();
+    closeMenu();
+    menu.querySelector("summary").focus();
+  });
+  document.addEventListener("pointerdown", (event) => {
+    if (menu.open && !menu.contains(event.target)) closeMenu();
+  });
   el("export-svg").addEventListener("click", guarded(() => download(new Blob([standaloneSvg(app.svg, exportNotes(app)).text], { type: "image/svg+xml" }), `valuegraph-step-${app.controls.step}.svg`)));
   el("export-png").addEventListener("click", guarded(async () => download(await pngBlob(app.svg, exportNotes(app)), `valuegraph-step-${app.controls.step}.png`)));
   el("export-json").addEventListener("click", guarded(() => download(new Blob([responseJson(app.model)], { type: "application/json" }), "valuegraph.json")));
@@ -243,7 +259,7 @@ export function wireExports(root) {
     htmlButton.dataset.size = String(blob.size);
     return blob;
   }
-  el("export-menu").addEventListener("toggle", (event) => {
+  menu.addEventListener("toggle", (event) => {
     if (event.target.open) keepInView(event.target.querySelector(".vg-export-list"));
     if (event.target.open && app.model) prepareStandalone().catch((error) => say(`Export failed: ${error.message}`));
   });

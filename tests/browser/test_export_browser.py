@@ -64,9 +64,27 @@ def test_the_standalone_file_runs_only_its_own_scripts(page, live_server, tmp_pa
 
 
 def download(page, name):
+    """The file the export menu's item `name` downloads; the menu closes once it is on its way."""
+    menu = page.locator('[data-vg="export-menu"]')
+    if not menu.evaluate("(menu) => menu.open"):
+        menu.locator("summary").click()
     with page.expect_download() as info:
         page.locator(f'[data-vg="{name}"]').click()
+    expect(menu).not_to_have_attribute("open", "")
     return info.value
+
+
+def test_the_export_menu_closes_on_escape_and_on_a_press_elsewhere(page):
+    open_program(page, PROGRAM, 4)
+    menu = page.locator('[data-vg="export-menu"]')
+    menu.locator("summary").click()
+    expect(menu).to_have_attribute("open", "")
+    page.keyboard.press("Escape")
+    expect(menu).not_to_have_attribute("open", "")
+    expect(menu.locator("summary")).to_be_focused()
+    menu.locator("summary").click()
+    page.locator('[data-vg="caption"]').click()
+    expect(menu).not_to_have_attribute("open", "")
 
 
 def test_the_page_exports_svg_png_json_csv_and_html(page, tmp_path):
