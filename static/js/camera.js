@@ -188,7 +188,22 @@ export function createCamera(renderer, { buttons = {}, textPx = MIN_TEXT_PX, fol
     const box = fits(whole) ? whole : focusBox;
     const inside = view.k >= readable - 1e-6 && box.x0 - margin >= view.x0 && box.x1 + margin <= view.x1 && box.y0 - margin >= view.y0 && box.y1 + margin <= view.y1;
     if (inside && !force) return;
-    centreOn((box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2, k, duration);
+    const [cx, cy] = withinGraph((box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2, k, margin);
+    centreOn(cx, cy, k, duration);
+  }
+
+  /**
+   * The centre (cx, cy) of a view at scale k moved as far towards the graph as it goes while the view stays
+   * on the graph (its tags and `margin` around it): a node at the graph's edge is shown with as many of its
+   * neighbours as fit instead of empty space beyond it. The node stays in view: it lies inside the graph.
+   */
+  function withinGraph(cx, cy, k, margin) {
+    const extent = renderer.extent();
+    if (!extent) return [cx, cy];
+    const [vw, vh] = renderer.size();
+    const pad = Math.max(extent.margin, margin);
+    const clamp = (c, seen, length) => (length + 2 * pad <= seen ? length / 2 : Math.min(Math.max(c, seen / 2 - pad), length + pad - seen / 2));
+    return [clamp(cx, vw / k, extent.width), clamp(cy, vh / k, extent.height)];
   }
 
   /** Go to one node (the gradient check's first wrong one): the whole graph when it can all be
@@ -200,7 +215,10 @@ export function createCamera(renderer, { buttons = {}, textPx = MIN_TEXT_PX, fol
       return;
     }
     const box = renderer.nodeBounds(id);
-    if (box) centreOn((box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2, readableScale() * ZOOM_MARGIN, duration);
+    if (!box) return;
+    const k = readableScale() * ZOOM_MARGIN;
+    const [cx, cy] = withinGraph((box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2, k, MARGIN / k);
+    centreOn(cx, cy, k, duration);
   }
 
   /**

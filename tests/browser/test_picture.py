@@ -193,3 +193,23 @@ def test_a_one_line_program_wraps_whole_in_the_narrow_editor_at_1280x720(page):
     page.mouse.move(x + 40, y + padding + 0.5 * height)
     expect(band).to_have_attribute("data-line", "1")
     assert band.evaluate("(b) => b.getBoundingClientRect().height") == pytest.approx(rows * height, abs=1)
+
+
+def test_following_a_node_at_the_graphs_edge_shows_its_neighbours_not_empty_space(page):
+    """At 1024×768 chapter 2 is too wide to read whole: step 0 follows L, at the graph's right edge. The view
+    stops at that edge, so c (and L's edge from a) are in view beside it, not the empty space past L."""
+    page.set_viewport_size({"width": 1024, "height": 768})
+    open_program(page, CHAPTER_2, nodes=4, step=0)
+    page.wait_for_function("() => document.querySelector('[data-vg=\"graph\"] svg')?.dataset.motion === 'still'")
+    boxes = page.evaluate(
+        """() => {
+            const panel = document.querySelector('[data-vg="graph"] svg').getBoundingClientRect();
+            const box = (label) => { const node = [...document.querySelectorAll('[data-node-id]')]
+                .find((n) => n.querySelector('.vg-label')?.textContent === label);
+                const r = node.getBoundingClientRect(); return [r.left, r.right]; };
+            return { panel: [panel.left, panel.right], L: box('L'), c: box('c') };
+        }"""
+    )
+    panel, right_of_l, c = boxes["panel"], boxes["L"][1], boxes["c"]
+    assert panel[0] <= c[0] and c[1] <= panel[1], f"c is in view: {boxes}"
+    assert panel[1] - right_of_l < 0.1 * (panel[1] - panel[0]), f"no empty tenth of the panel past L: {boxes}"
