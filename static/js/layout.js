@@ -5,6 +5,8 @@
 // Geometry is worked out along the flow (u: from inputs towards the output) and across it (v),
 // then mapped to the screen, so both directions share one piece of code.
 
+import { formatNumber } from "./format.js";
+
 /** Sizes in pixels. `full` is the micrograd record; `compact` is for graphs too big to read. */
 export const GEOMETRY = {
   full: {
@@ -28,6 +30,35 @@ const BAND_GAP = 60; // between the bands of a folded graph
 const MAX_BANDS = 60; // where the edges of a two-input op meet its circle, apart
 const DUPLICATE_BOW = 48; // how far apart the curves of `a + a` bend
 const LABEL_STAGGER = 0.45; // and how far apart along them their labels sit (as a share of the edge)
+// Where along its edge a label may move, from where it sits, when it would cover another edge's label.
+const LABEL_SHIFTS = [0, -0.15, 0.15, -0.28, 0.28];
+const LABEL_CHAR = 7.8; // px: an edge label's character (render.js's pill: 20 px high, 14 px of padding)
+
+/**
+ * Each edge's label point (lx, ly). Two edges that cross between the same columns (a → p over b → s) have
+ * their middles at one point, and so would their labels: each label, in turn, sits at the first of a few
+ * points along its own edge where it covers no label placed before it, else where it covers least.
+ * `width(edge)`: its label's width in px (0: no labels, the compact view).
+ */
+function spreadLabels(edges, width) {
+  const placed = [];
+  for (const edge of edges) {
+    const { at, t } = edge.label;
+    delete edge.label;
+    const w = width(edge);
+    let best = null;
+    for (const shift of w ? LABEL_SHIFTS : [0]) {
+      const [x, y] = at(Math.min(0.9, Math.max(0.1, t + shift)));
+      const box = { x0: x - w / 2, x1: x + w / 2, y0: y - 10, y1: y + 10 };
+      const covered = placed.reduce((sum, o) => sum + Math.max(0, Math.min(box.x1, o.x1) - Math.max(box.x0, o.x0)) * Math.max(0, Math.min(box.y1, o.y1) - Math.max(box.y0, o.y0)), 0);
+      if (best === null || covered < best.covered) best = { x, y, box, covered };
+      if (covered === 0) break;
+    }
+    edge.lx = best.x;
+    edge.ly = best.y;
+    if (w) placed.push(best.box);
+  }
+}
 
 /** The across-flow position at t of a cubic from v0 to v1 with control points c0, c1. */
 function cubic(c0, c1, v0, v1, t) {
@@ -150,7 +181,7 @@ export function placeGraph(model, { direction = "LR", compact = false, bands = 1
     points.push([parent.u - before, parent.v + spread]);
 
     let d = `M${fmt(...points[0])}`;
-    let label = null;
+    let label = null; // (t) => [x, y] along the last piece of the edge, and where along it the label sits
     for (let i = 0; i + 1 < points.length; i += 2) {
       const [u0, v0] = points[i];
       const [u1, v1] = points[i + 1];
@@ -167,11 +198,16 @@ export function placeGraph(model, { direction = "LR", compact = false, bands = 1
         // labels stay apart in either direction.
         const t = copies > 1 ? 0.5 + (copy - (copies - 1) / 2) * LABEL_STAGGER : 0.5;
         const mid = (u0 + u1) / 2;
-        label = toXY(cubic(mid, mid, u0, u1, t), cubic(v0 + b, v1 + b, v0, v1, t));
+        label = { at: (s) => toXY(cubic(mid, mid, u0, u1, s), cubic(v0 + b, v1 + b, v0, v1, s)), t };
       }
       if (!last) d += `L${fmt(...points[i + 2])}`; // straight through the dummy's column
     }
-    return { key: `${e.parent}:${e.slot}`, parent: e.parent, slot: e.slot, child: e.child, d, lx: label[0], ly: label[1] };
+    return { key: `${e.parent}:${e.slot}`, parent: e.parent, slot: e.slot, child: e.child, d, label };
+  });
+  spreadLabels(edges, (e) => {
+    if (compact) return 0;
+    const local = model.nodes[e.parent]?.local_grads?.[e.slot]; // a folded box's edge has none: its count's room
+    return (local === undefined || local === null ? 3 : formatNumber(local).length) * LABEL_CHAR + 14;
   });
 
   const [width, height] = lr ? [totalU, totalV] : [totalV, totalU];

@@ -13,7 +13,14 @@ SOFTMAX = (
     "s = e1 + e2 + e3\np1 = e1 / s\nL = -log(p1)"
 )
 REUSE = "a = 1\nb = a + a\nc = b + b"  # two updates to the same child at one step: both must read
-PROGRAMS = {"chapter2": (CHAPTER_2, 4), "softmax": (SOFTMAX, None), "neuron": (NEURON, None), "reuse": (REUSE, 3)}
+CROSSING = "a = 2\nb = 3\ns = a + b\np = a * b\nL = s + p"  # a → p crosses b → s: their middles meet
+PROGRAMS = {
+    "chapter2": (CHAPTER_2, 4),
+    "softmax": (SOFTMAX, None),
+    "neuron": (NEURON, None),
+    "reuse": (REUSE, 3),
+    "crossing": (CROSSING, 5),
+}
 
 # Everything measured in one evaluate per step: the current node's text, the panel, every box.
 MEASURE = """() => {
