@@ -23,6 +23,22 @@ export function addPresenter(app, anchor, camera) {
   anchor.after(button, sizeBox);
 
   let normalSize = camera.textSize;
+  // What the presenter's screen covers (the header, Teach live, the footer): inert meanwhile, so that Tab
+  // does not move the focus behind it. Only what was not inert already is given back.
+  let covered = [];
+  const cover = (on) => {
+    if (!on) {
+      for (const element of covered) element.inert = false;
+      covered = [];
+      return;
+    }
+    for (let node = app; node.parentElement; node = node.parentElement) {
+      for (const sibling of node.parentElement.children) {
+        if (sibling !== node && !sibling.inert && sibling.tagName !== "SCRIPT") covered.push(sibling);
+      }
+    }
+    for (const element of covered) element.inert = true;
+  };
   const apply = () => {
     const px = Number(size.value);
     app.style.setProperty("--vg-presenter-scale", String(px / DEFAULT_SIZE * 1.25));
@@ -34,6 +50,7 @@ export function addPresenter(app, anchor, camera) {
     app.classList.toggle("vg-presenter", on);
     button.setAttribute("aria-pressed", String(on));
     button.textContent = on ? "Leave presenter" : "Presenter";
+    cover(on);
     if (on) {
       normalSize = camera.textSize;
       apply();

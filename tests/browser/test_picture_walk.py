@@ -322,3 +322,30 @@ def test_a_long_thin_big_graph_is_folded_to_use_the_panel(page):
     )
     # One row of 3,001 records was a hairline at Fit; in bands it takes the panel's shape.
     assert shape["folded"] > 8 * shape["unfolded"], shape
+
+
+def test_presenter_mode_keeps_the_lesson_beside_the_graph_and_tab_out_of_what_it_covers(page):
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto("/?lesson=propagate")
+    page.wait_for_url(lambda url: "step=11" in url)
+    page.get_by_role("button", name="Presenter").click()
+    caption = page.locator('[data-lesson="caption"]')
+    expect(caption).to_be_visible()
+    expect(page.get_by_role("button", name="Next lesson")).to_be_visible()
+    expect(page.locator('[data-vg="program"]')).to_be_hidden()  # the rest of the editor's panel is not shown
+    lesson, graph = (page.locator(s).bounding_box() for s in ('[data-vg="lessons"]', '[data-vg="graph"]'))
+    assert lesson["x"] >= graph["x"] + graph["width"] and lesson["y"] + lesson["height"] <= 720, (lesson, graph)
+    # Tab goes round what the presenter's screen shows, never to the header or footer behind it
+    covered = []
+    for _ in range(40):
+        page.keyboard.press("Tab")
+        place = page.evaluate(
+            """() => { const e = document.activeElement, app = document.querySelector('.vg-app');
+                return [e.tagName, e.textContent.trim().slice(0, 20), e === document.body || app.contains(e)]; }"""
+        )
+        if not place[2]:
+            covered.append(place[:2])
+    assert covered == [], f"focus went behind the presenter's screen: {covered}"
+    page.keyboard.press("Escape")
+    expect(page.get_by_role("link", name="API")).not_to_have_attribute("inert", "")
+    expect(page.locator('[data-vg="program"]')).to_be_visible()
