@@ -239,7 +239,10 @@ class BackwardRequest(BackwardQuery):
     def _expression_or_graph(self):
         if (self.expression is None) == (self.graph is None):
             raise PydanticCustomError(
-                "expression_or_graph", "give either `expression` (a program) or `graph` (a graph), not both"
+                "expression_or_graph",
+                "give either `expression` (a program) or `graph` (a graph), not both"
+                if self.graph is not None
+                else "give `expression` (a program) or `graph` (a graph): neither was given a value",
             )
         if self.graph is not None and self.variables:
             raise PydanticCustomError("graph_variables", "variables are for programs; a graph's leaves hold their data")

@@ -796,3 +796,24 @@ async def test_a_100000_node_graph_is_answered_and_checked(make_client):
     body = json.dumps({"graph": {"nodes": nodes, "output": x}, "trace": False}).encode()
     check = (await client.post("/backward", content=body, headers=JSON)).json()["gradient_check"]
     assert check["status"] == "wrong" and 99_997 in check["wrong"]
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (
+            {"expression": "a = 1", "graph": chapter_2()},
+            "give either `expression` (a program) or `graph` (a graph), not both",
+        ),
+        ({"expression": None}, "give `expression` (a program) or `graph` (a graph): neither was given a value"),
+        (
+            {"expression": None, "graph": None},
+            "give `expression` (a program) or `graph` (a graph): neither was given a value",
+        ),
+    ],
+)
+async def test_a_body_with_both_or_neither_of_expression_and_graph_says_which(client, body, message):
+    response = await client.post("/backward", json=body)
+    assert response.status_code == 422
+    (problem,) = response.json()["detail"]
+    assert problem["msg"] == message and problem["loc"] == ["body"]
