@@ -96,10 +96,13 @@ def test_sum_list_and_growth_are_bounded_by_the_collection_length():
         "x = Value(1.0)\ny = []\nfor i in range(11):\n    y.append(i)",
         "x = Value(1.0)\ny = {}\nfor i in range(11):\n    y[i] = i",
         "x = Value(1.0)\ny = [1] * 6\ny += y",
+        "x = Value(1.0)\ny = ('a,' * 10).split(',')",
+        "x = Value(1.0)\ny = ('a\\n' * 11).splitlines()",
+        "x = Value(1.0)\ny = ('a b ' * 6).rsplit()",
     ):
         with pytest.raises(ProgramError, match="the limit is 10"):
             run_program(program, limits=limits)
-    run_program("x = Value(1.0)\ny = sum(range(10)) + len([0] * 10)", limits=limits)
+    run_program("x = Value(1.0)\ny = sum(range(10)) + len([0] * 10) + len(('a,' * 9).split(','))", limits=limits)
 
 
 def test_the_node_limit_bounds_the_graph_that_comes_back():

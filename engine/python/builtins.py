@@ -595,7 +595,7 @@ def _split(name):
             raise RunError(f"{name}() cannot split on an empty separator")
         parts = getattr(text, name)(separator, _int_argument(name, most))
         state.count(len(parts))
-        return parts
+        return _bounded_parts(state, name, parts)
 
     return run
 
@@ -641,6 +641,15 @@ def _splitlines(state, text, args, kwargs):
     _arity("splitlines", args, kwargs, 0, 1, ("keepends",))
     parts = text.splitlines(bool(args[0] if args else kwargs.get("keepends", False)))
     state.count(len(parts))
+    return _bounded_parts(state, "splitlines", parts)
+
+
+def _bounded_parts(state, name, parts):
+    """A string's parts (no more of them than its characters, which the text limit bounds), refused past the
+    collection length limit as every list is."""
+    limit = state.limits.max_collection_length
+    if len(parts) > limit:
+        raise RunError(f"{name}() would make a list of {len(parts):,} items; the limit is {limit:,}")
     return parts
 
 
