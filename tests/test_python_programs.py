@@ -844,3 +844,16 @@ def test_plain_numbers_follow_ieee_where_cpython_would_raise():
     assert run_program(program).python.printed == ["inf -inf nan nan nan", "inf 1.1805916207174113e+21"]
     big = "1" + "0" * 400  # a literal past the largest float, in arithmetic: Infinity with its sign
     assert run_program(f"x = Value(1.0)\nprint({big} + 1, -{big} - 1)").python.printed == ["inf -inf"]
+    # the literal itself is a float past 64 bits, as arithmetic makes a number: Value(it) is Infinity, not an error
+    hexadecimal = "0x" + "f" * 1000
+    program = (
+        f"x = Value({big})\nL = x * 2\nL.backward()\nimport math\nprint(x.data, {hexadecimal} + 1, math.log({big}))"
+    )
+    assert run_program(program).python.printed == ["inf inf inf"]
+    with pytest.raises(ProgramError) as refused:  # CPython's parser refuses it, with advice that names sys
+        run_program("x = Value(1.0)\ny = " + "9" * 4301)
+    assert (refused.value.line, refused.value.column) == (2, 5)
+    assert refused.value.message == (
+        "Python syntax error: a whole number written with more than 4,300 digits; write it as a power (10 ** 4300) "
+        "or a float"
+    )

@@ -19,7 +19,7 @@ class ExpressionCompiler:
         return getattr(self, "expr_" + type(node).__name__)(node)
 
     def expr_Constant(self, node):
-        value = node.value
+        value = B.whole_or_float(node.value)  # a whole number past 64 bits is a float, as arithmetic makes it
         return lambda frame: value
 
     def expr_Name(self, node):

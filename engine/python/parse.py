@@ -272,6 +272,9 @@ def parse_python(text: str, limits: Limits = Limits()) -> tuple[ast.Module, Sour
         message = (error.msg or "invalid syntax").replace("(<program>, line", "(line")
         if message.startswith("expected ':'"):
             message = "expected ':' at the end of the line (as in `for i in range(3):`)"
+        elif "int_max_str_digits" in message:  # CPython's advice names sys, which a program here has not
+            message = "a whole number written with more than 4,300 digits; write it as a power (10 ** 4300) or a float"
+            line, column = _long_literal(text) or (line, column)
         span = source.character_span(line, column if line <= len(source.lines) else 0)
         raise ProgramError(f"Python syntax error: {message}", span) from None
     except (MemoryError, RecursionError, ValueError):
@@ -283,6 +286,15 @@ def parse_python(text: str, limits: Limits = Limits()) -> tuple[ast.Module, Sour
         ) from None
     check_tree(tree, source, limits)
     return tree, source
+
+
+def _long_literal(text: str):
+    """(line, column) of the first run of more than 4,300 digits in the text, or None."""
+    found = re.search(r"\d{4301}", text)
+    if found is None:
+        return None
+    line = text.count("\n", 0, found.start()) + 1
+    return line, found.start() - (text.rfind("\n", 0, found.start()) + 1)
 
 
 def check_tree(tree: ast.Module, source: Source, limits: Limits) -> None:
