@@ -70,6 +70,8 @@ export function startValuegraph(root, { location = window.location, history = wi
   const note = el("graph-note");
   const caption = el("caption");
   const summary = el("graph-summary");
+  // Cut short on a narrow head ("4 nodes · 4 edges · o…"): the whole line is its tooltip.
+  new MutationObserver(() => (summary.title = summary.textContent)).observe(summary, { childList: true, characterData: true, subtree: true });
   const errorBox = el("error");
   const errorMessage = el("error-message");
   const errorGoto = el("error-goto");

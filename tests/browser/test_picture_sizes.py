@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from pagehelpers import next_frames, open_program, wait_for_graph, wait_for_scroll_to_settle, wait_until_still
+from playwright.sync_api import expect
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "docs"))
 import screenshots  # noqa: E402  (docs/screenshots.py, a script)
@@ -177,3 +178,5 @@ def test_a_small_laptop_shows_the_graph_and_the_player_on_the_first_screen(page,
     if size[0] >= 1000:  # beside the graph, so that typing shows the picture change
         assert box["editor"]["x"] + box["editor"]["width"] <= box["graph"]["x"], f"the editor is beside it: {box}"
         assert box["editor"]["y"] + box["editor"]["height"] <= size[1], f"and on the first screen too: {box}"
+    summary = page.locator('[data-vg="graph-summary"]')  # cut short on a narrow head: whole in its tooltip
+    expect(summary).to_have_attribute("title", "4 nodes · 4 edges · output L = 8")
