@@ -455,6 +455,8 @@ def dict_key(key):
     checked here by recursion in Python, whose limit ends a deeply nested one; CPython itself hashes a nested
     tuple by recursion in C, without a limit, and a tuple 200,000 levels deep crashed the process."""
     kind = type(key)
+    if kind is str or kind is int or kind is float:  # most keys: nothing to check
+        return key
     if kind is tuple:
         for part in key:
             dict_key(part)
