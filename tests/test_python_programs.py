@@ -850,6 +850,10 @@ def test_plain_numbers_follow_ieee_where_cpython_would_raise():
         f"x = Value({big})\nL = x * 2\nL.backward()\nimport math\nprint(x.data, {hexadecimal} + 1, math.log({big}))"
     )
     assert run_program(program).python.printed == ["inf inf inf"]
+    stored = (
+        f"class P:\n    def __init__(self):\n        self.x = {big}\nx = Value(-{big})\nprint(x.data, P().x == {big})"
+    )
+    assert run_program(stored).python.printed == ["-inf True"]  # negated, and kept by __init__ in one step
     with pytest.raises(ProgramError) as refused:  # CPython's parser refuses it, with advice that names sys
         run_program("x = Value(1.0)\ny = " + "9" * 4301)
     assert (refused.value.line, refused.value.column) == (2, 5)

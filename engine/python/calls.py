@@ -552,7 +552,7 @@ def field_filler(node, place):
         if type(value) is ast.Name and value.id in params[1:]:
             stores.append((target.attr, params.index(value.id) - 1, None))
         elif type(value) is ast.Constant:
-            stores.append((target.attr, None, value.value))
+            stores.append((target.attr, None, B.whole_or_float(value.value)))  # as expr_Constant reads it
         else:
             return None
     count = len(stores)

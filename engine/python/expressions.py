@@ -195,7 +195,7 @@ class ExpressionCompiler:
         if kind is ast.Not:
             return lambda frame: not operand(frame)
         if kind is ast.USub and type(node.operand) is ast.Constant and type(node.operand.value) in (int, float):
-            constant = -node.operand.value
+            constant = B.whole_or_float(-node.operand.value)  # as expr_Constant reads the literal
             return lambda frame: constant
         record = self.recorder(node)
         if kind is ast.UAdd:
