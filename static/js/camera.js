@@ -189,13 +189,17 @@ export function createCamera(renderer, { buttons = {}, textPx = MIN_TEXT_PX, fol
     const inside = view.k >= readable - 1e-6 && box.x0 - margin >= view.x0 && box.x1 + margin <= view.x1 && box.y0 - margin >= view.y0 && box.y1 + margin <= view.y1;
     if (inside && !force) return;
     const [cx, cy] = withinGraph((box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2, k, margin);
+    // At the graph's edge the view may already be where it stops (the node nearer the edge than `margin`)
+    const there = Math.abs(view.k - k) < 1e-3 && Math.hypot((view.x0 + view.x1) / 2 - cx, (view.y0 + view.y1) / 2 - cy) < 0.5;
+    if (there && !force) return;
     centreOn(cx, cy, k, duration);
   }
 
   /**
-   * The centre (cx, cy) of a view at scale k moved as far towards the graph as it goes while the view stays
-   * on the graph (its tags and `margin` around it): a node at the graph's edge is shown with as many of its
-   * neighbours as fit instead of empty space beyond it. The node stays in view: it lies inside the graph.
+   * The centre (cx, cy) of a view at scale k moved along the flow as far towards the graph as it goes while
+   * the view stays on the graph (its tags and `margin` around it): the output, at the flow's end, is shown
+   * with as many of its inputs as fit instead of empty space beyond it. The node stays in view (it lies inside
+   * the graph), and across the flow it stays centred, clear of the notes along the panel's foot.
    */
   function withinGraph(cx, cy, k, margin) {
     const extent = renderer.extent();
@@ -203,7 +207,7 @@ export function createCamera(renderer, { buttons = {}, textPx = MIN_TEXT_PX, fol
     const [vw, vh] = renderer.size();
     const pad = Math.max(extent.margin, margin);
     const clamp = (c, seen, length) => (length + 2 * pad <= seen ? length / 2 : Math.min(Math.max(c, seen / 2 - pad), length + pad - seen / 2));
-    return [clamp(cx, vw / k, extent.width), clamp(cy, vh / k, extent.height)];
+    return extent.direction === "BT" ? [cx, clamp(cy, vh / k, extent.height)] : [clamp(cx, vw / k, extent.width), cy];
   }
 
   /** Go to one node (the gradient check's first wrong one): the whole graph when it can all be

@@ -18,7 +18,7 @@
 //                                     code made, the gradient flow on the edges
 //   setView({x, y, k})                draw as seen from this pan and zoom
 //   size() → [width, height]          the element's size in CSS px
-//   extent() → {width, height, margin} | null    the drawn graph's size, and room for tags around it
+//   extent() → {width, height, margin, direction} | null    the drawn graph's size, room for tags around it, "LR" or "BT"
 //   nodeBounds(id) → {x0, y0, x1, y1} a node's record, op and tags, in graph coordinates
 //   textSize(), revealZoom()          a record's text size at zoom 1; the zoom that shows one node readably
 //   onNodeEnter/Leave/Click, onProgress, onResize    what it reports (createGraphView's options)
@@ -807,7 +807,7 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
 
   /** The drawn graph's size, and the room its badges and tags take outside the records. */
   function extent() {
-    return placement && { width: placement.width, height: placement.height, margin: FIT_MARGIN };
+    return placement && { width: placement.width, height: placement.height, margin: FIT_MARGIN, direction: placement.direction };
   }
 
   /** A node's record and op circle, with room for its tags, in graph coordinates. */

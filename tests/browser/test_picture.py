@@ -214,9 +214,10 @@ def test_following_a_node_at_the_graphs_edge_shows_its_neighbours_not_empty_spac
             const box = (label) => { const node = [...document.querySelectorAll('[data-node-id]')]
                 .find((n) => n.querySelector('.vg-label')?.textContent === label);
                 const r = node.getBoundingClientRect(); return [r.left, r.right]; };
-            return { panel: [panel.left, panel.right], L: box('L'), c: box('c') };
+            return { panel: [panel.left, panel.right], L: box('L'), c: box('c'), a: box('a') };
         }"""
     )
     panel, right_of_l, c = boxes["panel"], boxes["L"][1], boxes["c"]
+    assert boxes["a"][0] < panel[0], f"the graph does not fit whole here (else this tests nothing): {boxes}"
     assert panel[0] <= c[0] and c[1] <= panel[1], f"c is in view: {boxes}"
     assert panel[1] - right_of_l < 0.1 * (panel[1] - panel[0]), f"no empty tenth of the panel past L: {boxes}"
