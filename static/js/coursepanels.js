@@ -53,4 +53,8 @@ export function startCoursePanels(root, app) {
   }
   followUrl(true);
   window.addEventListener("popstate", () => followUrl(false));
+  // Another program than the lesson's (edited, an example picked): its caption goes with its link.
+  root.addEventListener("valuegraph:loaded", (event) => {
+    if (!event.detail.state.lesson) lessons.show(null);
+  });
 }

@@ -111,7 +111,7 @@ function stageText({ stage, step }) {
 }
 
 /**
- * `open(lesson)` shows the lesson's program at its step (given by the page). Builds a select,
+ * `open(lesson, how)` shows the lesson's program at its step (given by the page; how: "pick" or "link"). Builds a select,
  * Previous / Next buttons and the caption inside `container`. Returns {choose(lesson, how), show(lesson)}:
  * open a lesson as if picked in the menu, or show a lesson's caption (null: none) for a program already shown.
  */

@@ -32,7 +32,7 @@ export function addPresenter(app, anchor, camera) {
       covered = [];
       return;
     }
-    for (let node = app; node.parentElement; node = node.parentElement) {
+    for (let node = app; node !== doc.body && node.parentElement; node = node.parentElement) {
       for (const sibling of node.parentElement.children) {
         if (sibling !== node && !sibling.inert && sibling.tagName !== "SCRIPT") covered.push(sibling);
       }

@@ -171,8 +171,11 @@ def test_a_lesson_link_opens_the_lesson_with_its_caption_and_stays_a_lesson_link
 def test_another_program_drops_the_lesson_from_the_url(page):
     page.goto("/?lesson=sort")
     wait_for_query(page, lesson="sort", step="7")
+    expect(page.locator('[data-lesson="caption"]')).to_be_visible()
     page.locator('[data-vg="program"]').fill("a = 2\nL = a * a")
     wait_for_query(page, lesson=None, expression="a = 2\nL = a * a")
+    expect(page.locator('[data-lesson="caption"]')).to_be_hidden()  # the caption goes with the link
+    expect(page.get_by_label("Lesson", exact=True)).to_have_value("")
     # a lesson link beside a program that is not the lesson's shows no caption, and the page drops it
     page.goto(url_for("x = 3\ny = x * x", lesson="sort"))
     wait_for_graph(page, 2)
