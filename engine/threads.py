@@ -35,5 +35,5 @@ class Workers:
 
     def put(self, item) -> None:
         if self._failed is not None:
-            raise RuntimeError(f"no {self._name} thread could be started in this process ({self._failed})")
+            raise RuntimeError(f"{self._name}: no thread could be started in this process ({self._failed})")
         self._queue.put(item)

@@ -4,6 +4,7 @@ with a message instead of waiting for a thread that never runs."""
 
 import multiprocessing
 import os
+import queue
 import threading
 
 from engine.threads import Workers
@@ -11,24 +12,24 @@ from engine.threads import Workers
 RECURSION = "def f(n):\n    if n > 0:\n        return f(n - 1)\n    return 0\nf(1500)\nL = Value(1.0)\nL.backward()"
 
 
-def test_workers_serve_what_is_put_and_start_again_in_a_forked_process():
-    served = []
-    workers = Workers("valuegraph test", lambda items: served.append(items.get()), count=2)
+def _serve_then_fork(answer):
+    """In a forked process (so that the hook Workers registers ends with it): workers serve what is put, and
+    serve again in a process forked from this one."""
+    served = queue.SimpleQueue()
+    workers = Workers("valuegraph test", lambda items: served.put((os.getpid(), items.get())), count=2)
     workers.put("one")
     workers.put("two")
-    for thread in threading.enumerate():
-        if thread.name == "valuegraph test":
-            thread.join(10)
-    assert sorted(served) == ["one", "two"]
+    outcomes = [sorted(served.get(timeout=10)[1] for _ in range(2))]
+    child = os.fork()
+    if child == 0:  # the grandchild: its workers were started again by the hook
+        workers.put("three")
+        os._exit(0 if served.get(timeout=10) == (os.getpid(), "three") else 1)
+    outcomes.append(os.waitpid(child, 0)[1])
+    answer.send(outcomes)
 
-    def in_child(answer):
-        mine = []
-        child_workers = Workers("valuegraph child", lambda items: mine.append(items.get()))
-        child_workers.put(os.getpid())
-        next(t for t in threading.enumerate() if t.name == "valuegraph child").join(10)
-        answer.send(mine == [os.getpid()])
 
-    assert _in_a_forked_process(in_child) is True
+def test_workers_serve_what_is_put_and_start_again_in_a_forked_process():
+    assert _in_a_forked_process(_serve_then_fork) == [["one", "two"], 0]
 
 
 def _fail_forked_programs(answer):
@@ -73,8 +74,8 @@ def test_a_forked_process_that_cannot_start_its_threads_fails_the_calls_that_nee
     assert outcomes is not None, "the child answered instead of waiting for ever"
     recursion, gzip = outcomes
     assert recursion.startswith("3:16: the program calls too deeply to run here"), recursion
-    assert "no valuegraph thread starter thread could be started" in recursion, recursion
-    assert "no valuegraph gzip thread could be started" in gzip, gzip
+    assert "valuegraph thread starter: no thread could be started in this process" in recursion, recursion
+    assert "valuegraph gzip: no thread could be started in this process" in gzip, gzip
 
 
 def _in_a_forked_process(target):
