@@ -436,37 +436,31 @@ def builtin_hasattr(state, args, kwargs):
     return True
 
 
-def hashable(item):
-    """Refuse, as Python does, an item a set cannot hold."""
+def hashable(item, held_as="set"):
+    """`item`, refused as Python refuses what a set cannot hold (held_as="dict": a key a dict cannot hold), before
+    anything hashes it. A tuple's items are checked by recursion in Python, whose limit ends a deeply nested one;
+    CPython itself hashes a nested tuple by recursion in C, without a limit: 200,000 levels crashed the process."""
     kind = type(item)
-    if kind in (list, dict, ProgramSet):
-        raise RunError(f"a set cannot hold a {type_name(item)} (unhashable type)")
-    if kind is Instance and not item.cls.equal_by_identity:
-        raise RunError(
-            f"a set cannot hold a {item.cls.name}: its class defines __eq__, which makes it unhashable in Python"
-        )
+    if kind is str or kind is int or kind is float:  # most items: nothing to check
+        return item
     if kind is tuple:
         for part in item:
-            hashable(part)
+            hashable(part, held_as)
+    elif kind in (list, dict, ProgramSet):
+        raise RunError(
+            f"a set cannot hold a {type_name(item)} (unhashable type)"
+            if held_as == "set"
+            else f"a dict key must be a number, string, tuple or Value, not a {type_name(item)}"
+        )
+    elif kind is Instance and not item.cls.equal_by_identity:
+        where = "a set cannot hold" if held_as == "set" else "a dict key cannot be"
+        raise RunError(f"{where} a {item.cls.name}: its class defines __eq__, which makes it unhashable in Python")
+    return item
 
 
 def dict_key(key):
-    """`key`, refused as Python refuses a key a dict cannot hold, before the dict hashes it. A tuple's items are
-    checked here by recursion in Python, whose limit ends a deeply nested one; CPython itself hashes a nested
-    tuple by recursion in C, without a limit, and a tuple 200,000 levels deep crashed the process."""
-    kind = type(key)
-    if kind is str or kind is int or kind is float:  # most keys: nothing to check
-        return key
-    if kind is tuple:
-        for part in key:
-            dict_key(part)
-    elif kind in (list, dict, ProgramSet):
-        raise RunError(f"a dict key must be a number, string, tuple or Value, not a {type_name(key)}")
-    elif kind is Instance and not key.cls.equal_by_identity:
-        raise RunError(
-            f"a dict key cannot be a {key.cls.name}: its class defines __eq__, which makes it unhashable in Python"
-        )
-    return key
+    """`key`, refused as Python refuses a key a dict cannot hold (hashable's checks)."""
+    return hashable(key, "dict")
 
 
 def _to_set(state, args, kwargs):
@@ -1026,7 +1020,7 @@ def _list_insert(state, items, args, kwargs):
 def _list_index(state, items, args, kwargs):
     _arity("index", args, kwargs, 1, 1)
     for i, item in enumerate(items):
-        if item is args[0] or (state.same(item, args[0]) if state.own_equality else item == args[0]):
+        if state.same(item, args[0]):
             return i
     raise RunError("index(): the item is not in the list")
 
