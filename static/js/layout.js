@@ -32,7 +32,8 @@ const DUPLICATE_BOW = 48; // how far apart the curves of `a + a` bend
 const LABEL_STAGGER = 0.45; // and how far apart along them their labels sit (as a share of the edge)
 // Where along its edge a label may move, from where it sits, when it would cover another edge's label.
 const LABEL_SHIFTS = [0, -0.15, 0.15, -0.28, 0.28];
-const LABEL_CHAR = 7.8; // px: an edge label's character (render.js's pill: 20 px high, 14 px of padding)
+/** An edge label's pill: a character's width (until render.js measures it), the padding, a line's height. */
+export const PILL = { charWidth: 7.8, padding: 14, height: 20 };
 
 /**
  * Each edge's label point (lx, ly). Two edges that cross between the same columns (a → p over b → s) have
@@ -49,7 +50,7 @@ function spreadLabels(edges, width) {
     let best = null;
     for (const shift of w ? LABEL_SHIFTS : [0]) {
       const [x, y] = at(Math.min(0.9, Math.max(0.1, t + shift)));
-      const box = { x0: x - w / 2, x1: x + w / 2, y0: y - 10, y1: y + 10 };
+      const box = { x0: x - w / 2, x1: x + w / 2, y0: y - PILL.height / 2, y1: y + PILL.height / 2 };
       const covered = placed.reduce((sum, o) => sum + Math.max(0, Math.min(box.x1, o.x1) - Math.max(box.x0, o.x0)) * Math.max(0, Math.min(box.y1, o.y1) - Math.max(box.y0, o.y0)), 0);
       if (best === null || covered < best.covered) best = { x, y, box, covered };
       if (covered === 0) break;
@@ -207,7 +208,7 @@ export function placeGraph(model, { direction = "LR", compact = false, bands = 1
   spreadLabels(edges, (e) => {
     if (compact) return 0;
     const local = model.nodes[e.parent]?.local_grads?.[e.slot]; // a folded box's edge has none: its count's room
-    return (local === undefined || local === null ? 3 : formatNumber(local).length) * LABEL_CHAR + 14;
+    return (local === undefined || local === null ? 3 : formatNumber(local).length) * PILL.charWidth + PILL.padding;
   });
 
   const [width, height] = lr ? [totalU, totalV] : [totalV, totalU];

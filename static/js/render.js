@@ -26,7 +26,7 @@
 import d3 from "./d3.js";
 import { createCanvasPainter } from "./canvaspaint.js";
 import { placeCallouts } from "./labels.js";
-import { NUMBER, pathPointAt } from "./layout.js";
+import { NUMBER, PILL, pathPointAt } from "./layout.js";
 import { markStill, track } from "./motion.js";
 import { FLAG, gradOf } from "./timeline.js";
 import { formatExact, formatNumber, isNonFinite, nodeName, opText, shortened, checkNote } from "./format.js";
@@ -53,7 +53,6 @@ const CELL_PADDING = 8; // the room a number leaves in its cell, both sides toge
 const LABEL_CHARS = 4; // a name longer than this is drawn smaller in the record's label cell,
 const LONG_LABEL_CHARS = 8; // and cut to this many characters (whole in its tooltip)
 const FORCE = 255; // a flags value no frame has: forces a node to be redrawn
-const CHAR_WIDTH = 7.8; // an edge label's character, until it can be measured (a view not laid out)
 
 
 /** Whether a polyline [x0, y0, x1, y1, ...] has a segment that crosses or lies in the box. */
@@ -658,7 +657,7 @@ export function createGraphView(container, { onNodeEnter = () => {}, onNodeLeave
   function pillSize(text) {
     const split = text.indexOf(" += ");
     const lines = split < 0 ? [text] : [text.slice(0, split + 3), text.slice(split + 4)];
-    return { lines, width: Math.max(...lines.map((line) => line.length)) * (charWidth ?? CHAR_WIDTH) + 14, height: 20 * lines.length - 2 * (lines.length - 1) };
+    return { lines, width: Math.max(...lines.map((line) => line.length)) * (charWidth ?? PILL.charWidth) + PILL.padding, height: PILL.height * lines.length - 2 * (lines.length - 1) };
   }
 
   function buildObstacles() {
