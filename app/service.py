@@ -28,7 +28,7 @@ from engine import (
     trace,
 )
 from engine.check import RULES, Check, canonical_op, check, confirmed
-from engine.python.observe import LearnerWalk, grads_before, learner_walk
+from engine.python.observe import LearnerWalk, grads_before, learner_walk, not_number_message
 from engine.python.parse import Source
 from engine.syntax import WHOLE_PROGRAM
 
@@ -137,6 +137,8 @@ def _checked(
             assigns=None if own is None else own["assigns"],
             variant=request.variant,
         )
+    if own is not None and own["not_numbers"]:
+        checked = _not_numbers(checked, own, graph.values, steps.ids)
     for value, grad in graph.grads.items():
         value.grad = grad
     # Only the nudge test (check) needs to know; a large graph is posted without it.
@@ -144,6 +146,23 @@ def _checked(
         replayable or all(node.get("op") is not None or not node["children"] for node in posted.nodes)
     )
     return _finished(steps, graph.output, request, limits, program, checked, nudged, walked_by)
+
+
+def _not_numbers(checked: Check, own: dict, values, ids) -> Check:
+    """The check, "wrong" at the grads the program's backward left holding no number (which the answer shows as
+    0), whatever the numbers say: a grad of None or of a string is a mistake in the walk, not a 0 it passed on."""
+    reached = {ids[values[found.node]]: found for found in own["not_numbers"] if values[found.node] in ids}
+    if not reached:
+        return checked
+    first = max(reached)  # nearest the output: the first the walk reached
+    record = {
+        **checked.gradient_check,
+        "status": "wrong",
+        "wrong": sorted(set(checked.gradient_check["wrong"]) | set(reached)),
+        "first": first,
+        "message": not_number_message(own, reached[first]),
+    }
+    return Check(checked.expected_grad, record)
 
 
 def _grads_left(posted: schemas.Graph, own) -> dict:

@@ -677,3 +677,48 @@ async def test_a_walk_that_passes_a_grad_of_0_on_is_the_course_walk_too(client):
     assigning = CHAPTER_3.replace("ch.grad += lg * v.grad", "ch.grad = lg * v.grad")
     answer = (await post(client, "import math\n" + assigning + "a = Value(3.0)\nb = a * a\nb.backward()\n")).json()
     assert answer["gradient_check"]["status"] == "wrong"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "written, holds",
+    [("None", "None"), ("str(self.data * out.grad)", "a string"), ("[self.data * out.grad]", "a list")],
+)
+async def test_a_grad_the_backward_leaves_holding_no_number_is_named_not_called_0(client, written, holds):
+    """A learner's backward that sets a grad to None or to a string is a mistake in the walk: the check names the
+    node, what its grad holds and whose step wrote it, where before it said the node got 0 from its user."""
+    program = MICRO.replace("other.grad += self.data * out.grad", f"other.grad = {written}")
+    body = (await post(client, program + "a = Value(2.0)\nb = Value(3.0)\nL = a * b\nL.backward()\n")).json()
+    check, nodes = body["gradient_check"], by_label(body)
+    assert check["message"] == (
+        f"b.grad holds {holds} after your backward(), not a number (written in L's backward step). "
+        "A grad must be a number: check the line that sets it."
+    )
+    assert check["status"] == "wrong"
+    assert check["wrong"] == [nodes["b"]["id"]] and check["first"] == nodes["b"]["id"]
+
+
+@pytest.mark.anyio
+async def test_every_grad_left_holding_no_number_is_wrong_and_the_nearest_the_output_is_named(client):
+    program = MICRO.replace("self.grad += out.grad", "self.grad = 'x'").replace(
+        "other.grad += out.grad", "other.grad = None"
+    )
+    tail = "a = Value(2.0)\nb = Value(3.0)\nc = Value(4.0)\nd = a + b\nL = d * c\nL.backward()\n"
+    body = (await post(client, program + tail)).json()
+    check, nodes = body["gradient_check"], by_label(body)
+    assert check["message"].startswith(
+        "b.grad holds None after your backward(), not a number (written in d's backward step); "
+        "1 other grad holds none either."
+    )
+    assert check["wrong"] == sorted(nodes[name]["id"] for name in ("a", "b"))
+
+
+@pytest.mark.anyio
+async def test_a_grad_reset_to_none_before_the_walk_is_no_mistake(client):
+    """zero_grad setting None before backward() seeds the output is a reset, not the walk's mistake."""
+    program = MICRO.replace(
+        "self.grad += other.data * out.grad", "self.grad = (self.grad or 0) + other.data * out.grad"
+    ).replace("other.grad += self.data * out.grad", "other.grad = (other.grad or 0) + self.data * out.grad")
+    tail = "a = Value(2.0)\nb = Value(3.0)\nL = a * b\nfor v in (a, b, L):\n    v.grad = None\nL.backward()\n"
+    check = (await post(client, program + tail)).json()["gradient_check"]
+    assert check["status"] == "ok", check["message"]

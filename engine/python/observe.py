@@ -64,14 +64,15 @@ INPUT_KINDS = (tuple, list, ProgramSet)
 def observe(output, walk, limits):
     """The graph `output` reaches, as plain data: {"nodes": [...], "output": id, "walk": [...],
     "calls": [...], "held": [...], "assigns": bool | None, "inputs_are_sets": bool, "backward":
-    bool}. Nodes come in creation order (ids are the order objects were made); `backward` says
+    bool, "not_numbers": [...]}. Nodes come in creation order (ids are the order objects were made); `backward` says
     whether the program called the class's backward() (the argument `walk` is None when not).
     The observed walk is a LearnerWalk over the nodes' positions: each step's node (None for a
     write not yet known to be a node's step, or a call of an object outside the graph) and the
     grads it wrote; `calls` are the positions of the nodes whose `_backward` ran, in that order;
     `held`, per write of the walk, what the grad held before it (grads_before reads it);
     `assigns`, whether the walk set an input's grad with = (not the output's seed, nor a reset
-    to 0), None when it added into none either."""
+    to 0), None when it added into none either; `not_numbers`, the nodes whose grad the backward left
+    holding no number (NotANumber), children first."""
     names = node_fields(output)
     reached = {id(output): (output, names)}  # id -> (object, its fields' names)
     pending = [(output, names[1])]
@@ -157,7 +158,8 @@ def observe(output, walk, limits):
             }
         )
     position = {id(obj): i for i, (obj, _) in enumerate(objects)}
-    steps, calls, held, assigns = _steps(walk or [], position, shapes, output)
+    steps, calls, held, assigns, nulled = _steps(walk or [], position, shapes, output)
+    not_numbers = _not_numbers(objects, nulled) if walk is not None else []
     return {
         "nodes": nodes,
         "output": output.serial,
@@ -167,7 +169,46 @@ def observe(output, walk, limits):
         "assigns": assigns,
         "backward": walk is not None,
         "inputs_are_sets": inputs_are_sets,
+        "not_numbers": not_numbers,
     }
+
+
+class NotANumber(NamedTuple):
+    """A node whose grad the program's backward left holding something other than a number."""
+
+    node: int  # its position in the graph's nodes
+    holds: str  # what it holds, as a learner reads it: "None", "a str"
+    written_by: int | None  # the position of the node whose _backward step wrote it, when one did
+
+
+def _not_numbers(objects, nulled) -> list:
+    """The nodes whose grad holds no number after the backward: a value of another type, or None that the walk
+    wrote (nulled: id(object) -> the position of the node whose step wrote it, or None); a grad never
+    written, or None before the walk seeded the output (a reset), is no mistake of the walk's."""
+    found = []
+    for i, (obj, _) in enumerate(objects):
+        fields = obj.fields
+        if "grad" not in fields:
+            continue
+        grad = fields["grad"]
+        if grad is None:
+            if id(obj) in nulled:
+                found.append(NotANumber(i, "None", nulled[id(obj)]))
+        elif type(grad) not in NUMBERS:
+            found.append(NotANumber(i, f"a {type_name(grad)}", nulled.get(id(obj))))
+    return found
+
+
+def not_number_message(graph, first: NotANumber) -> str:
+    """What the check says of the grads a program's backward left holding no number (graph["not_numbers"]),
+    naming `first`, one of them."""
+    nodes, more = graph["nodes"], len(graph["not_numbers"]) - 1
+    step = "" if first.written_by is None else f" (written in {nodes[first.written_by]['label']}'s backward step)"
+    others = f"; {more:,} other grads hold none" if more > 1 else "; 1 other grad holds none either" if more else ""
+    return (
+        f"{nodes[first.node]['label']}.grad holds {first.holds} after your backward(), not a number{step}{others}. "
+        "A grad must be a number: check the line that sets it."
+    )
 
 
 class NodeProblem(B.RunError):
@@ -277,6 +318,7 @@ def _steps(walk, position, shapes, output):
     held = []  # per write, the number the grad held before it (not a number: 0; None: the write a reset)
     assigns = None  # True: an input's grad set with =; False: only += seen; None: no such write seen
     seeded = False  # the output's grad written with a number other than 0: a write of 0 after it is no reset
+    nulled = {}  # id(object) -> id of the node whose step wrote it no number (None: outside any step)
     for event in walk:
         kind = event[0]
         if kind == "pass":
@@ -320,6 +362,8 @@ def _steps(walk, position, shapes, output):
                 assigns = True
             elif added and assigns is None:
                 assigns = False
+            if not number and not reset:
+                nulled[at] = nodes[-1] if in_step and nodes else None
             writes = [(at, _float(grad) if number else None, None if reset else old if type(old) in NUMBERS else 0)]
         if in_step and nodes:  # written inside a _backward call: its step's
             counts[-1] += len(writes)
@@ -336,7 +380,8 @@ def _steps(walk, position, shapes, output):
         kept = [(node, count) for node, count in zip(nodes, counts) if node is not None or count]
         nodes, counts = [node for node, _ in kept], [count for _, count in kept]
     children = list(map(position.__getitem__, children))
-    return LearnerWalk(nodes, counts, children, grads), calls, held, assigns
+    nulled = {at: position.get(writer) for at, writer in nulled.items()}
+    return LearnerWalk(nodes, counts, children, grads), calls, held, assigns, nulled
 
 
 def grads_before(graph) -> dict:
