@@ -498,6 +498,17 @@ class BackwardResponse(TypedDict):
     run: int | None  # which of `runs` the graph and trace are from; null when there was none
     printed: list[str]  # the lines the program printed
     gradient_check: NotRequired[GradientCheck]  # only for posted graphs
+    grads_carried: NotRequired[
+        Annotated[
+            int,
+            Field(
+                description="Only for a Python program on valuegraph's Value that calls backward(): how many of the "
+                "graph's nodes held a grad other than 0 when the backward() call shown began (what earlier calls "
+                "left, as micrograd's grads add up until the program zeroes them). The graph's grads and trace are "
+                "that call's walk from 0; the program's own grads, as it prints them, are these plus what they held."
+            ),
+        ]
+    ]
     inputs_in_sets: NotRequired[
         Annotated[
             bool,

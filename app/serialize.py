@@ -191,6 +191,9 @@ def _sections(steps, measured, layout, include_trace, program, checked=None, lea
     response["runs"] = [{"line": line, "data": data} for line, data in program.runs] if program else []
     response["run"] = program.run if program else None
     response["printed"] = program.printed if program else []
+    carried = program.python.grads_carried if program is not None and program.python is not None else None
+    if carried is not None:
+        response["grads_carried"] = carried
     if checked is not None:
         response["gradient_check"] = checked.gradient_check
     if learner_walk is not None:

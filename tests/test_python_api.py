@@ -42,6 +42,19 @@ async def test_runs_run_and_printed(client):
     )
 
 
+async def test_grads_carried_counts_the_grads_earlier_backward_calls_left_in_the_graph_shown(client):
+    """micrograd's grads add up over backward() calls until the program zeroes them; the graph shown is the
+    chosen call's walk from 0, so the answer says how many of its nodes held a grad when that call began."""
+    again = "a = Value(2.0)\nb = Value(3.0)\nL = a * b + a\nL.backward()\nL.backward()\nprint(a.grad)\n"
+    last, first = [(await client.post("/backward", json={"expression": again, "run": run})).json() for run in (1, 0)]
+    assert last["printed"] == ["11.0"] and {n["label"]: n["grad"] for n in last["nodes"]}["a"] == 4.0
+    assert last["grads_carried"] == 4 and first["grads_carried"] == 0
+    zeroed = (await client.post("/backward", json={"expression": TRAINING})).json()  # w.grad = 0 before each
+    assert zeroed["grads_carried"] == 0
+    no_call = (await client.post("/backward", json={"expression": "a = Value(2.0)\nL = a * a\n"})).json()
+    assert "grads_carried" not in no_call
+
+
 async def test_the_seed_changes_the_draws_and_only_the_seed(client):
     a = (await client.post("/backward", json={"expression": TRAINING, "seed": 1})).json()
     b = (await client.post("/backward", json={"expression": TRAINING, "seed": 1})).json()

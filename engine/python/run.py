@@ -28,6 +28,8 @@ class PythonRun:
         self._output = output  # None for the program's own value class: `output` makes its Values when asked
         self.runs = state.runs  # [(line, data)] per backward() call
         self.run = state.snapshot[2] if state.snapshot else state.observed_run
+        # valuegraph's Value: how many of the shown graph's nodes held a grad other than 0 when the call began
+        self.grads_carried = state.snapshot[3] if state.snapshot else None
         # The program's own value class, observed (see observe.py), or None: its nodes with the
         # learner's grads, and the walk its backward() took; `output` is then that graph as Values.
         self.graph = state.observed
@@ -227,7 +229,7 @@ def _output(state: State, run):
     if state.observed is not None:
         return None
     if state.snapshot is not None:
-        order, data, _ = state.snapshot
+        order, data, _, _ = state.snapshot
         for node, value in zip(order, data):  # undo later updates such as p.data += -0.1 * p.grad
             node.data = value
         return order[-1]

@@ -53,7 +53,7 @@ class State(Calls):
         self.last_instance = None  # the last instance of a program's class a statement computed
         self.runs = []  # (line, output data) per backward() call
         self.wanted_run = wanted_run  # None: the last
-        self.snapshot = None  # (order, data) of the chosen backward() call
+        self.snapshot = None  # (order, data, index, grads carried) of the chosen backward() call
         self.chunks = []
         self.printed_characters = 0
         self.instances = 0  # instances of the program's classes made so far (their serials)
@@ -167,7 +167,8 @@ class State(Calls):
         index = len(self.runs)
         self.runs.append((line, value.data))
         if self.wanted_run is None or self.wanted_run == index:
-            self.snapshot = (order, [node.data for node in order], index)
+            carried = sum(node.grad != 0 for node in order)  # left by earlier calls: the walk shown starts from 0
+            self.snapshot = (order, [node.data for node in order], index, carried)
             self.observed = None  # the shown graph is this call's, not an earlier call's of the program's own class
         propagate(order)  # micrograd's backward(): gradients accumulate until the program zeroes them
         if self.progress is not None:

@@ -32,7 +32,7 @@ export function createLossCurve(root, { onPick = () => {} } = {}) {
     if (box.hidden) return;
     const shown = runs[current];
     const plural = runs.length === 1 ? "" : "s";
-    summary.textContent = `${grouped(runs.length)} backward() call${plural}; the graph is from call ${grouped(current + 1)} (line ${shown.line}), loss ${formatNumber(shown.data)}`;
+    summary.textContent = `${grouped(runs.length)} backward() call${plural}; the graph is from call ${grouped(current + 1)} (line ${shown.line}), loss ${formatNumber(shown.data)}` + carriedNote(response.grads_carried);
     // One point is no curve: the sentence says it all.
     for (const part of [chart, hint]) if (part) part.hidden = runs.length < 2;
     if (runs.length >= 2) curve.draw(runs, current);
@@ -52,6 +52,13 @@ export function createLossCurve(root, { onPick = () => {} } = {}) {
   }
 
   return { show, clear };
+}
+
+/** What the summary adds when the call shown began with grads left by earlier calls (the API's grads_carried). */
+function carriedNote(carried) {
+  if (!carried) return "";
+  const values = carried === 1 ? "1 of its values" : `${grouped(carried)} of its values`;
+  return `. Its walk starts every grad at 0, but ${values} held grads from before this call: the program's own grads (as it prints them) add this call's to those`;
 }
 
 /**

@@ -420,6 +420,19 @@ def test_a_progress_line_rewritten_with_a_carriage_return_shows_its_last_state(p
     expect(page.locator('[data-vg="printed"]')).to_have_text("step    3 | loss 2.0000\nDone")
 
 
+def test_the_loss_curve_says_when_the_call_shown_began_with_grads_earlier_calls_left(page):
+    # The picture is the call's walk from 0 (a's grad 4); the program printed 11, what two calls added up.
+    program = "a = Value(2.0)\nb = Value(3.0)\nL = a * b + a\nL.backward()\nL.backward()\nprint(a.grad)"
+    page.goto(url_for(program))
+    wait_for_graph(page)
+    summary = page.locator('[data-vg="runs-summary"]')
+    expect(summary).to_contain_text("the graph is from call 2")
+    expect(summary).to_contain_text("Its walk starts every grad at 0, but 4 of its values held grads from before")
+    page.locator(".vg-loss-point").first.click()
+    expect(summary).to_contain_text("the graph is from call 1")
+    expect(summary).not_to_contain_text("held grads from before")
+
+
 def test_the_loss_curve_opens_an_earlier_runs_walk(page):
     open_example(page, "py-mlp-training")
     points = page.locator(".vg-loss-point")
