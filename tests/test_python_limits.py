@@ -155,3 +155,30 @@ def test_items_built_at_once_count_as_statements():
     ):
         with pytest.raises(ProgramError, match="each item a statement builds at once counts as one"):
             run_program(program, limits=limits)
+
+
+@pytest.mark.parametrize(
+    "program, message",
+    [
+        ("d = {i: i for i in range(11)}", "a dict would hold more than 10 items; the limit is 10"),
+        ("d = {}\nfor i in range(11):\n    d[i] = i", "a dict would hold 11 items; the limit is 10"),
+        ("d = dict(zip(range(11), range(11)))", "dict() would hold more than 10 items; the limit is 10"),
+        ("d = dict({i: i for i in range(10)}, z=1)", "a dict would hold 11 items; the limit is 10"),
+    ],
+)
+def test_a_dict_past_the_collection_limit_is_called_a_dict(program, message):
+    with pytest.raises(ProgramError) as caught:
+        run_program("x = Value(1.0)\n" + program + "\n", limits=Limits(max_collection_length=10))
+    assert caught.value.message == message
+
+
+def test_dict_takes_a_mapping_or_pairs_and_keywords_as_cpython():
+    program = (
+        "x = Value(1.0)\nd = dict(zip('abc', range(3)), z=9)\n"
+        "print(d, dict(d) == d, dict(d) is d, dict([(1, 2), [3, 4]]), dict(), dict(a=1))\n"
+    )
+    assert run_program(program).printed == ["{'a': 0, 'b': 1, 'c': 2, 'z': 9} True False {1: 2, 3: 4} {} {'a': 1}"]
+    for pairs, said in (("[(1, 2, 3)]", "item 0 is a tuple of 3"), ("[(1, 2), 5]", "item 1 is of type int")):
+        with pytest.raises(ProgramError) as caught:
+            run_program(f"x = Value(1.0)\nd = dict({pairs})\n")
+        assert caught.value.message == f"dict() needs (key, value) pairs; {said}"

@@ -526,10 +526,24 @@ def _to_tuple(state, args, kwargs):
 
 
 def _to_dict(state, args, kwargs):
-    _arity("dict", args, kwargs, 0, 0, tuple(kwargs))
-    if len(kwargs) > state.limits.max_collection_length:
-        raise RunError("dict() has too many items")
-    return dict(kwargs)
+    """dict(), dict(mapping), dict(pairs) as in dict(zip(keys, values)), each with keyword items after."""
+    _arity("dict", args, kwargs, 0, 1, tuple(kwargs))
+    limit = state.limits.max_collection_length
+    made = {}
+    if args and type(args[0]) is dict:
+        made.update(args[0])
+        state.count(len(made))
+    elif args:
+        for i, pair in enumerate(collect(state, args[0], "dict()")):
+            if type(pair) not in (tuple, list) or len(pair) != 2:
+                sized = type(pair) in (tuple, list)
+                shown = f"a {type_name(pair)} of {len(pair)}" if sized else f"of type {type_name(pair)}"
+                raise RunError(f"dict() needs (key, value) pairs; item {i} is {shown}")
+            made[dict_key(pair[0])] = pair[1]
+    made.update(kwargs)
+    if len(made) > limit:
+        raise RunError(f"a dict would hold {len(made):,} items; the limit is {limit:,}")
+    return made
 
 
 def _to_str(state, args, kwargs):

@@ -425,7 +425,7 @@ class ExpressionCompiler:
 
         pairs = self.comprehension(node, element)
         limit = self.state.limits.max_collection_length
-        return self.guard(node, lambda frame: dict(_bounded_list(pairs(frame), limit)))
+        return self.guard(node, lambda frame: dict(_bounded_list(pairs(frame), limit, "a dict")))
 
     def expr_GeneratorExp(self, node):
         return self.guard(node, self.comprehension(node, lambda: self.expr(node.elt)))
@@ -457,10 +457,10 @@ def _comprehension_items(loops, element, state, place, inner, scope, level, item
                 yield from _comprehension_items(loops, element, state, place, inner, scope, level + 1, inner_items)
 
 
-def _bounded_list(items, limit):
+def _bounded_list(items, limit, what="a list"):
     out = list(itertools.islice(items, limit + 1))
     if len(out) > limit:
-        raise B.RunError(f"a list would hold more than {limit:,} items; the limit is {limit:,}")
+        raise B.RunError(f"{what} would hold more than {limit:,} items; the limit is {limit:,}")
     return out
 
 

@@ -62,10 +62,10 @@ def set_attribute(obj, name, value):
         raise B.RunError(f"cannot set attributes on {type_name(obj)}")
 
 
-def check_length(state, length):
+def check_length(state, length, what="a list"):
     limit = state.limits.max_collection_length
     if length > limit:
-        raise B.RunError(f"a list would hold {length:,} items; the limit is {limit:,}")
+        raise B.RunError(f"{what} would hold {length:,} items; the limit is {limit:,}")
 
 
 def get_item(state, obj, key):
@@ -100,7 +100,7 @@ def set_item(state, obj, key, value):
             raise B.RunError(f"index {key} is out of range for a list of {len(obj)}") from None
     elif kind is dict:
         if B.dict_key(key) not in obj:
-            check_length(state, len(obj) + 1)
+            check_length(state, len(obj) + 1, "a dict")
         obj[key] = value
     else:
         unchangeable = {tuple: ": tuples cannot change", str: ": strings cannot change; build a new one"}
