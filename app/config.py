@@ -3,7 +3,7 @@
 | variable                           | default   | what it bounds                                                      |
 |------------------------------------|-----------|---------------------------------------------------------------------|
 | VALUEGRAPH_MAX_BODY_BYTES          | 1000000   | bytes of one request body (larger: 413)                             |
-| VALUEGRAPH_MAX_GRAPH_BODY_BYTES    | 96000000  | bytes of a body with a `graph` (POST /backward), of POST /layout's  |
+| VALUEGRAPH_MAX_GRAPH_BODY_BYTES    | 20000000  | bytes of a body with a `graph` (POST /backward), of POST /layout's  |
 | VALUEGRAPH_MAX_SOURCE_LENGTH       | 100000    | characters of program text                                          |
 | VALUEGRAPH_MAX_DEPTH               | 200       | parentheses, calls and unary signs open at once (Python: nesting)   |
 | VALUEGRAPH_MAX_NODES               | 250000    | nodes in the graph the output reaches                               |
@@ -82,9 +82,9 @@ MAY_BE_ZERO = {"response_cache_bytes", "job_snapshot_every"}  # 0 turns either o
 @dataclass(frozen=True)
 class Settings:
     max_body_bytes: int = 1_000_000
-    max_graph_body_bytes: int = (
-        96_000_000  # ~380 bytes a node at the node limit: an answer's nodes, posted back, are ~260
-    )
+    # What the time budget can answer: a 100,000-node graph is some 16 MB. The framework parses a body on the
+    # event loop (about 1.3 s for 16 MB here), so a larger one would hold every other request and still end in 503.
+    max_graph_body_bytes: int = 20_000_000
     max_source_length: int = Limits.max_source_length
     max_depth: int = Limits.max_depth
     max_nodes: int = Limits.max_nodes

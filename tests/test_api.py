@@ -504,7 +504,7 @@ async def test_body_over_the_limit_is_413(make_client):
     assert response.json() == {
         "detail": {
             "message": "the request body is larger than the limit of 100 bytes (VALUEGRAPH_MAX_BODY_BYTES); a body "
-            "with a `graph` may have up to 96,000,000 (VALUEGRAPH_MAX_GRAPH_BODY_BYTES)"
+            "with a `graph` may have up to 20,000,000 (VALUEGRAPH_MAX_GRAPH_BODY_BYTES)"
         }
     }
 

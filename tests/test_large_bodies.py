@@ -16,7 +16,7 @@ from realservers import app_server, valuegraph_server
 
 LIMIT_MESSAGE = (  # on POST /backward, where a graph may be posted whole
     "the request body is larger than the limit of 1,000,000 bytes (VALUEGRAPH_MAX_BODY_BYTES); a body with a "
-    "`graph` may have up to 96,000,000 (VALUEGRAPH_MAX_GRAPH_BODY_BYTES)"
+    "`graph` may have up to 20,000,000 (VALUEGRAPH_MAX_GRAPH_BODY_BYTES)"
 )
 SIZES = {"1.2 MB": 1_200_000, "12 MB": 12_000_000, "120 MB": 120_000_000}
 BEFORE = {
