@@ -3,7 +3,7 @@
 // only through what startValuegraph returns (editor, run, controls, timeline).
 
 import { DEFAULT_EXAMPLE, EXAMPLES } from "./examples.js";
-import { createLessons, LESSONS, lessonStep } from "./lessons.js";
+import { createLessons, linkedLesson, lessonStep } from "./lessons.js";
 import { createNudgePanel } from "./nudge.js";
 import { readState } from "./state.js";
 import { createVariantsPanel } from "./variants.js";
@@ -45,11 +45,10 @@ export function startCoursePanels(root, app) {
   // shown (a link the page wrote, Back and Forward); beside another program it is dropped.
   function followUrl(opening) {
     const state = readState(window.location.search);
-    const lesson = LESSONS.find((l) => l.id === state.lesson) ?? null;
+    const lesson = linkedLesson(state, opening ? null : DEFAULT_EXAMPLE.program); // Back to a link without a program: the default's
     if (lesson && opening && state.expression === null) return lessons.choose(lesson, "link");
-    const shown = lesson && (state.expression ?? DEFAULT_EXAMPLE.program) === lesson.program ? lesson : null;
-    if (!shown) app.setLesson(null);
-    lessons.show(shown);
+    if (!lesson) app.setLesson(null);
+    lessons.show(lesson);
   }
   followUrl(true);
   window.addEventListener("popstate", () => followUrl(false));

@@ -99,6 +99,21 @@ export const LESSONS = [
   },
 ];
 
+/** The lesson with this id, or null. */
+export const lessonById = (id) => LESSONS.find((l) => l.id === id) ?? null;
+
+/**
+ * The lesson a link names (state.js's `lesson`, ?lesson=sort): the one rule of the page and the embed. A link
+ * that gives no program opens the lesson's; beside the lesson's own program (a link written while the lesson was
+ * shown) the lesson is still shown; beside another program it is null, as for an id no lesson has: its caption
+ * would describe a graph that is not on screen. `program`: what is shown for a link without one, where that
+ * link does not open the lesson (the page going Back to it).
+ */
+export function linkedLesson(state, program = null) {
+  const lesson = lessonById(state.lesson);
+  return lesson && (state.expression ?? program ?? lesson.program) === lesson.program ? lesson : null;
+}
+
 /** The global step of a lesson's {stage, step} in a timeline ("end": the stage's last step). */
 export function lessonStep(tl, { stage, step }) {
   const [first, last] = stageBounds(tl, stage);
