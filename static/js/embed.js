@@ -19,8 +19,10 @@
 import { fetchBackward, reviveNumbers } from "./api.js";
 import { startClassroom } from "./classroom.js";
 import { exportNotes, pngBlob, standaloneSvg } from "./export.js";
+import { lessonById, lessonStep, linkedLesson } from "./lessons.js";
 import { connectScorm } from "./scorm.js";
 import { startValuegraph } from "./main.js";
+import { readState } from "./state.js";
 import { stageBounds } from "./timeline.js";
 
 const PREFIX = "valuegraph:";
@@ -70,9 +72,18 @@ export function startEmbed(root, { parent = window.parent } = {}) {
     : fetchBackward;
   const state = { step: null, speed: Number(options.speed) || 1 };
   if (saved) Object.assign(state, { expression: saved.expression ?? "", variables: saved.variables ?? "" });
+  // A course lesson (?lesson=propagate), by the page's rule (lessons.js): a link that gives no program opens the
+  // lesson's, at the lesson's step unless `step` says otherwise; beside its own program only its caption shows.
+  const asked = saved ? null : readState(window.location.search);
+  const lesson = asked && linkedLesson(asked);
+  const opensLesson = lesson !== null && asked.expression === null;
+  if (opensLesson) Object.assign(state, { expression: lesson.program, variables: "" });
+  if (!saved) state.lesson = lesson?.id ?? null;
   // The self-contained file has no server to lay out collapsed scopes: it opens the views laid out
   // into it when it was made (fileLayouts), and with none it shows the graph expanded.
   app = startValuegraph(root, { history: null, backend, layout: saved ? fileLayouts(saved.views) : undefined, state, stage: options.stage, onStep });
+
+  if (!saved) showLesson(root, lesson, new URLSearchParams(window.location.search).get("lesson"));
 
   // A file made from TypeScript or JavaScript shows that code and plays the graph it made; nothing runs it.
   const savedLanguage = LANGUAGE_NAMES[saved?.language] ?? null;
@@ -89,6 +100,7 @@ export function startEmbed(root, { parent = window.parent } = {}) {
     }
     if (!app.timeline) return;
     if (options.step !== "") goTo(Number(options.step));
+    else if (opensLesson) goTo(lessonStep(app.timeline, lesson) - range()[0]);
     else goTo(0);
     if (options.autoplay === "true") app.controls.play();
   });
@@ -144,7 +156,7 @@ export function startEmbed(root, { parent = window.parent } = {}) {
       layout();
     });
   });
-  for (const part of root.querySelectorAll(":scope > section, .vg-table")) observer.observe(part);
+  for (const part of root.querySelectorAll(':scope > section, .vg-table, [data-vg="lesson"]')) observer.observe(part);
   app.ready.then(layout);
 
   // For scripts driving the page (the CLI's SVG and PNG export renders the standalone file).
@@ -158,6 +170,29 @@ export function startEmbed(root, { parent = window.parent } = {}) {
     },
   };
   return app;
+}
+
+/**
+ * The lesson's title and caption over the graph, while its program is on screen: as on the page, another program
+ * (edited, or sent by the parent) takes the lesson with it (main.js). `named`: the link's lesson= as written. An id
+ * no lesson has (a typo, a lesson renamed since) is said in a line, so that a teacher trying the link sees why
+ * no caption shows; the embed shows what it would without it.
+ */
+function showLesson(root, lesson, named) {
+  const box = root.querySelector('[data-vg="lesson"]');
+  if (lesson) {
+    root.querySelector('[data-vg="lesson-title"]').textContent = lesson.title;
+    root.querySelector('[data-vg="lesson-caption"]').textContent = lesson.caption;
+    box.hidden = false;
+    root.addEventListener("valuegraph:loaded", (event) => {
+      if (!event.detail.state.lesson) box.hidden = true;
+    });
+  }
+  if (named && !lessonById(named)) {
+    const notice = root.querySelector('[data-vg="lesson-unknown"]');
+    notice.textContent = `No lesson is called "${named.slice(0, 40)}": this link's lesson is left out.`;
+    notice.hidden = false;
+  }
 }
 
 // The graph keeps at least this much height beside the walk panel, or the walk panel is left out.
@@ -184,21 +219,35 @@ const SMALL_GRAPH = 140;
  * GRAPH_BESIDE_WALK, and the tables get their share. The content's height is what the embed needs with the graph at 300 px and the
  * tables whole, or the frame's height if that is more (a frame is never asked to shrink).
  * Where the tall layout leaves the graph under SMALL_GRAPH px, the short one is tried; where that does too,
- * the frame is small (data-fit="small"): the graph and a minimal player, the rest left out.
+ * a lesson's caption is left out (data-lesson-room="none") and both are tried again; where the graph still
+ * has too little, the frame is small (data-fit="small"): the graph and a minimal player, the rest left out.
  */
 export function fitFrame(root, tablesShown) {
   const layOut = fitControls(root, tablesShown);
   const graph = root.querySelector('[data-vg="graph"]');
+  const lesson = root.querySelector('[data-vg="lesson"]');
   const graphHeight = () => graph.getBoundingClientRect().height;
+  // The layout just made (its content's height: `height`), else the short one, if it leaves the graph
+  // SMALL_GRAPH px: the content's height, or null.
+  function fitted(height) {
+    if (graphHeight() >= SMALL_GRAPH) return height;
+    if (root.dataset.shape !== "tall") return null;
+    // The tall layout would leave only the graph: where the short one (the editor beside the graph) keeps
+    // the controls, the frame is short after all, or a frame a little taller than a short one shows less.
+    const short = layOut("short");
+    return graphHeight() >= SMALL_GRAPH ? short : null;
+  }
   return () => {
     delete root.dataset.fit;
+    delete root.dataset.lessonRoom;
     const height = layOut(); // what the controls asked for need: a parent that grows the frame gets them
-    if (graphHeight() >= SMALL_GRAPH) return height;
-    if (root.dataset.shape === "tall") {
-      // The tall layout would leave only the graph: where the short one (the editor beside the graph) keeps
-      // the controls, the frame is short after all, or a frame a little taller than a short one shows less.
-      const short = layOut("short");
-      if (graphHeight() >= SMALL_GRAPH) return short;
+    const asked = fitted(height);
+    if (asked !== null) return asked;
+    if (!lesson.hidden) {
+      // The lesson's caption goes first: a frame it alone would make small keeps the controls it asked for.
+      root.dataset.lessonRoom = "none";
+      const withoutLesson = fitted(layOut());
+      if (withoutLesson !== null) return withoutLesson;
     }
     root.dataset.fit = "small";
     layOut();
