@@ -26,8 +26,9 @@ const asText = (text) => text;
 
 /** Every field, in the order a URL lists them. read(text) gives the value or undefined (malformed: the default). */
 export const FIELDS = Object.freeze([
-  // The course lesson shown (lessons.js's id): its caption stays while its program is on screen.
-  { name: "lesson", url: "lesson", fallback: null, embed: false, read: (text) => (/^[a-z0-9-]+$/.test(text) ? text : undefined) },
+  // The course lesson shown (lessons.js's id): its caption stays while its program is on screen, on the page
+  // and in the embed, so the embed link carries it whenever the page's link does.
+  { name: "lesson", url: "lesson", fallback: null, read: (text) => (/^[a-z0-9-]+$/.test(text) ? text : undefined) },
   { name: "expression", url: "expression", fallback: null, program: true, room: true, read: asText },
   { name: "variables", url: "variables", fallback: "", program: true, room: true, read: asText }, // as typed: "x = 3, w = -0.5"
   { name: "step", url: "step", fallback: null, room: true, embed: false, read: wholeNumber(Number.MAX_SAFE_INTEGER) },

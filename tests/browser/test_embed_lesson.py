@@ -1,9 +1,10 @@
-"""A course lesson in the embed (/embed?lesson=propagate) by the page's rules."""
+"""A course lesson in the embed (/embed?lesson=propagate) by the page's rules, and the Share dialog's embed
+snippet carrying the lesson as the page's link does."""
 
-from urllib.parse import quote
+from urllib.parse import parse_qs, quote, urlparse
 
 import pytest
-from pagehelpers import served_elsewhere, step_of, wait_for_graph
+from pagehelpers import served_elsewhere, step_of, url_for, wait_for_graph
 from playwright.sync_api import expect
 from test_lessons import expected_step, lessons
 
@@ -121,3 +122,41 @@ def test_the_page_around_a_lesson_embed_drives_it_and_another_program_takes_the_
         page.evaluate("tell({type: 'valuegraph:program', expression: 'x = 5; y = x + x'})")
         frame.locator('[data-vg="graph"] svg[data-node-count="2"]').wait_for()
         expect(frame.locator(LESSON)).to_be_hidden()
+
+
+def shared(page):
+    """What the Share dialog writes: the embed's URL, the snippet, and the embed's and the page link's parameters."""
+    page.get_by_role("button", name="Share / embed").click()
+    snippet = page.locator('[data-vg="share-snippet"]')
+    embed = snippet.get_attribute("data-url")
+    link = page.locator('[data-vg="share-link"]').input_value()
+    text = snippet.input_value()
+    page.locator('[data-vg="share-close"]').click()
+    return embed, text, parse_qs(urlparse(embed).query), parse_qs(urlparse(link).query)
+
+
+def test_the_share_dialogs_embed_keeps_the_lesson_while_the_page_link_does(page, context, propagate):
+    page.goto("/?lesson=propagate")
+    page.wait_for_url(lambda url: parse_qs(urlparse(url).query).get("step") == [str(propagate["page_step"])])
+    wait_for_graph(page, 4)
+    embed, snippet, embed_query, link_query = shared(page)
+    assert link_query["lesson"] == embed_query["lesson"] == ["propagate"]
+    assert "lesson=propagate" in snippet
+    other = context.new_page()
+    other.goto(embed)  # the snippet's embed shows the lesson at the page's step
+    wait_for_graph(other, 4)
+    expect(other.locator('[data-vg="lesson-caption"]')).to_have_text(propagate["caption"])
+    assert step_of(other) == propagate["page_step"]
+    other.close()
+    # edited: the page's link drops the lesson, and so does the snippet
+    page.locator('[data-vg="program"]').fill("a = 2\nL = a * a")
+    page.wait_for_url(lambda url: "lesson" not in parse_qs(urlparse(url).query))
+    wait_for_graph(page, 2)
+    _, snippet, embed_query, link_query = shared(page)
+    assert "lesson" not in link_query and "lesson" not in embed_query and "lesson=" not in snippet
+    assert embed_query["expression"] == ["a = 2\nL = a * a"]
+    # a lesson link beside another program: the page leaves the lesson out, and so does the snippet
+    page.goto(url_for("x = 3\ny = x * x", lesson="sort"))
+    wait_for_graph(page, 2)
+    _, snippet, embed_query, link_query = shared(page)
+    assert "lesson" not in link_query and "lesson" not in embed_query and "lesson=" not in snippet

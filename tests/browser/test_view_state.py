@@ -184,7 +184,8 @@ def test_the_view_state_declares_each_field_once_and_speaks_the_servers_wire_for
     schemas.RoomState.model_validate(answer["room"])
     assert {name: answer["fromRoom"][name] for name in answer["room"]} == {name: full[name] for name in answer["room"]}
     assert answer["embed"] == (
-        "?expression=y+%3D+w+*+2&variables=w+%3D+3&dir=bt&speed=2&variant=assign&seed=5&run=2&step=4&controls=minimal"
+        "?lesson=sort&expression=y+%3D+w+*+2&variables=w+%3D+3&dir=bt&speed=2&variant=assign&seed=5&run=2&step=4"
+        "&controls=minimal"
     )
 
 
