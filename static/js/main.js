@@ -20,6 +20,7 @@ import { readGraph } from "./importgraph.js";
 import { createJobPanel } from "./jobpanel.js";
 import { FINISHED, expectedCalls, newJob, withEvent, withStatus } from "./jobs.js";
 import { LANGUAGES, runInSandbox } from "./sandbox.js";
+import { createStoryCard } from "./storycard.js";
 import { createGraphView } from "./render.js";
 import { createScopes } from "./scopeview.js";
 import { createTables } from "./table.js";
@@ -88,12 +89,7 @@ export function startValuegraph(root, { location = window.location, history = wi
       hovered = null;
       showStory();
     },
-    onNodeClick: (id) => {
-      pinned = pinned === id ? null : id;
-      graph.pin(pinned);
-      showStory();
-      changed();
-    },
+    onNodeClick: (id) => pin(pinned === id ? null : id),
     onProgress: (done, total) => {
       if (done < total) setNote(`Drawing ${grouped(done)} of ${grouped(total)} nodes…`);
       else setNote(compactNote());
@@ -102,6 +98,27 @@ export function startValuegraph(root, { location = window.location, history = wi
   });
   // The embed's frame is small: it opens on the whole graph, and Follow is one press away.
   const camera = createCamera(graph, { buttons: addViewButtons(el("fit")), follow: !root.matches("[data-valuegraph-embed]") });
+  const storyCard = createStoryCard(root, graphBox, {
+    onClose: () => pin(null),
+    nodesSeen: () => {
+      const view = camera.visible();
+      const at = (id) => {
+        const p = placement?.nodes[id];
+        return p ? { x: (p.cx - view.x0) * view.k, y: (p.cy - view.y0) * view.k } : null;
+      };
+      return { count: placement ? placement.nodes.length : 0, at };
+    },
+  });
+  // Escape closes the pinned node's story, as it closes a dialog; registered before presenter mode's
+  // Escape (which leaves that mode), which waits for a second press while a story is open.
+  root.ownerDocument.addEventListener("keydown", (event) => {
+    if (event.key !== "Escape" || pinned === null || event.defaultPrevented) return;
+    const target = event.target;
+    if (target?.matches?.("textarea, input, select, [contenteditable]")) return; // the editor's Escape is its own
+    if (target !== root.ownerDocument.body && !root.contains(target)) return;
+    event.preventDefault();
+    pin(null);
+  });
   let flowOn = false; // "Gradient flow"
   let flows = null; // edgeFlows(tl) while it is on
   // The page (not the embed, whose frame is its screen) has presenter mode.
@@ -772,8 +789,19 @@ export function startValuegraph(root, { location = window.location, history = wi
     else if (how !== "load" && how !== "history") writeUrl("replace", { later: true });
   }
 
+  /** Pin a node (its story stays shown, as a card over the graph), or unpin with null. */
+  function pin(id) {
+    pinned = id;
+    graph.pin(pinned);
+    showStory();
+    changed();
+  }
+
   function showStory() {
     const id = pinned ?? hovered;
+    // Only a click opens the card: pointing at nodes on the way to another should not flash cards over the graph.
+    const card = pinned !== null && tl !== null && pinned < tl.n;
+    storyCard.show(card, card ? [pinned, lastShown?.tl === tl ? lastShown.frame.focus : null] : []);
     const box = tl && scopes.showStory(el("story-title"), el("story-body"), () => frameAt(tl, controls.step)); // a collapsed scope pointed at
     if (!box) walk.showStory(tl, id !== null && tl && id < tl.n ? id : null, controls.step);
     codeLink.showNodes(pointedScope.length ? pointedScope : tl ? [hovered ?? pinned] : []);

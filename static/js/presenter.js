@@ -74,7 +74,8 @@ export function addPresenter(app, anchor, camera) {
     if (!doc.fullscreenElement) set(false); // Esc left fullscreen: leave presenter mode too
   });
   doc.addEventListener("keydown", (event) => {
-    if (event.key === "Escape" && app.classList.contains("vg-presenter")) set(false);
+    // Not when the Escape closed something first (a node's story card: main.js).
+    if (event.key === "Escape" && !event.defaultPrevented && app.classList.contains("vg-presenter")) set(false);
   });
   return { set };
 }
