@@ -1,0 +1,106 @@
+"""A node clicked tells its story where the learner is looking: as a card over the graph, on a
+laptop's first screen, in presenter mode and in the embed; the card's close button and Escape unpin."""
+
+from urllib.parse import quote
+
+import pytest
+from pagehelpers import next_frames, node, open_program, wait_for_graph
+from playwright.sync_api import expect
+
+CHAPTER_2 = "a = 2; b = 3; c = a * b; L = c + a"
+STORY = '[data-vg="story"]'
+LAPTOPS = [(1280, 720), (1024, 768)]
+
+
+def inside(inner, outer, slack=0.5):
+    return (
+        inner["x"] >= outer["x"] - slack
+        and inner["y"] >= outer["y"] - slack
+        and inner["x"] + inner["width"] <= outer["x"] + outer["width"] + slack
+        and inner["y"] + inner["height"] <= outer["y"] + outer["height"] + slack
+    )
+
+
+def assert_card_tells(page, label, grad, width, height):
+    """The story of `label`, whose grad reads `grad`, is on screen over the graph."""
+    story = page.locator(STORY)
+    expect(story.get_by_role("button", name="Close the node's story")).to_be_visible()
+    next_frames(page)  # the card picks its corner in the next frame
+    box = story.bounding_box()
+    assert inside(box, {"x": 0, "y": 0, "width": width, "height": height}), f"the story is off screen: {box}"
+    assert inside(box, page.locator('[data-vg="graph"]').bounding_box()), "the story is over the graph"
+    assert story.locator("h3").text_content().startswith(label)
+    assert f"grad = {grad}" in story.text_content()
+    assert page.get_by_role("region", name="A node's story").count() == 1, "one story, not a copy"
+    # Not hiding the node clicked: the node stays where a second click lands.
+    centre = node(page, label).bounding_box()
+    point = {"x": centre["x"] + centre["width"] / 2, "y": centre["y"] + centre["height"] / 2}
+    assert not inside({**point, "width": 0, "height": 0}, box), "the card hides the node clicked"
+
+
+def assert_card_closed(page, width, height):
+    story = page.locator(STORY)
+    expect(story.get_by_role("button", name="Close the node's story")).to_be_hidden()
+    graph = page.locator('[data-vg="graph"]').bounding_box()
+    box = story.bounding_box()
+    assert box is None or not inside(box, graph), "the story left the graph"
+
+
+@pytest.mark.parametrize(("width", "height"), LAPTOPS)
+def test_a_click_shows_the_story_over_the_graph_and_close_or_escape_unpins(page, width, height):
+    page.set_viewport_size({"width": width, "height": height})
+    open_program(page, CHAPTER_2, nodes=4)
+    page.get_by_role("button", name="End", exact=True).click()
+    node(page, "a").click()
+    assert_card_tells(page, "a", 4, width, height)
+    page.get_by_role("button", name="Close the node's story").click()
+    assert_card_closed(page, width, height)
+    node(page, "c").locator("[tabindex]").focus()
+    page.keyboard.press("Enter")  # the keyboard pins as a click does
+    assert_card_tells(page, "c", 1, width, height)
+    page.keyboard.press("Escape")
+    assert_card_closed(page, width, height)
+    expect(page.locator(STORY).locator("h3")).to_have_text("c = a * b")  # the focused node's story, at home
+
+
+def test_presenter_mode_shows_the_card_and_its_first_escape_closes_only_the_card(page):
+    width, height = 1280, 720
+    page.set_viewport_size({"width": width, "height": height})
+    open_program(page, CHAPTER_2, nodes=4)
+    page.get_by_role("button", name="End", exact=True).click()
+    page.get_by_role("button", name="Presenter").click()
+    node(page, "b").click()
+    assert_card_tells(page, "b", 2, width, height)
+    page.keyboard.press("Escape")
+    assert_card_closed(page, width, height)
+    assert page.get_by_role("button", name="Leave presenter").get_attribute("aria-pressed") == "true"
+    page.keyboard.press("Escape")
+    assert page.get_by_role("button", name="Presenter").get_attribute("aria-pressed") == "false"
+
+
+@pytest.mark.parametrize(("width", "height"), [*LAPTOPS, (390, 844)])
+def test_the_embed_shows_the_card_while_a_node_is_pinned(page, width, height):
+    page.set_viewport_size({"width": width, "height": height})
+    page.goto(f"/embed?expression={quote(CHAPTER_2)}")
+    wait_for_graph(page, 4)
+    page.keyboard.press("End")  # the walk's end: every grad filled in
+    expect(page.locator(STORY)).to_be_hidden()  # no room for it in the embed until a node is pinned
+    node(page, "a").click()
+    assert_card_tells(page, "a", 4, width, height)
+    page.get_by_role("button", name="Close the node's story").click()
+    expect(page.locator(STORY)).to_be_hidden()
+    node(page, "L").click()
+    assert_card_tells(page, "L", 1, width, height)
+    page.keyboard.press("Escape")
+    expect(page.locator(STORY)).to_be_hidden()
+
+
+def test_a_phone_shows_the_card_over_the_graph_at_its_width(page):
+    width, height = 390, 844
+    page.set_viewport_size({"width": width, "height": height})
+    open_program(page, CHAPTER_2, nodes=4)
+    page.keyboard.press("End")  # the walk's end, without scrolling to the player
+    node(page, "a").click()
+    assert_card_tells(page, "a", 4, width, height)
+    graph = page.locator('[data-vg="graph"]').bounding_box()
+    assert page.locator(STORY).bounding_box()["width"] >= graph["width"] - 20
