@@ -41,7 +41,7 @@ def wait_for_graph(page, nodes: int) -> None:
 
 def show_chapter_2(page) -> None:
     """Chapter 2's graph as c passes its gradient to a and b (a's second contribution), with the
-    update callouts and gradient flow on, and a's story beside the graph."""
+    update callouts and gradient flow on, and a's story over the graph (a click pins it)."""
     page.set_viewport_size({"width": 1400, "height": 900})
     page.goto(f"/?expression={quote(CHAPTER_2)}&step=11")
     wait_for_graph(page, 4)
