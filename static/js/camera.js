@@ -32,6 +32,8 @@ const reducedMotion = () => window.matchMedia?.("(prefers-reduced-motion: reduce
  * Move graph toggles (addViewButtons); `onUserView()` hears every pan or zoom the learner makes
  * with the mouse, wheel or touch (not the ones the page makes).
  */
+const NOT_COVERED = Object.freeze({ top: 0, right: 0, bottom: 0, left: 0 });
+
 export function createCamera(renderer, { buttons = {}, textPx = MIN_TEXT_PX, follow = true, onUserView = () => {} } = {}) {
   const button = buttons.follow;
   let following = follow;
@@ -40,7 +42,17 @@ export function createCamera(renderer, { buttons = {}, textPx = MIN_TEXT_PX, fol
   // An area shown in place of the walk's step (a folded graph's boxes as it opens, a box just opened):
   // kept through a resize or presenter's text size until the walk moves on (release) or the learner moves the view.
   let heldArea = null;
+  // The panel's edges a card covers (a pinned node's story: storycard.js), in px: the view fits and follows
+  // within the rest, so the card hides none of what the camera shows.
+  let covered = NOT_COVERED;
   const element = d3.select(renderer.element);
+
+  /** The part of the panel the camera shows the graph in: all of it but what a card covers. */
+  function room() {
+    const [vw, vh] = renderer.size();
+    const { top, right, bottom, left } = covered;
+    return { x: left, y: top, width: vw - left - right, height: vh - top - bottom };
+  }
 
   // ---- pan and zoom ----
   // One finger on a touch screen scrolls the page (touch-action: pan-y); two fingers, or one
@@ -74,12 +86,12 @@ export function createCamera(renderer, { buttons = {}, textPx = MIN_TEXT_PX, fol
   function fitted() {
     const extent = renderer.extent();
     if (!extent) return null;
-    const [vw, vh] = renderer.size();
+    const { x, y, width: vw, height: vh } = room();
     const { padding, margin } = fitRoom(vw, extent.margin);
     const w = extent.width + 2 * margin;
     const h = extent.height + 2 * margin;
     const k = Math.max(MIN_SCALE, Math.min(MAX_FIT_SCALE, (vw - 2 * padding) / w, (vh - 2 * padding) / h));
-    return { k, target: d3.zoomIdentity.translate((vw - w * k) / 2 + margin * k, (vh - h * k) / 2 + margin * k).scale(k) };
+    return { k, target: d3.zoomIdentity.translate(x + (vw - w * k) / 2 + margin * k, y + (vh - h * k) / 2 + margin * k).scale(k) };
   }
 
   /** Zoom and pan so the whole graph fits. */
@@ -94,17 +106,18 @@ export function createCamera(renderer, { buttons = {}, textPx = MIN_TEXT_PX, fol
     track(renderer.element, element.transition().duration(ZOOM_MS).call(zoom.scaleBy, factor));
   }
 
-  /** The visible part of the graph, in graph coordinates, and the scale. */
-  function visible() {
-    const [vw, vh] = renderer.size();
+  /** The visible part of the graph (of the panel, or `area`: room()'s), in graph coordinates, and the scale. */
+  function visible(area = null) {
+    const [pw, ph] = renderer.size();
+    const { x, y, width: vw, height: vh } = area ?? { x: 0, y: 0, width: pw, height: ph };
     const t = d3.zoomTransform(renderer.element);
-    return { k: t.k, x0: -t.x / t.k, y0: -t.y / t.k, x1: (vw - t.x) / t.k, y1: (vh - t.y) / t.k, width: vw, height: vh };
+    return { k: t.k, x0: (x - t.x) / t.k, y0: (y - t.y) / t.k, x1: (x + vw - t.x) / t.k, y1: (y + vh - t.y) / t.k, width: vw, height: vh };
   }
 
-  /** Centre the graph point (cx, cy) at scale k, over `duration` ms. */
+  /** Centre the graph point (cx, cy) at scale k in the room the camera has, over `duration` ms. */
   function centreOn(cx, cy, k, duration) {
-    const [vw, vh] = renderer.size();
-    moveTo(d3.zoomIdentity.translate(vw / 2 - cx * k, vh / 2 - cy * k).scale(k), duration);
+    const { x, y, width: vw, height: vh } = room();
+    moveTo(d3.zoomIdentity.translate(x + vw / 2 - cx * k, y + vh / 2 - cy * k).scale(k), duration);
   }
 
   /** Centre a node, zoomed in enough to read it. */
@@ -170,7 +183,7 @@ export function createCamera(renderer, { buttons = {}, textPx = MIN_TEXT_PX, fol
     }
     const duration = reducedMotion() ? 0 : MOVE_MS;
     if (readsWhole()) { // show it all
-      const view = visible();
+      const view = visible(room());
       if (force || Math.abs(view.k - fitScale()) > 1e-3) fit(duration > 0);
       return;
     }
@@ -179,7 +192,7 @@ export function createCamera(renderer, { buttons = {}, textPx = MIN_TEXT_PX, fol
     if (ids.length === 0) return;
     const focusBox = renderer.nodeBounds(ids[0]);
     if (!focusBox) return;
-    const view = visible();
+    const view = visible(room());
     // A little above the minimum (and no more than 1.6× it, if the view was closer).
     const k = Math.max(readable * ZOOM_MARGIN, Math.min(view.k, readable * 1.6));
     const margin = MARGIN / k;
@@ -204,7 +217,7 @@ export function createCamera(renderer, { buttons = {}, textPx = MIN_TEXT_PX, fol
   function withinGraph(cx, cy, k, margin) {
     const extent = renderer.extent();
     if (!extent) return [cx, cy];
-    const [vw, vh] = renderer.size();
+    const { width: vw, height: vh } = room();
     const pad = Math.max(extent.margin, margin);
     const clamp = (c, seen, length) => (length + 2 * pad <= seen ? length / 2 : Math.min(Math.max(c, seen / 2 - pad), length + pad - seen / 2));
     return extent.direction === "BT" ? [cx, clamp(cy, vh / k, extent.height)] : [clamp(cx, vw / k, extent.width), cy];
@@ -234,7 +247,7 @@ export function createCamera(renderer, { buttons = {}, textPx = MIN_TEXT_PX, fol
   function showArea(box, { animate = true } = {}) {
     if (!box) return;
     if (following) hold(box);
-    const [vw, vh] = renderer.size();
+    const { width: vw, height: vh } = room();
     const { padding } = fitRoom(vw, 0);
     const whole = Math.min(MAX_FIT_SCALE, (vw - 2 * padding) / (box.x1 - box.x0), (vh - 2 * padding) / (box.y1 - box.y0));
     const readable = readableScale();
@@ -280,6 +293,14 @@ export function createCamera(renderer, { buttons = {}, textPx = MIN_TEXT_PX, fol
     },
     get textSize() {
       return minText;
+    },
+    /** A card covers the panel's edges by these px ({top, right, bottom, left}; null: none): show the graph beside it. */
+    cover(edges) {
+      const next = { ...NOT_COVERED, ...edges };
+      if (Object.keys(next).every((edge) => next[edge] === covered[edge])) return;
+      covered = next;
+      if (frame) show(frame, { force: true });
+      else if (following) fit();
     },
     /** The panel changed size: keep showing what was shown (the whole graph, or the step). */
     refresh() {

@@ -13,13 +13,17 @@ const MARGIN = 8; // px between the card and the graph box's edge (as in the CSS
 // What a corner costs: each node it hides, more for the node clicked and the walk's current node,
 // and as much as hiding the node clicked for a card off the screen (a phone scrolled to the graph's foot).
 const COST = { node: 1, followed: 100, pinned: 1000, offScreen: 1000 };
+// The camera shows the graph beside the card (or above or below it, where the card spans the width, as on a
+// phone) when that leaves it at least this share of the graph's box; else the card stays over the graph.
+const MIN_ROOM = 0.4;
 
 /**
  * `graphBox` is the graph's box (data-vg="graph"); `onClose()` unpins; `nodesSeen()` gives, for the
  * view on screen, {count, at(id)}: how many nodes there are and a node's centre in graph-box pixels
- * (null: not drawn), to choose a corner.
+ * (null: not drawn), to choose a corner; `onCover(edges)` says which edges of the box the card covers
+ * ({left: px} and so on; null: none), for the camera to show the graph beside it.
  */
-export function createStoryCard(root, graphBox, { onClose, nodesSeen }) {
+export function createStoryCard(root, graphBox, { onClose, nodesSeen, onCover }) {
   const story = root.querySelector('[data-vg="story"]');
   const doc = story.ownerDocument;
   const home = doc.createComment(" the story's place when no node is pinned ");
@@ -54,7 +58,10 @@ export function createStoryCard(root, graphBox, { onClose, nodesSeen }) {
       // Moving an element drops its focus: a keyboard user who closed the card goes back to the node.
       if (hadFocus && !on) graphBox.querySelector(`[data-node-id="${wasPinned}"] [tabindex]`)?.focus({ preventScroll: true });
     }
-    if (!on) return;
+    if (!on) {
+      if (moved) onCover(null);
+      return;
+    }
     // Placed once the step's changes are laid out (read in the next frame, as the walk panel reads
     // its lists): a new pin chooses afresh; a step only moves the card off a node it now hides.
     cancelAnimationFrame(frame);
@@ -78,16 +85,28 @@ export function createStoryCard(root, graphBox, { onClose, nodesSeen }) {
     const box = graphBox.getBoundingClientRect();
     const screen = doc.defaultView;
     const offScreen = (r) => box.top + r.y0 < 0 || box.top + r.y1 > screen.innerHeight || box.left + r.x0 < 0 || box.left + r.x1 > screen.innerWidth;
-    let best = CORNERS[0];
+    // The corner the card is in first: on a tie it stays, and the graph beside it does not jump across.
+    const corners = [story.dataset.corner, ...CORNERS.filter((corner) => corner !== story.dataset.corner)];
+    let best = corners[0];
     let bestCost = Infinity;
-    for (const corner of CORNERS) {
+    for (const corner of corners) {
       const r = rect(corner);
       let cost = offScreen(r) ? COST.offScreen : 0;
       for (let id = 0; id < nodes.count && cost < bestCost; id++) if (hides(r, nodes.at(id))) cost += costOf(id);
       if (cost < bestCost) [best, bestCost] = [corner, cost];
     }
     story.dataset.corner = best;
+    onCover(coverOf(best, width, height, room));
   }
 
   return { show };
+}
+
+/** The edges of the graph's box a card of this size in this corner takes from the graph (see MIN_ROOM). */
+function coverOf(corner, width, height, room) {
+  const across = width + 2 * MARGIN;
+  const down = height + 2 * MARGIN;
+  if (room.width - across >= room.width * MIN_ROOM) return { [corner.includes("left") ? "left" : "right"]: across };
+  if (room.height - down >= room.height * MIN_ROOM) return { [corner.includes("top") ? "top" : "bottom"]: down };
+  return null;
 }

@@ -4,7 +4,7 @@ laptop's first screen, in presenter mode and in the embed; the card's close butt
 from urllib.parse import quote
 
 import pytest
-from pagehelpers import next_frames, node, open_program, wait_for_graph
+from pagehelpers import next_frames, node, open_program, step_of, wait_for_graph, wait_until_still
 from playwright.sync_api import expect
 
 CHAPTER_2 = "a = 2; b = 3; c = a * b; L = c + a"
@@ -104,3 +104,34 @@ def test_a_phone_shows_the_card_over_the_graph_at_its_width(page):
     assert_card_tells(page, "a", 4, width, height)
     graph = page.locator('[data-vg="graph"]').bounding_box()
     assert page.locator(STORY).bounding_box()["width"] >= graph["width"] - 20
+
+
+def overlaps(a, b):
+    across = a["x"] < b["x"] + b["width"] and b["x"] < a["x"] + a["width"]
+    return across and a["y"] < b["y"] + b["height"] and b["y"] < a["y"] + a["height"]
+
+
+@pytest.mark.parametrize(("width", "height"), [*LAPTOPS, (1400, 900)])
+def test_the_camera_shows_the_walk_beside_the_card_and_the_whole_box_again_when_it_closes(page, width, height):
+    """While a node's card is open the view follows the walk in the rest of the graph's box: the step's node
+    is never under the card (at 1400x900, the README's picture, the card over a corner hid the output)."""
+    page.set_viewport_size({"width": width, "height": height})
+    open_program(page, CHAPTER_2, nodes=4)
+    page.get_by_role("button", name="End", exact=True).click()
+    wait_until_still(page)
+    view = page.locator('[data-vg="graph"] svg > g').first
+    before = view.get_attribute("transform")
+    node(page, "b").click()
+    assert_card_tells(page, "b", 2, width, height)
+    for _ in range(6):  # back through the propagation: each step's node in view beside the card
+        page.get_by_role("button", name="Step back").click()
+        wait_until_still(page)
+        card = page.locator(STORY).bounding_box()
+        focus = page.locator("[data-node-id].is-focus")
+        if focus.count():
+            assert not overlaps(focus.bounding_box(), card), f"the card hides the step's node at step {step_of(page)}"
+    page.get_by_role("button", name="End", exact=True).click()
+    page.keyboard.press("Escape")
+    assert_card_closed(page, width, height)
+    wait_until_still(page)
+    assert view.get_attribute("transform") == before, "the view fills its box again"
