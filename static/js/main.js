@@ -116,6 +116,7 @@ export function startValuegraph(root, { location = window.location, history = wi
     if (event.key !== "Escape" || pinned === null || event.defaultPrevented) return;
     const target = event.target;
     if (target?.matches?.("textarea, input, select, [contenteditable]")) return; // the editor's Escape is its own
+    if (target?.closest?.("dialog[open]")) return; // and an open dialog's (Share) closes it
     if (target !== root.ownerDocument.body && !root.contains(target)) return;
     event.preventDefault();
     pin(null);
@@ -707,10 +708,8 @@ export function startValuegraph(root, { location = window.location, history = wi
         button.className = "vg-link-button";
         button.textContent = `Show ${nodeName(model.nodes[w.node])}`;
         button.addEventListener("click", () => {
-          pinned = w.node;
           camera.reveal(w.node);
-          graph.pin(w.node);
-          showStory();
+          pin(w.node);
         });
         const text = document.createElement("span");
         text.textContent = `${w.message}. `;

@@ -39,6 +39,7 @@ export function createStoryCard(root, graphBox, { onClose, nodesSeen, onCover })
   let open = false;
   let seen = []; // the nodes the card must not hide: [the pinned one, the walk's current one]
   let frame = 0;
+  let afresh = false; // a corner is to be chosen anew in the next frame (a new pin), whatever else comes first
 
   /** Open the card (a node is pinned) or put the story back; `mustSee` are node ids. */
   function show(on, mustSee = []) {
@@ -64,11 +65,15 @@ export function createStoryCard(root, graphBox, { onClose, nodesSeen, onCover })
     }
     // Placed once the step's changes are laid out (read in the next frame, as the walk panel reads
     // its lists): a new pin chooses afresh; a step only moves the card off a node it now hides.
+    afresh ||= moved || !samePinned;
     cancelAnimationFrame(frame);
-    frame = requestAnimationFrame(() => place(moved || !samePinned));
+    frame = requestAnimationFrame(() => {
+      place(afresh);
+      afresh = false;
+    });
   }
 
-  function place(afresh) {
+  function place(anew) {
     const width = story.offsetWidth;
     const height = story.offsetHeight;
     const room = { width: graphBox.clientWidth, height: graphBox.clientHeight };
@@ -79,7 +84,7 @@ export function createStoryCard(root, graphBox, { onClose, nodesSeen, onCover })
     };
     const hides = (r, p) => p && p.x >= r.x0 && p.x <= r.x1 && p.y >= r.y0 && p.y <= r.y1;
     const nodes = nodesSeen();
-    if (!afresh && !seen.some((id) => hides(rect(story.dataset.corner), nodes.at(id)))) return;
+    if (!anew && !seen.some((id) => hides(rect(story.dataset.corner), nodes.at(id)))) return;
     const [pinned, followed] = seen;
     const costOf = (id) => (id === pinned ? COST.pinned : id === followed ? COST.followed : COST.node);
     const box = graphBox.getBoundingClientRect();

@@ -135,3 +135,16 @@ def test_the_camera_shows_the_walk_beside_the_card_and_the_whole_box_again_when_
     assert_card_closed(page, width, height)
     wait_until_still(page)
     assert view.get_attribute("transform") == before, "the view fills its box again"
+
+
+def test_escape_in_the_share_dialog_closes_the_dialog_and_leaves_the_card(page):
+    open_program(page, CHAPTER_2, nodes=4)
+    node(page, "a").click()
+    expect(page.locator(STORY).get_by_role("button", name="Close the node's story")).to_be_visible()
+    page.get_by_role("button", name="Share / embed").click()
+    dialog = page.get_by_role("dialog")
+    expect(dialog).to_be_visible()
+    dialog.get_by_role("button").first.focus()
+    page.keyboard.press("Escape")
+    expect(dialog).to_be_hidden()
+    expect(page.locator(STORY).get_by_role("button", name="Close the node's story")).to_be_visible()
