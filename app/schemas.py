@@ -503,9 +503,10 @@ class BackwardResponse(TypedDict):
             int,
             Field(
                 description="Only for a Python program on valuegraph's Value that calls backward(): how many of the "
-                "graph's nodes held a grad other than 0 when the backward() call shown began (what earlier calls "
-                "left, as micrograd's grads add up until the program zeroes them). The graph's grads and trace are "
-                "that call's walk from 0; the program's own grads, as it prints them, are these plus what they held."
+                "graph's nodes other than the output held a grad other than 0 when the backward() call shown began "
+                "(what earlier calls left: micrograd's grads add up until the program zeroes them). The graph's "
+                "grads and trace are that call's walk from 0; the program's walk added to those grads and passed "
+                "them on, so the grads it prints differ."
             ),
         ]
     ]

@@ -28,7 +28,8 @@ class PythonRun:
         self._output = output  # None for the program's own value class: `output` makes its Values when asked
         self.runs = state.runs  # [(line, data)] per backward() call
         self.run = state.snapshot[2] if state.snapshot else state.observed_run
-        # valuegraph's Value: how many of the shown graph's nodes held a grad other than 0 when the call began
+        # valuegraph's Value: how many of the shown graph's nodes (the output aside) held a grad other than 0 when
+        # the call began
         self.grads_carried = state.snapshot[3] if state.snapshot else None
         # The program's own value class, observed (see observe.py), or None: its nodes with the
         # learner's grads, and the walk its backward() took; `output` is then that graph as Values.

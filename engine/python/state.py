@@ -167,7 +167,9 @@ class State(Calls):
         index = len(self.runs)
         self.runs.append((line, value.data))
         if self.wanted_run is None or self.wanted_run == index:
-            carried = sum(node.grad != 0 for node in order)  # left by earlier calls: the walk shown starts from 0
+            grads = [node.grad for node in order]
+            grads.pop()  # the output's: the seed sets it, whatever it held
+            carried = len(grads) - grads.count(0)  # left by earlier calls (NaN too): the walk shown starts from 0
             self.snapshot = (order, [node.data for node in order], index, carried)
             self.observed = None  # the shown graph is this call's, not an earlier call's of the program's own class
         propagate(order)  # micrograd's backward(): gradients accumulate until the program zeroes them

@@ -58,7 +58,7 @@ export function createLossCurve(root, { onPick = () => {} } = {}) {
 function carriedNote(carried) {
   if (!carried) return "";
   const values = carried === 1 ? "1 of its values" : `${grouped(carried)} of its values`;
-  return `. Its walk starts every grad at 0, but ${values} held grads from before this call: the program's own grads (as it prints them) add this call's to those`;
+  return `. Its walk starts every grad at 0, but ${values} held grads from before this call, which the program's walk added to and passed on: the grads it prints differ`;
 }
 
 /**
