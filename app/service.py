@@ -138,7 +138,7 @@ def _checked(
             variant=request.variant,
         )
     if own is not None and own["not_numbers"]:
-        checked = _not_numbers(checked, own, graph.values, steps.ids)
+        checked = _grads_not_numbers(checked, own, graph.values, steps.ids)
     for value, grad in graph.grads.items():
         value.grad = grad
     # Only the nudge test (check) needs to know; a large graph is posted without it.
@@ -148,13 +148,13 @@ def _checked(
     return _finished(steps, graph.output, request, limits, program, checked, nudged, walked_by)
 
 
-def _not_numbers(checked: Check, own: dict, values, ids) -> Check:
+def _grads_not_numbers(checked: Check, own: dict, values, ids) -> Check:
     """The check, "wrong" at the grads the program's backward left holding no number (which the answer shows as
     0), whatever the numbers say: a grad of None or of a string is a mistake in the walk, not a 0 it passed on."""
     reached = {ids[values[found.node]]: found for found in own["not_numbers"] if values[found.node] in ids}
     if not reached:
         return checked
-    first = max(reached)  # nearest the output: the first the walk reached
+    first = max(reached)  # nearest the output (the answer's ids put children first)
     record = {
         **checked.gradient_check,
         "status": "wrong",

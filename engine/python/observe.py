@@ -195,7 +195,8 @@ def _not_numbers(objects, nulled) -> list:
             if id(obj) in nulled:
                 found.append(NotANumber(i, "None", nulled[id(obj)]))
         elif type(grad) not in NUMBERS:
-            found.append(NotANumber(i, f"a {type_name(grad)}", nulled.get(id(obj))))
+            name = type_name(grad)
+            found.append(NotANumber(i, f"{'an' if name[0] in 'aeiouAEIOU' else 'a'} {name}", nulled.get(id(obj))))
     return found
 
 
@@ -306,8 +307,10 @@ def _with_a_number(name, data, x):
 
 def _steps(walk, position, shapes, output):
     """The recorded walk as steps (LearnerWalk), the positions of the nodes whose `_backward`
-    ran, in the order they ran, per write what the grad held before it, and whether a write
-    other than the seed of `output` or a reset set an input's grad with =. Each `_backward`
+    ran, in the order they ran, per write what the grad held before it, whether a write
+    other than the seed of `output` or a reset set an input's grad with =, and the objects a
+    write left holding no number (id -> the position of the node whose step wrote it, None
+    outside any step). Each `_backward`
     call of a node is a step with the grads it wrote; so is a pass of the accumulation loop
     that the interpreter ran as one step (idioms.accumulate) over a node's own inputs and local
     gradients as the graph reads them (`shapes`, observe's).
