@@ -16,5 +16,15 @@ export function readGraph(text) {
     throw new Error('A graph is {"nodes": [...], "output": id}: the JSON your Value class wrote.');
   }
   const { nodes, output, walk, language } = graph;
-  return { nodes, output, ...(walk !== undefined ? { walk } : {}), ...(language !== undefined ? { language } : {}) };
+  return { nodes: nodes.map(posted), output, ...(walk !== undefined ? { walk } : {}), ...(language !== undefined ? { language } : {}) };
+}
+
+// What a whole answer's nodes carry that a posted graph's do not need (schemas.GraphNode accepts and ignores
+// them): their place in the program and the check's numbers, most of their bytes, which would bring a big
+// graph past the body limit for nothing. Any other field is sent as it is, for the server to name a typo.
+const ANSWER_ONLY = new Set(["span", "expr", "scope", "numeric_grad", "expected_grad"]);
+
+function posted(node) {
+  if (node === null || typeof node !== "object" || Array.isArray(node)) return node; // the server says what is wrong
+  return Object.fromEntries(Object.entries(node).filter(([field]) => !ANSWER_ONLY.has(field)));
 }
