@@ -148,3 +148,21 @@ def test_escape_in_the_share_dialog_closes_the_dialog_and_leaves_the_card(page):
     page.keyboard.press("Escape")
     expect(dialog).to_be_hidden()
     expect(page.locator(STORY).get_by_role("button", name="Close the node's story")).to_be_visible()
+
+
+def test_the_close_button_stays_at_hand_in_a_long_story_scrolled_down(page):
+    users = "\n".join(f"u{k} = a * {k + 2}" for k in range(12))
+    program = f"a = 2\n{users}\nL = " + " + ".join(f"u{k}" for k in range(12))
+    page.set_viewport_size({"width": 1024, "height": 768})
+    open_program(page, program, nodes=None)
+    page.get_by_role("button", name="End", exact=True).click()
+    node(page, "a").click()
+    story = page.locator(STORY)
+    close = story.get_by_role("button", name="Close the node's story")
+    expect(close).to_be_visible()
+    assert story.evaluate("(s) => s.scrollHeight > s.clientHeight + 50"), "the story is long enough to scroll"
+    story.evaluate("(s) => { s.scrollTop = s.scrollHeight; }")
+    next_frames(page)
+    assert inside(close.bounding_box(), story.bounding_box()), "the close button scrolled away"
+    close.click()
+    expect(close).to_be_hidden()
