@@ -64,15 +64,15 @@ INPUT_KINDS = (tuple, list, ProgramSet)
 def observe(output, walk, limits):
     """The graph `output` reaches, as plain data: {"nodes": [...], "output": id, "walk": [...],
     "calls": [...], "held": [...], "assigns": bool | None, "inputs_are_sets": bool, "backward":
-    bool, "not_numbers": [...]}. Nodes come in creation order (ids are the order objects were made); `backward` says
-    whether the program called the class's backward() (the argument `walk` is None when not).
+    bool, "not_numbers": [...]}. Nodes come in creation order (ids are the order objects were
+    made); `backward` says whether the program called the class's backward() (the argument `walk` is None when not).
     The observed walk is a LearnerWalk over the nodes' positions: each step's node (None for a
     write not yet known to be a node's step, or a call of an object outside the graph) and the
     grads it wrote; `calls` are the positions of the nodes whose `_backward` ran, in that order;
     `held`, per write of the walk, what the grad held before it (grads_before reads it);
     `assigns`, whether the walk set an input's grad with = (not the output's seed, nor a reset
     to 0), None when it added into none either; `not_numbers`, the nodes whose grad the backward left
-    holding no number (NotANumber), children first."""
+    holding no number (NotANumber), in creation order."""
     names = node_fields(output)
     reached = {id(output): (output, names)}  # id -> (object, its fields' names)
     pending = [(output, names[1])]
@@ -177,7 +177,7 @@ class NotANumber(NamedTuple):
     """A node whose grad the program's backward left holding something other than a number."""
 
     node: int  # its position in the graph's nodes
-    holds: str  # what it holds, as a learner reads it: "None", "a str"
+    holds: str  # what it holds, as a learner reads it: "None", "a string", "an Activation"
     written_by: int | None  # the position of the node whose _backward step wrote it, when one did
 
 
@@ -310,10 +310,9 @@ def _steps(walk, position, shapes, output):
     ran, in the order they ran, per write what the grad held before it, whether a write
     other than the seed of `output` or a reset set an input's grad with =, and the objects a
     write left holding no number (id -> the position of the node whose step wrote it, None
-    outside any step). Each `_backward`
-    call of a node is a step with the grads it wrote; so is a pass of the accumulation loop
-    that the interpreter ran as one step (idioms.accumulate) over a node's own inputs and local
-    gradients as the graph reads them (`shapes`, observe's).
+    outside any step). Each `_backward` call of a node is a step with the grads it wrote; so
+    is a pass of the accumulation loop that the interpreter ran as one step (idioms.accumulate)
+    over a node's own inputs and local gradients as the graph reads them (`shapes`, observe's).
     Any other grad written outside a `_backward` call (the seed, a loop written otherwise) is a
     step of its own, with node None. Writes to objects outside the graph (position: id(object) ->
     its position in the graph's nodes) are left out, and so is a call that wrote none of its grads."""
