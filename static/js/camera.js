@@ -45,6 +45,7 @@ export function createCamera(renderer, { buttons = {}, textPx = MIN_TEXT_PX, fol
   // The panel's edges a card covers (a pinned node's story: storycard.js), in px: the view fits and follows
   // within the rest, so the card hides none of what the camera shows.
   let covered = NOT_COVERED;
+  let kept = null; // the node the card tells of: kept in view with the step's nodes while the card is open
   const element = d3.select(renderer.element);
 
   /** The part of the panel the camera shows the graph in: all of it but what a card covers. */
@@ -162,19 +163,21 @@ export function createCamera(renderer, { buttons = {}, textPx = MIN_TEXT_PX, fol
   /** Whether the whole graph reads when fitted (then following the walk keeps it all in view). */
   const readsWhole = () => fitScale() >= readableScale();
 
-  /** Which nodes a step is about: the current node and the inputs it is updating or exploring. */
+  /** Which nodes a step is about: the current node and the inputs it is updating or exploring (and the node a
+   * card tells of). */
   function targets(f) {
     const current = f?.focus ?? f?.step?.node; // the first step has no focus yet: the output
     if (current === null || current === undefined) return [];
-    return [current, ...f.edges.map((e) => e.child)];
+    return [current, ...f.edges.map((e) => e.child), ...(kept === null ? [] : [kept])];
   }
 
   function union(boxes) {
     return boxes.reduce((a, b) => ({ x0: Math.min(a.x0, b.x0), y0: Math.min(a.y0, b.y0), x1: Math.max(a.x1, b.x1), y1: Math.max(a.y1, b.y1) }));
   }
 
-  /** Move so the frame's nodes are in view and readable; `force` moves even if they already are. */
-  function show(f, { force = false } = {}) {
+  /** Move so the frame's nodes are in view and readable; `force` moves even if they already are; `toKept`: the
+   * node a card was just opened for comes before the step's current node where the two do not fit together. */
+  function show(f, { force = false, toKept = false } = {}) {
     frame = f;
     if (!following || !f) return;
     if (heldArea) {
@@ -196,9 +199,13 @@ export function createCamera(renderer, { buttons = {}, textPx = MIN_TEXT_PX, fol
     // A little above the minimum (and no more than 1.6× it, if the view was closer).
     const k = Math.max(readable * ZOOM_MARGIN, Math.min(view.k, readable * 1.6));
     const margin = MARGIN / k;
-    const whole = union(ids.map((id) => renderer.nodeBounds(id)).filter(Boolean));
     const fits = (b) => (b.x1 - b.x0) + 2 * margin <= view.width / k && (b.y1 - b.y0) + 2 * margin <= view.height / k;
-    const box = fits(whole) ? whole : focusBox;
+    // The step's nodes (and the node a card tells of) if they fit; else the current node with that one; else the
+    // one a card was just opened for, or the current node.
+    const groups = [ids, ...(kept === null ? [] : [[ids[0], kept]]), [toKept && kept !== null ? kept : ids[0]]];
+    const drawn = groups.map((group) => group.map((id) => renderer.nodeBounds(id)).filter(Boolean));
+    const boxes = drawn.filter((group) => group.length > 0).map(union); // a folded graph may draw none of a group
+    const box = boxes.find(fits) ?? boxes[boxes.length - 1] ?? focusBox;
     const inside = view.k >= readable - 1e-6 && box.x0 - margin >= view.x0 && box.x1 + margin <= view.x1 && box.y0 - margin >= view.y0 && box.y1 + margin <= view.y1;
     if (inside && !force) return;
     const [cx, cy] = withinGraph((box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2, k, margin);
@@ -294,13 +301,19 @@ export function createCamera(renderer, { buttons = {}, textPx = MIN_TEXT_PX, fol
     get textSize() {
       return minText;
     },
-    /** A card covers the panel's edges by these px ({top, right, bottom, left}; null: none): show the graph beside it. */
-    cover(edges) {
+    /** A card covers the panel's edges by these px ({top, right, bottom, left}; null: none): show the graph beside
+     * it, with the node it tells of (`node`) in view too. */
+    cover(edges, node = null) {
       const next = { ...NOT_COVERED, ...edges };
-      if (Object.keys(next).every((edge) => next[edge] === covered[edge])) return;
+      const same = Object.keys(next).every((edge) => next[edge] === covered[edge]) && node === kept;
+      kept = edges ? node : null;
+      if (same) return;
+      const whole = fitted(); // the view shows the whole graph (the embed's, not following): it still does after
+      const t = d3.zoomTransform(renderer.element);
+      const wasWhole = whole && Math.abs(t.k - whole.k) < 1e-3 && Math.hypot(t.x - whole.target.x, t.y - whole.target.y) < 0.5;
       covered = next;
-      if (frame) show(frame, { force: true });
-      else if (following) fit();
+      if (following && frame) show(frame, { force: true, toKept: kept !== null });
+      else if (following || wasWhole) fit();
     },
     /** The panel changed size: keep showing what was shown (the whole graph, or the step). */
     refresh() {

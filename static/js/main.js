@@ -100,7 +100,7 @@ export function startValuegraph(root, { location = window.location, history = wi
   const camera = createCamera(graph, { buttons: addViewButtons(el("fit")), follow: !root.matches("[data-valuegraph-embed]") });
   const storyCard = createStoryCard(root, graphBox, {
     onClose: () => pin(null),
-    onCover: (edges) => camera.cover(edges),
+    onCover: (edges) => camera.cover(edges, pinned),
     nodesSeen: () => {
       const view = camera.visible();
       const at = (id) => {

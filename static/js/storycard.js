@@ -11,8 +11,10 @@ import { make } from "./courseapi.js";
 const CORNERS = ["top left", "top right", "bottom left", "bottom right"];
 const MARGIN = 8; // px between the card and the graph box's edge (as in the CSS)
 // What a corner costs: each node it hides, more for the node clicked and the walk's current node,
-// and as much as hiding the node clicked for a card off the screen (a phone scrolled to the graph's foot).
-const COST = { node: 1, followed: 100, pinned: 1000, offScreen: 1000 };
+// and as much as hiding the node clicked for a card off the screen (a phone scrolled to the graph's foot)
+// or over what else floats over the graph (the self-contained file's legend).
+const COST = { node: 1, followed: 100, pinned: 1000, offScreen: 1000, overlay: 1000 };
+const OVERLAYS = '[data-vg="legend"]';
 // The camera shows the graph beside the card (or above or below it, where the card spans the width, as on a
 // phone) when that leaves it at least this share of the graph's box; else the card stays over the graph.
 const MIN_ROOM = 0.4;
@@ -90,13 +92,17 @@ export function createStoryCard(root, graphBox, { onClose, nodesSeen, onCover })
     const box = graphBox.getBoundingClientRect();
     const screen = doc.defaultView;
     const offScreen = (r) => box.top + r.y0 < 0 || box.top + r.y1 > screen.innerHeight || box.left + r.x0 < 0 || box.left + r.x1 > screen.innerWidth;
+    const overlays = [...root.querySelectorAll(OVERLAYS)].map((element) => element.getBoundingClientRect())
+      .filter((o) => o.width > 0 && o.height > 0)
+      .map((o) => ({ x0: o.left - box.left, y0: o.top - box.top, x1: o.right - box.left, y1: o.bottom - box.top }));
+    const overlaps = (r, o) => r.x0 < o.x1 && o.x0 < r.x1 && r.y0 < o.y1 && o.y0 < r.y1;
     // The corner the card is in first: on a tie it stays, and the graph beside it does not jump across.
     const corners = [story.dataset.corner, ...CORNERS.filter((corner) => corner !== story.dataset.corner)];
     let best = corners[0];
     let bestCost = Infinity;
     for (const corner of corners) {
       const r = rect(corner);
-      let cost = offScreen(r) ? COST.offScreen : 0;
+      let cost = (offScreen(r) ? COST.offScreen : 0) + (overlays.some((o) => overlaps(r, o)) ? COST.overlay : 0);
       for (let id = 0; id < nodes.count && cost < bestCost; id++) if (hides(r, nodes.at(id))) cost += costOf(id);
       if (cost < bestCost) [best, bestCost] = [corner, cost];
     }

@@ -3,6 +3,7 @@ laptop's first screen, in presenter mode and in the embed; the card's close butt
 
 from urllib.parse import quote
 
+import httpx
 import pytest
 from pagehelpers import next_frames, node, open_program, step_of, wait_for_graph, wait_until_still
 from playwright.sync_api import expect
@@ -123,6 +124,10 @@ def test_the_camera_shows_the_walk_beside_the_card_and_the_whole_box_again_when_
     before = view.get_attribute("transform")
     node(page, "b").click()
     assert_card_tells(page, "b", 2, width, height)
+    wait_until_still(page)
+    told = node(page, "b").bounding_box()  # the node the card tells of: in view beside it
+    graph = page.locator('[data-vg="graph"]').bounding_box()
+    assert inside(told, graph, slack=2) and not overlaps(told, page.locator(STORY).bounding_box()), "b is out of view"
     for _ in range(6):  # back through the propagation: each step's node in view beside the card
         page.get_by_role("button", name="Step back").click()
         wait_until_still(page)
@@ -166,3 +171,49 @@ def test_the_close_button_stays_at_hand_in_a_long_story_scrolled_down(page):
     assert inside(close.bounding_box(), story.bounding_box()), "the close button scrolled away"
     close.click()
     expect(close).to_be_hidden()
+
+
+def test_in_the_self_contained_file_the_card_keeps_clear_of_the_legend(page, live_server, tmp_path):
+    """The file's legend floats over the graph's bottom left corner: the card takes another corner."""
+    answer = httpx.post(f"{live_server}/export/html", json={"expression": CHAPTER_2})
+    assert answer.status_code == 200
+    lesson = tmp_path / "lesson.html"
+    lesson.write_bytes(answer.content)
+    for width, height in ((1280, 720), (640, 400)):
+        page.set_viewport_size({"width": width, "height": height})
+        page.goto(lesson.as_uri())
+        wait_for_graph(page, 4)
+        legend = page.locator('[data-vg="legend"]')
+        expect(legend).to_be_visible()
+        for label in ("L", "b", "a"):
+            node(page, label).locator("[tabindex]").focus()  # the keyboard: the legend's summary may lie over a node
+            page.keyboard.press("Enter")
+            expect(page.locator(STORY).get_by_role("button", name="Close the node's story")).to_be_visible()
+            next_frames(page)
+            card = page.locator(STORY).bounding_box()
+            assert not overlaps(card, legend.bounding_box()), f"the card over {label} covers the legend at {width}"
+            page.get_by_role("button", name="Close the node's story").click()
+
+
+@pytest.mark.parametrize(("width", "height"), [*LAPTOPS, (1400, 900), (390, 844)])
+@pytest.mark.parametrize("label", ["a", "L"])
+def test_the_node_clicked_stays_in_view_beside_its_card_at_any_step(page, width, height, label):
+    """The card takes part of the graph's box and the camera follows the walk in the rest: the node clicked is
+    shown there with it, not left behind off the box's edge."""
+    page.set_viewport_size({"width": width, "height": height})
+    open_program(page, CHAPTER_2, nodes=4)
+    for step in ("Step forward", "Step forward", "End"):
+        page.get_by_role("button", name=step, exact=True).click()
+        wait_until_still(page)
+        node(page, label).click()
+        expect(page.locator(STORY).get_by_role("button", name="Close the node's story")).to_be_visible()
+        next_frames(page)
+        wait_until_still(page)
+        told = node(page, label).bounding_box()
+        graph = page.locator('[data-vg="graph"]').bounding_box()
+        card = page.locator(STORY).bounding_box()
+        where = f"at step {step_of(page)}"
+        assert inside(told, graph, slack=2), f"{label} is out of the graph's box {where}"
+        assert not overlaps(told, card), f"the card hides {label} {where}"
+        page.get_by_role("button", name="Close the node's story").click()
+        wait_until_still(page)
