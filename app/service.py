@@ -138,7 +138,7 @@ def _checked(
             variant=request.variant,
         )
     if own is not None and own["not_numbers"]:
-        checked = _grads_not_numbers(checked, own, graph.values, steps.ids)
+        checked = _grads_not_numbers(checked, own, graph.values, steps)
     for value, grad in graph.grads.items():
         value.grad = grad
     # Only the nudge test (check) needs to know; a large graph is posted without it.
@@ -148,19 +148,27 @@ def _checked(
     return _finished(steps, graph.output, request, limits, program, checked, nudged, walked_by)
 
 
-def _grads_not_numbers(checked: Check, own: dict, values, ids) -> Check:
+def _grads_not_numbers(checked: Check, own: dict, values, steps) -> Check:
     """The check, "wrong" at the grads the program's backward left holding no number (which the answer shows as
     0), whatever the numbers say: a grad of None or of a string is a mistake in the walk, not a 0 it passed on."""
+    ids = steps.ids
     reached = {ids[values[found.node]]: found for found in own["not_numbers"] if values[found.node] in ids}
     if not reached:
         return checked
-    first = max(reached)  # nearest the output (the answer's ids put children first)
+    walked = {node: rank for rank, node in enumerate(reversed(steps.order))}  # the course's walk, from the output
+    first = min(reached, key=lambda at: walked.get(at, len(walked)))
+
+    def name(position):  # as the check names a node (engine.check): its label, else its id in the answer
+        label = own["nodes"][position]["label"]
+        at = ids.get(values[position])
+        return label or (f"node {at}" if at is not None else "a node the output does not reach")
+
     record = {
         **checked.gradient_check,
         "status": "wrong",
         "wrong": sorted(set(checked.gradient_check["wrong"]) | set(reached)),
         "first": first,
-        "message": not_number_message(own, reached[first]),
+        "message": not_number_message(own, reached[first], name),
     }
     return Check(checked.expected_grad, record)
 

@@ -722,3 +722,18 @@ async def test_a_grad_reset_to_none_before_the_walk_is_no_mistake(client):
     tail = "a = Value(2.0)\nb = Value(3.0)\nL = a * b\nfor v in (a, b, L):\n    v.grad = None\nL.backward()\n"
     check = (await post(client, program + tail)).json()["gradient_check"]
     assert check["status"] == "ok", check["message"]
+
+
+@pytest.mark.anyio
+async def test_the_grad_named_is_the_first_the_courses_walk_reaches_and_an_unnamed_node_is_named_by_its_id(client):
+    program = MICRO.replace("other.grad += self.data * out.grad", "other.grad = None")
+    tail = "b = Value(3.0)\na = Value(2.0)\nc = Value(4.0)\nm = c * a\nn = m * b\nn.backward()\n"
+    body = (await post(client, program + tail)).json()
+    check, nodes = body["gradient_check"], by_label(body)
+    assert check["first"] == nodes["b"]["id"]  # n's step comes before m's: b before a, though b was made first
+    assert check["message"].startswith("b.grad holds None after your backward(), not a number (written in n's")
+    unnamed = (await post(client, program + "a = Value(2.0)\nL = a * Value(3.0)\nL.backward()\n")).json()
+    three = next(node for node in unnamed["nodes"] if node["data"] == 3.0)
+    assert unnamed["gradient_check"]["message"].startswith(
+        f"node {three['id']}.grad holds None after your backward(), not a number (written in L's backward step)"
+    )

@@ -200,14 +200,14 @@ def _not_numbers(objects, nulled) -> list:
     return found
 
 
-def not_number_message(graph, first: NotANumber) -> str:
+def not_number_message(graph, first: NotANumber, name) -> str:
     """What the check says of the grads a program's backward left holding no number (graph["not_numbers"]),
-    naming `first`, one of them."""
-    nodes, more = graph["nodes"], len(graph["not_numbers"]) - 1
-    step = "" if first.written_by is None else f" (written in {nodes[first.written_by]['label']}'s backward step)"
+    naming `first`, one of them; name(position) names a node."""
+    more = len(graph["not_numbers"]) - 1
+    step = "" if first.written_by is None else f" (written in {name(first.written_by)}'s backward step)"
     others = f"; {more:,} other grads hold none" if more > 1 else "; 1 other grad holds none either" if more else ""
     return (
-        f"{nodes[first.node]['label']}.grad holds {first.holds} after your backward(), not a number{step}{others}. "
+        f"{name(first.node)}.grad holds {first.holds} after your backward(), not a number{step}{others}. "
         "A grad must be a number: check the line that sets it."
     )
 
