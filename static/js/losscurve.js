@@ -58,7 +58,7 @@ export function createLossCurve(root, { onPick = () => {} } = {}) {
 function carriedNote(carried) {
   if (!carried) return "";
   const values = carried === 1 ? "1 of its values" : `${grouped(carried)} of its values`;
-  return `. Its walk starts every grad at 0, but ${values} held grads from before this call, which the program's walk added to and passed on: the grads it prints differ`;
+  return `. The walk shown starts every grad at 0, but ${values} held grads from earlier calls, which the program's own backward added to: the grads it prints differ from the ones shown.`;
 }
 
 /**

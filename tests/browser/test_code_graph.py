@@ -427,7 +427,7 @@ def test_the_loss_curve_says_when_the_call_shown_began_with_grads_earlier_calls_
     wait_for_graph(page)
     summary = page.locator('[data-vg="runs-summary"]')
     expect(summary).to_contain_text("the graph is from call 2")
-    expect(summary).to_contain_text("Its walk starts every grad at 0, but 3 of its values held grads from before")
+    expect(summary).to_contain_text("starts every grad at 0, but 3 of its values held grads from earlier calls")
     page.locator(".vg-loss-point").first.click()
     expect(summary).to_contain_text("the graph is from call 1")
     expect(summary).not_to_contain_text("held grads from before")
