@@ -162,7 +162,7 @@ def test_items_built_at_once_count_as_statements():
     [
         ("d = {i: i for i in range(11)}", "a dict would hold more than 10 items; the limit is 10"),
         ("d = {}\nfor i in range(11):\n    d[i] = i", "a dict would hold 11 items; the limit is 10"),
-        ("d = dict(zip(range(11), range(11)))", "dict() would hold more than 10 items; the limit is 10"),
+        ("d = dict(zip(range(11), range(11)))", "a dict would hold more than 10 items; the limit is 10"),
         ("d = dict({i: i for i in range(10)}, z=1)", "a dict would hold 11 items; the limit is 10"),
     ],
 )
@@ -172,12 +172,23 @@ def test_a_dict_past_the_collection_limit_is_called_a_dict(program, message):
     assert caught.value.message == message
 
 
+def test_a_dict_is_limited_by_the_items_it_holds_not_the_pairs_it_was_given():
+    limits = Limits(max_collection_length=10)
+    run = run_program(
+        "x = Value(1.0)\nd = dict((k % 2, k) for k in range(50))\ne = {k % 3: k for k in range(50)}\nprint(d, e)\n",
+        limits=limits,
+    )
+    assert run.printed == ["{0: 48, 1: 49} {0: 48, 1: 49, 2: 47}"]
+
+
 def test_dict_takes_a_mapping_or_pairs_and_keywords_as_cpython():
     program = (
         "x = Value(1.0)\nd = dict(zip('abc', range(3)), z=9)\n"
-        "print(d, dict(d) == d, dict(d) is d, dict([(1, 2), [3, 4]]), dict(), dict(a=1))\n"
+        "print(d, dict(d) == d, dict(d) is d, dict([(1, 2), [3, 4], 'ab']), dict(), dict(a=1))\n"
     )
-    assert run_program(program).printed == ["{'a': 0, 'b': 1, 'c': 2, 'z': 9} True False {1: 2, 3: 4} {} {'a': 1}"]
+    assert run_program(program).printed == [
+        "{'a': 0, 'b': 1, 'c': 2, 'z': 9} True False {1: 2, 3: 4, 'a': 'b'} {} {'a': 1}"
+    ]
     for pairs, said in (("[(1, 2, 3)]", "item 0 is a tuple of 3"), ("[(1, 2), 5]", "item 1 is of type int")):
         with pytest.raises(ProgramError) as caught:
             run_program(f"x = Value(1.0)\nd = dict({pairs})\n")

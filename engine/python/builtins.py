@@ -534,12 +534,15 @@ def _to_dict(state, args, kwargs):
         made.update(args[0])
         state.count(len(made))
     elif args:
-        for i, pair in enumerate(collect(state, args[0], "dict()")):
-            if type(pair) not in (tuple, list) or len(pair) != 2:
-                sized = type(pair) in (tuple, list)
+        for i, pair in enumerate(iterate(args[0])):  # the dict's size is bounded below, as it grows
+            state.count(1)
+            if type(pair) not in (tuple, list, str) or len(pair) != 2:
+                sized = type(pair) in (tuple, list, str)
                 shown = f"a {type_name(pair)} of {len(pair)}" if sized else f"of type {type_name(pair)}"
                 raise RunError(f"dict() needs (key, value) pairs; item {i} is {shown}")
             made[dict_key(pair[0])] = pair[1]
+            if len(made) > limit:
+                raise RunError(f"a dict would hold more than {limit:,} items; the limit is {limit:,}")
     made.update(kwargs)
     if len(made) > limit:
         raise RunError(f"a dict would hold {len(made):,} items; the limit is {limit:,}")

@@ -425,7 +425,7 @@ class ExpressionCompiler:
 
         pairs = self.comprehension(node, element)
         limit = self.state.limits.max_collection_length
-        return self.guard(node, lambda frame: dict(_bounded_list(pairs(frame), limit, "a dict")))
+        return self.guard(node, lambda frame: _bounded_dict(pairs(frame), limit))
 
     def expr_GeneratorExp(self, node):
         return self.guard(node, self.comprehension(node, lambda: self.expr(node.elt)))
@@ -461,6 +461,15 @@ def _bounded_list(items, limit, what="a list"):
     out = list(itertools.islice(items, limit + 1))
     if len(out) > limit:
         raise B.RunError(f"{what} would hold more than {limit:,} items; the limit is {limit:,}")
+    return out
+
+
+def _bounded_dict(pairs, limit):
+    out = {}
+    for key, value in pairs:
+        out[key] = value
+        if len(out) > limit:
+            raise B.RunError(f"a dict would hold more than {limit:,} items; the limit is {limit:,}")
     return out
 
 
