@@ -27,13 +27,14 @@ const FIT_PADDING = 28;
 
 const reducedMotion = () => window.matchMedia?.("(prefers-reduced-motion: reduce)").matches ?? false;
 
+// What a card covers of the panel when no card is open (camera.cover).
+const NOT_COVERED = Object.freeze({ top: 0, right: 0, bottom: 0, left: 0 });
+
 /**
  * `renderer` is render.js's view (or any renderer with its interface); `buttons` the Follow and
  * Move graph toggles (addViewButtons); `onUserView()` hears every pan or zoom the learner makes
  * with the mouse, wheel or touch (not the ones the page makes).
  */
-const NOT_COVERED = Object.freeze({ top: 0, right: 0, bottom: 0, left: 0 });
-
 export function createCamera(renderer, { buttons = {}, textPx = MIN_TEXT_PX, follow = true, onUserView = () => {} } = {}) {
   const button = buttons.follow;
   let following = follow;
